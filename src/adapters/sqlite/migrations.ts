@@ -1,0 +1,76 @@
+/**
+ * The embedded database's schema, as an append-only list: a migration, once released, is never
+ * edited; a change is a new entry. `openDatabase` applies whatever a file has not seen yet.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "state store, orders, queues, leases",
+    sql: `
+      CREATE TABLE state_records (
+        order_id      TEXT PRIMARY KEY,
+        etag          TEXT NOT NULL,
+        process_state TEXT NOT NULL,
+        locked_by     TEXT,
+        complete_by   TEXT,
+        not_before    TEXT NOT NULL,
+        document      TEXT NOT NULL
+      );
+      CREATE INDEX state_records_claimable ON state_records (process_state, not_before, order_id);
+      CREATE INDEX state_records_expiring ON state_records (process_state, complete_by, order_id);
+
+      CREATE TABLE orders (
+        order_id    TEXT PRIMARY KEY,
+        customer_id TEXT NOT NULL,
+        currency    TEXT NOT NULL,
+        total_minor INTEGER NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+      CREATE TABLE order_items (
+        order_id         TEXT NOT NULL REFERENCES orders (order_id),
+        line_no          INTEGER NOT NULL,
+        sku              TEXT NOT NULL,
+        quantity         INTEGER NOT NULL,
+        unit_price_minor INTEGER NOT NULL,
+        PRIMARY KEY (order_id, line_no)
+      );
+
+      CREATE TABLE queue_messages (
+        sequence_number         INTEGER PRIMARY KEY AUTOINCREMENT,
+        queue                   TEXT NOT NULL,
+        message_id              TEXT NOT NULL,
+        body                    TEXT NOT NULL,
+        correlation_id          TEXT,
+        subject                 TEXT,
+        application_properties  TEXT NOT NULL,
+        enqueued_at             INTEGER NOT NULL,
+        available_at            INTEGER NOT NULL,
+        delivery_count          INTEGER NOT NULL DEFAULT 0,
+        lock_token              TEXT,
+        locked_until            INTEGER,
+        dead_letter_reason      TEXT,
+        dead_letter_description TEXT
+      );
+      CREATE INDEX queue_messages_ready ON queue_messages (queue, available_at, sequence_number);
+      CREATE TABLE queue_message_ids (
+        queue       TEXT NOT NULL,
+        message_id  TEXT NOT NULL,
+        enqueued_at INTEGER NOT NULL,
+        PRIMARY KEY (queue, message_id)
+      );
+
+      CREATE TABLE leases (
+        name       TEXT PRIMARY KEY,
+        lease_id   TEXT NOT NULL,
+        holder     TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+    `,
+  },
+];

@@ -1,0 +1,131 @@
+import { z } from "zod";
+import { err, ok, type Result } from "./result.js";
+import { integer, literal, text, ValidationError, validate } from "./validation.js";
+
+export const ORDER_SCHEMA_VERSION = 1;
+/** Messages larger than this are rejected before they are parsed. */
+export const MAX_ORDER_MESSAGE_BYTES = 64 * 1024;
+
+const IDENTIFIER = { regex: /^[A-Za-z0-9\-_.:]+$/, description: "letters, digits and - _ . :" };
+const identifier = () => text(1, 64, IDENTIFIER);
+
+export const orderItemSchema = z.strictObject({
+  sku: identifier(),
+  quantity: integer(1, 1_000),
+  unitPriceMinor: integer(0, 100_000_000),
+});
+
+/** The public contract: the orders queue, `POST /api/orders` and `sas send` all take exactly this. */
+export const orderMessageSchema = z.strictObject({
+  schemaVersion: literal(ORDER_SCHEMA_VERSION),
+  orderId: identifier(),
+  customerId: identifier(),
+  currency: text(3, 3, { regex: /^[A-Z]{3}$/, description: "three capital letters (ISO 4217)" }),
+  items: z
+    .array(orderItemSchema, { error: (i) => (i.input === undefined ? "is required" : "must be an array") })
+    .min(1, { error: "must hold 1 to 100 items" })
+    .max(100, { error: "must hold 1 to 100 items" }),
+  replyTo: text(1, 260, {
+    regex: /^[A-Za-z0-9][A-Za-z0-9\-_./~]*$/,
+    description: "a queue name: letters, digits and - _ . / ~",
+  }).optional(),
+});
+
+export type OrderItem = z.infer<typeof orderItemSchema>;
+export type OrderMessage = z.infer<typeof orderMessageSchema>;
+
+/** The order as the orders database keeps it: the message's immutable business data. */
+export interface Order {
+  readonly orderId: string;
+  readonly customerId: string;
+  readonly currency: string;
+  readonly items: readonly OrderItem[];
+}
+
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).byteLength;
+}
+
+/**
+ * Parses an order message from its wire form (text or bytes) or from an already-decoded JSON value, as
+ * a Service Bus binding hands it over. Size is checked first, then JSON syntax, then every field rule.
+ */
+export function parseOrderMessage(
+  input: string | Uint8Array | unknown,
+): Result<OrderMessage, ValidationError> {
+  let value: unknown = input;
+  if (typeof input === "string" || input instanceof Uint8Array) {
+    const size = typeof input === "string" ? utf8Length(input) : input.byteLength;
+    if (size > MAX_ORDER_MESSAGE_BYTES) return tooLarge(size);
+    const text = typeof input === "string" ? input : new TextDecoder().decode(input);
+    try {
+      value = JSON.parse(text);
+    } catch (cause) {
+      const detail = cause instanceof Error ? cause.message : String(cause);
+      return err(
+        new ValidationError("order message", [
+          { field: "(message)", rule: "json", message: `is not valid JSON (${detail})` },
+        ]),
+      );
+    }
+  } else {
+    const size = utf8Length(JSON.stringify(input) ?? "");
+    if (size > MAX_ORDER_MESSAGE_BYTES) return tooLarge(size);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return err(
+      new ValidationError("order message", [
+        { field: "(message)", rule: "type", message: "must be a JSON object" },
+      ]),
+    );
+  }
+  return validate("order message", orderMessageSchema, value);
+}
+
+function tooLarge(size: number): Result<never, ValidationError> {
+  return err(
+    new ValidationError("order message", [
+      {
+        field: "(message)",
+        rule: "maxBytes",
+        message: `is ${size} bytes; the limit is ${MAX_ORDER_MESSAGE_BYTES} bytes`,
+      },
+    ]),
+  );
+}
+
+export function orderFromMessage(message: OrderMessage): Order {
+  return {
+    orderId: message.orderId,
+    customerId: message.customerId,
+    currency: message.currency,
+    items: message.items.map((item) => ({ ...item })),
+  };
+}
+
+/** Order total in minor units; exact because every factor is an integer well inside 2^53. */
+export function orderTotalMinor(order: Order): number {
+  return order.items.reduce((sum, item) => sum + item.quantity * item.unitPriceMinor, 0);
+}
+
+/**
+ * Names the immutable fields in which two orders with the same id differ; empty when a repeated
+ * submission is a true duplicate. Item order matters: lines are part of the order as submitted.
+ */
+export function orderDifferences(stored: Order, incoming: Order): string[] {
+  const differences: string[] = [];
+  if (stored.orderId !== incoming.orderId) differences.push("orderId");
+  if (stored.customerId !== incoming.customerId) differences.push("customerId");
+  if (stored.currency !== incoming.currency) differences.push("currency");
+  if (stored.items.length !== incoming.items.length) differences.push("items.length");
+  const shared = Math.min(stored.items.length, incoming.items.length);
+  for (let i = 0; i < shared; i++) {
+    const a = stored.items[i];
+    const b = incoming.items[i];
+    if (!a || !b) continue;
+    for (const key of ["sku", "quantity", "unitPriceMinor"] as const) {
+      if (a[key] !== b[key]) differences.push(`items[${i}].${key}`);
+    }
+  }
+  return differences;
+}

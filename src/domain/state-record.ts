@@ -1,0 +1,157 @@
+import { z } from "zod";
+import type { Order } from "./order.js";
+import { type IsoInstant, isoInstantSchema } from "./time.js";
+import { integer, literal, oneOf, text } from "./validation.js";
+import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
+
+export const STATE_SCHEMA_VERSION = 1;
+
+export const PROCESS_STATES = [
+  "Pending",
+  "Processing",
+  "Processed",
+  "Error",
+  "Compensating",
+  "Compensated",
+  "CompensationFailed",
+] as const;
+export type ProcessState = (typeof PROCESS_STATES)[number];
+
+/** States in which no actor but an operator will move the record again. */
+export const TERMINAL_STATES: readonly ProcessState[] = [
+  "Processed",
+  "Error",
+  "Compensated",
+  "CompensationFailed",
+];
+
+export function isTerminal(state: ProcessState): boolean {
+  return TERMINAL_STATES.includes(state);
+}
+
+export const STEP_STATUSES = [
+  "NotStarted",
+  "Running",
+  "Completed",
+  "Failed",
+  "Compensated",
+  "CompensationFailed",
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const FAILURE_KINDS = ["transient", "permanent", "timeout", "stalled", "budget", "operator"] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+const failureSchema = z.strictObject({
+  kind: oneOf(FAILURE_KINDS),
+  code: text(1, 128),
+  message: text(0, 2_000),
+  step: oneOf(ORDER_STEPS).nullable(),
+  at: isoInstantSchema,
+});
+export type Failure = z.infer<typeof failureSchema>;
+
+const stepStateSchema = z.strictObject({
+  name: oneOf(ORDER_STEPS),
+  status: oneOf(STEP_STATUSES),
+  /** Deadline of the step in the attempt that started it. */
+  completeBy: isoInstantSchema.nullable(),
+  /** Attempt that last started the step. */
+  attempt: integer(0, 1_000_000),
+  /** Partner calls the Scheduler granted this step in that attempt. */
+  allowance: integer(0, 1_000_000),
+  /** The partner's reference for the effect (used to undo it). */
+  reference: text(0, 256).nullable(),
+  updatedAt: isoInstantSchema.nullable(),
+});
+export type StepState = z.infer<typeof stepStateSchema>;
+
+/** One entry per completed step, in completion order: undone in reverse. */
+const compensationEntrySchema = z.strictObject({
+  sequence: integer(1, 1_000),
+  step: oneOf(ORDER_STEPS),
+  idempotencyKey: text(1, 256),
+  reference: text(0, 256).nullable(),
+  recordedAt: isoInstantSchema,
+});
+export type CompensationEntry = z.infer<typeof compensationEntrySchema>;
+
+/** The Scheduler's end-to-end retry budget: partner calls this order may cost, and those already granted. */
+const retryBudgetSchema = z.strictObject({
+  limit: integer(0, 1_000_000),
+  granted: integer(0, 1_000_000),
+});
+export type RetryBudgetState = z.infer<typeof retryBudgetSchema>;
+
+export const stateRecordSchema = z.strictObject({
+  orderId: text(1, 64),
+  processState: oneOf(PROCESS_STATES),
+  lockedBy: text(1, 128).nullable(),
+  completeBy: isoInstantSchema.nullable(),
+  notBefore: isoInstantSchema,
+  failureCount: integer(0, 1_000_000),
+  attempt: integer(0, 1_000_000),
+  steps: z.array(stepStateSchema),
+  compensationLog: z.array(compensationEntrySchema),
+  retryBudget: retryBudgetSchema,
+  lastError: failureSchema.nullable(),
+  replyTo: text(1, 260).nullable(),
+  schemaVersion: literal(STATE_SCHEMA_VERSION),
+  workflowVersion: integer(1, 1_000),
+  createdAt: isoInstantSchema,
+  updatedAt: isoInstantSchema,
+});
+
+/** The state-store record of one order process (DESIGN.md, "The state record"). */
+export type StateRecord = z.infer<typeof stateRecordSchema>;
+
+/** A record as a store returns it: with the ETag that every conditional update must present. */
+export type StoredStateRecord = StateRecord & { readonly _etag: string };
+
+export interface NewRecordInput {
+  readonly order: Order;
+  readonly replyTo: string | null;
+  readonly now: IsoInstant;
+  readonly retryBudgetLimit: number;
+}
+
+/** The record submission writes: `Pending`, unlocked, no failures, every step not started. */
+export function newPendingRecord(input: NewRecordInput): StateRecord {
+  return {
+    orderId: input.order.orderId,
+    processState: "Pending",
+    lockedBy: null,
+    completeBy: null,
+    notBefore: input.now,
+    failureCount: 0,
+    attempt: 0,
+    steps: ORDER_STEPS.map((name) => ({
+      name,
+      status: "NotStarted",
+      completeBy: null,
+      attempt: 0,
+      allowance: 0,
+      reference: null,
+      updatedAt: null,
+    })),
+    compensationLog: [],
+    retryBudget: { limit: input.retryBudgetLimit, granted: 0 },
+    lastError: null,
+    replyTo: input.replyTo,
+    schemaVersion: STATE_SCHEMA_VERSION,
+    workflowVersion: WORKFLOW_VERSION,
+    createdAt: input.now,
+    updatedAt: input.now,
+  };
+}
+
+export function stepOf(record: StateRecord, step: StepName): StepState | undefined {
+  return record.steps.find((s) => s.name === step);
+}
+
+/** Drops store metadata (`_etag` and the like) so only the record's own fields are written back. */
+export function withoutStoreMetadata(record: StateRecord): StateRecord {
+  const { _etag, ...rest } = record as StoredStateRecord;
+  void _etag;
+  return rest;
+}

@@ -1,0 +1,93 @@
+import { type ZodType, z } from "zod";
+import { err, ok, type Result } from "./result.js";
+
+/** One broken rule: which field (a path like `items[0].quantity`), which rule, and a sentence for people. */
+export interface ValidationIssue {
+  readonly field: string;
+  readonly rule: string;
+  readonly message: string;
+}
+
+export class ValidationError extends Error {
+  override readonly name = "ValidationError";
+  readonly kind = "ValidationError" as const;
+  constructor(
+    readonly subject: string,
+    readonly issues: readonly ValidationIssue[],
+  ) {
+    super(`invalid ${subject}: ${issues.map((i) => `${i.field}: ${i.message}`).join("; ")}`);
+  }
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else out += out === "" ? String(segment) : `.${String(segment)}`;
+  }
+  return out === "" ? "(message)" : out;
+}
+
+const RULE_BY_CODE: Record<string, string> = {
+  invalid_type: "type",
+  too_small: "min",
+  too_big: "max",
+  invalid_format: "format",
+  not_multiple_of: "multipleOf",
+  unrecognized_keys: "unknownField",
+  invalid_value: "oneOf",
+  invalid_union: "oneOf",
+  custom: "custom",
+};
+
+function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      field: formatPath([...issue.path, key]),
+      rule: "unknownField",
+      message: "is not a field of this message (unknown fields are rejected)",
+    }));
+  }
+  return [
+    { field: formatPath(issue.path), rule: RULE_BY_CODE[issue.code] ?? issue.code, message: issue.message },
+  ];
+}
+
+/** Validates `input` against `schema`, collecting every violation rather than stopping at the first. */
+export function validate<T>(subject: string, schema: ZodType<T>, input: unknown): Result<T, ValidationError> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return ok(parsed.data);
+  return err(new ValidationError(subject, parsed.error.issues.flatMap(toIssues)));
+}
+
+function typeError(expected: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : `must be ${expected}`);
+}
+
+/** A string field with a length range and, optionally, a pattern described in words. */
+export function text(min: number, max: number, pattern?: { regex: RegExp; description: string }) {
+  let schema = z
+    .string({ error: typeError("a string") })
+    .min(min, { error: `must be ${min} to ${max} characters long` })
+    .max(max, { error: `must be ${min} to ${max} characters long` });
+  if (pattern) schema = schema.regex(pattern.regex, { error: `must contain only ${pattern.description}` });
+  return schema;
+}
+
+/** An integer field with an inclusive range. */
+export function integer(min: number, max: number) {
+  const range = `must be an integer from ${min.toLocaleString("en-US")} to ${max.toLocaleString("en-US")}`;
+  return z
+    .number({ error: typeError("a number") })
+    .int({ error: range })
+    .min(min, { error: range })
+    .max(max, { error: range });
+}
+
+export function literal<T extends string | number>(value: T) {
+  return z.literal(value, { error: `must be ${JSON.stringify(value)}` });
+}
+
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(", ")}` });
+}

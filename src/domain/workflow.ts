@@ -1,0 +1,27 @@
+/**
+ * The order workflow: its steps in the order the Scheduler runs them. Changing this list changes the
+ * workflow contract, so it is versioned: records carry the version they were started under.
+ */
+export const WORKFLOW_VERSION = 1;
+
+export const ORDER_STEPS = ["reserveInventory", "chargePayment", "arrangeShipment"] as const;
+export type StepName = (typeof ORDER_STEPS)[number];
+
+export function isStepName(value: string): value is StepName {
+  return (ORDER_STEPS as readonly string[]).includes(value);
+}
+
+/** The stable key the partner service deduplicates on: the same for every attempt and every retry. */
+export function idempotencyKeyFor(orderId: string, step: StepName): string {
+  return `${orderId}:${step}`;
+}
+
+/** Orchestration instance id of one attempt; also the value of `lockedBy` while that attempt owns the record. */
+export function instanceIdFor(orderId: string, attempt: number): string {
+  return `${orderId}:${attempt}`;
+}
+
+/** Stable message id of one step's request within one attempt (Service Bus duplicate detection key). */
+export function requestIdFor(orderId: string, attempt: number, step: StepName): string {
+  return `${orderId}:${attempt}:${step}`;
+}

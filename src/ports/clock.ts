@@ -1,0 +1,6 @@
+/** Time as the handlers see it. The embedded host uses the system clock; tests use a virtual one. */
+export interface Clock {
+  now(): Date;
+  /** Resolves once `ms` have passed on this clock. */
+  sleep(ms: number): Promise<void>;
+}

@@ -1,0 +1,64 @@
+import type { Result } from "../domain/result.js";
+import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
+import type { IsoInstant } from "../domain/time.js";
+import type { NotFoundError, PreconditionFailedError } from "./store-errors.js";
+
+/** What one page of a query cost the store. Cosmos DB reports request units; other stores report zero. */
+export interface QueryCost {
+  readonly requestUnits: number;
+  readonly itemsReturned: number;
+  readonly durationMs: number;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Opaque; pass it back with the same query to get the next page. Null when the query is exhausted. */
+  readonly continuationToken: string | null;
+  readonly cost: QueryCost;
+}
+
+export interface PageRequest {
+  /** Upper bound on the items of this page (1 to MAX_PAGE_SIZE). */
+  readonly maxItems: number;
+  readonly continuationToken?: string | null;
+}
+
+export const MAX_PAGE_SIZE = 1_000;
+
+/** `Pending`, unlocked records whose `notBefore` has passed, oldest `notBefore` first. */
+export interface ClaimableQuery extends PageRequest {
+  readonly now: IsoInstant;
+}
+
+/**
+ * Records in `Processing` or `Compensating` whose `completeBy` lies in `[expiredSince, now)`, oldest first.
+ * The window bounds how far back one scan looks.
+ */
+export interface ExpiredQuery extends PageRequest {
+  readonly now: IsoInstant;
+  readonly expiredSince: IsoInstant;
+}
+
+export type CreateResult =
+  | { readonly created: true; readonly record: StoredStateRecord }
+  | { readonly created: false; readonly existing: StoredStateRecord };
+
+/**
+ * The state store: one record per order, keyed by `orderId`. Every update is conditional on the ETag
+ * the caller read, so a writer that lost a race learns it and writes nothing.
+ *
+ * Paged queries are keyset-ordered on fields that do not change while a record matches, so a record
+ * that matches for the whole scan is returned exactly once however other records change between pages.
+ */
+export interface StateStore {
+  get(orderId: string): Promise<StoredStateRecord | undefined>;
+  /** Creates the record unless one with its `orderId` exists; then returns the existing one untouched. */
+  createIfAbsent(record: StateRecord): Promise<CreateResult>;
+  /** Replaces the record only if it still has ETag `ifMatch`. */
+  replace(
+    record: StateRecord,
+    ifMatch: string,
+  ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>>;
+  queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>>;
+  queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>>;
+}
