@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { err, ok, type Result } from "./result.js";
-import { integer, literal, text, ValidationError, validate } from "./validation.js";
+import { err, type Result } from "./result.js";
+import { integer, literal, text, typeError, ValidationError, validate } from "./validation.js";
 
 export const ORDER_SCHEMA_VERSION = 1;
 /** Messages larger than this are rejected before they are parsed. */
@@ -22,7 +22,7 @@ export const orderMessageSchema = z.strictObject({
   customerId: identifier(),
   currency: text(3, 3, { regex: /^[A-Z]{3}$/, description: "three capital letters (ISO 4217)" }),
   items: z
-    .array(orderItemSchema, { error: (i) => (i.input === undefined ? "is required" : "must be an array") })
+    .array(orderItemSchema, { error: typeError("an array") })
     .min(1, { error: "must hold 1 to 100 items" })
     .max(100, { error: "must hold 1 to 100 items" }),
   replyTo: text(1, 260, {

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { Order } from "./order.js";
+import type { Result } from "./result.js";
 import { type IsoInstant, isoInstantSchema } from "./time.js";
-import { integer, literal, oneOf, text } from "./validation.js";
+import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
 import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
 export const STATE_SCHEMA_VERSION = 1;
@@ -154,4 +155,9 @@ export function withoutStoreMetadata(record: StateRecord): StateRecord {
   const { _etag, ...rest } = record as StoredStateRecord;
   void _etag;
   return rest;
+}
+
+/** Validates a record read from a store written by this or an older deployment. */
+export function parseStateRecord(input: unknown): Result<StateRecord, ValidationError> {
+  return validate("state record", stateRecordSchema, input);
 }

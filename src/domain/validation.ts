@@ -48,9 +48,8 @@ function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
       message: "is not a field of this message (unknown fields are rejected)",
     }));
   }
-  return [
-    { field: formatPath(issue.path), rule: RULE_BY_CODE[issue.code] ?? issue.code, message: issue.message },
-  ];
+  const rule = issue.message === REQUIRED ? "required" : (RULE_BY_CODE[issue.code] ?? issue.code);
+  return [{ field: formatPath(issue.path), rule, message: issue.message }];
 }
 
 /** Validates `input` against `schema`, collecting every violation rather than stopping at the first. */
@@ -60,8 +59,11 @@ export function validate<T>(subject: string, schema: ZodType<T>, input: unknown)
   return err(new ValidationError(subject, parsed.error.issues.flatMap(toIssues)));
 }
 
-function typeError(expected: string) {
-  return (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : `must be ${expected}`);
+const REQUIRED = "is required";
+
+/** The message for a value of the wrong type, or for a missing one. */
+export function typeError(expected: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? REQUIRED : `must be ${expected}`);
 }
 
 /** A string field with a length range and, optionally, a pattern described in words. */
@@ -85,9 +87,9 @@ export function integer(min: number, max: number) {
 }
 
 export function literal<T extends string | number>(value: T) {
-  return z.literal(value, { error: `must be ${JSON.stringify(value)}` });
+  return z.literal(value, { error: typeError(JSON.stringify(value)) });
 }
 
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
-  return z.enum(values, { error: `must be one of ${values.join(", ")}` });
+  return z.enum(values, { error: typeError(`one of ${values.join(", ")}`) });
 }

@@ -1,0 +1,81 @@
+import { z } from "zod";
+import type { Result } from "./result.js";
+import { isoInstantSchema } from "./time.js";
+import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
+import { ORDER_STEPS } from "./workflow.js";
+
+export const AGENT_MESSAGE_SCHEMA_VERSION = 1;
+
+/** Partner operations: one per step, and the undo of each. */
+export const AGENT_OPERATIONS = ["do", "undo"] as const;
+
+const identifier = text(1, 128);
+
+/**
+ * What the Scheduler sends an Agent for one step: the work, the deadline after which the Agent must
+ * start no new side effect, the calls it may make, and the stable key the partner deduplicates on.
+ */
+export const agentRequestSchema = z.strictObject({
+  schemaVersion: literal(AGENT_MESSAGE_SCHEMA_VERSION),
+  /** `${orderId}:${attempt}:${step}` (or `...:undo`): the message id, stable across resends. */
+  requestId: identifier,
+  orderId: text(1, 64),
+  attempt: integer(1, 1_000_000),
+  step: oneOf(ORDER_STEPS),
+  operation: oneOf(AGENT_OPERATIONS),
+  /** `${orderId}:${step}`: the same for every attempt and every retry of this step. */
+  idempotencyKey: identifier,
+  /** The orchestration instance waiting for the reply, and the event name it waits on. */
+  instanceId: identifier,
+  replyEvent: identifier,
+  completeBy: isoInstantSchema,
+  maxCalls: integer(1, 1_000),
+  /** Data the partner needs (amounts, items, the reference of the effect to undo). */
+  payload: z.record(z.string(), z.unknown()),
+});
+export type AgentRequest = z.infer<typeof agentRequestSchema>;
+
+export const AGENT_FAULT_KINDS = ["transient", "permanent"] as const;
+
+const agentFaultSchema = z.strictObject({
+  kind: oneOf(AGENT_FAULT_KINDS),
+  code: text(1, 128),
+  message: text(0, 2_000),
+});
+export type AgentFault = z.infer<typeof agentFaultSchema>;
+
+/**
+ * The Agent's reply. `succeeded` carries the partner's reference for the effect; `failed` carries the
+ * fault, whose kind tells the Scheduler whether retrying could ever help. `callsMade` feeds the
+ * retry-budget accounting and the logs.
+ */
+export const agentResponseSchema = z.strictObject({
+  schemaVersion: literal(AGENT_MESSAGE_SCHEMA_VERSION),
+  requestId: identifier,
+  orderId: text(1, 64),
+  attempt: integer(1, 1_000_000),
+  step: oneOf(ORDER_STEPS),
+  operation: oneOf(AGENT_OPERATIONS),
+  instanceId: identifier,
+  outcome: oneOf(["succeeded", "failed"] as const),
+  reference: text(0, 256).nullable(),
+  fault: agentFaultSchema.nullable(),
+  callsMade: integer(0, 1_000),
+  completedAt: isoInstantSchema,
+});
+export type AgentResponse = z.infer<typeof agentResponseSchema>;
+
+export function parseAgentRequest(input: unknown): Result<AgentRequest, ValidationError> {
+  return validate("agent request", agentRequestSchema, input);
+}
+
+export function parseAgentResponse(input: unknown): Result<AgentResponse, ValidationError> {
+  return validate(
+    "agent response",
+    agentResponseSchema.refine((r) => (r.outcome === "failed") === (r.fault !== null), {
+      error: "fault must be set exactly when outcome is failed",
+      path: ["fault"],
+    }),
+    input,
+  );
+}

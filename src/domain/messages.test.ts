@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { pendingRecord } from "../../test/support/records.js";
+import { parseAgentRequest, parseAgentResponse } from "./agent-messages.js";
+import { parseStateRecord } from "./state-record.js";
+import { parseStatusMessage, statusMessageId } from "./status-message.js";
+
+const request = {
+  schemaVersion: 1,
+  requestId: "ord-1:1:chargePayment",
+  orderId: "ord-1",
+  attempt: 1,
+  step: "chargePayment",
+  operation: "do",
+  idempotencyKey: "ord-1:chargePayment",
+  instanceId: "ord-1:1",
+  replyEvent: "reply-chargePayment",
+  completeBy: "2026-01-01T00:00:30.000Z",
+  maxCalls: 3,
+  payload: { amountMinor: 2598, currency: "EUR" },
+};
+const response = {
+  schemaVersion: 1,
+  requestId: "ord-1:1:chargePayment",
+  orderId: "ord-1",
+  attempt: 1,
+  step: "chargePayment",
+  operation: "do",
+  instanceId: "ord-1:1",
+  outcome: "succeeded",
+  reference: "pay-77",
+  fault: null,
+  callsMade: 2,
+  completedAt: "2026-01-01T00:00:03.000Z",
+};
+
+function fieldsOf(result: { ok: boolean; error?: { issues: readonly { field: string; rule: string }[] } }) {
+  expect(result.ok).toBe(false);
+  return result.error?.issues.map((i) => `${i.field}/${i.rule}`) ?? [];
+}
+
+describe("agent messages", () => {
+  it("accept well-formed requests and responses", () => {
+    expect(parseAgentRequest(request).ok).toBe(true);
+    expect(parseAgentResponse(response).ok).toBe(true);
+    const failed = {
+      ...response,
+      outcome: "failed",
+      reference: null,
+      fault: { kind: "permanent", code: "Declined", message: "no" },
+    };
+    expect(parseAgentResponse(failed).ok).toBe(true);
+  });
+
+  it("name the field and rule of each violation", () => {
+    expect(fieldsOf(parseAgentRequest({ ...request, step: "teleport", maxCalls: 0, extra: 1 }))).toEqual(
+      expect.arrayContaining(["step/oneOf", "maxCalls/min", "extra/unknownField"]),
+    );
+    expect(fieldsOf(parseAgentRequest({ ...request, completeBy: "tomorrow" }))).toEqual([
+      "completeBy/format",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, outcome: "failed" }))).toEqual(["fault/custom"]);
+    expect(
+      fieldsOf(parseAgentResponse({ ...response, fault: { kind: "odd", code: "", message: "" } })),
+    ).toEqual(expect.arrayContaining(["fault.kind/oneOf", "fault.code/min"]));
+  });
+});
+
+describe("status messages", () => {
+  const status = {
+    schemaVersion: 1,
+    orderId: "ord-1",
+    status: "completed",
+    attempt: 2,
+    at: "2026-01-01T00:00:00.000Z",
+    detail: null,
+  };
+
+  it("validate and carry a stable id per order, attempt and status", () => {
+    const parsed = parseStatusMessage(status);
+    expect(parsed.ok).toBe(true);
+    if (parsed.ok) expect(statusMessageId(parsed.value)).toBe("ord-1:2:completed");
+    expect(fieldsOf(parseStatusMessage({ ...status, status: "done" }))).toEqual(["status/oneOf"]);
+    expect(fieldsOf(parseStatusMessage({ ...status, orderId: undefined }))).toEqual(["orderId/required"]);
+  });
+});
+
+describe("state records", () => {
+  it("round-trip through JSON and reject records from an unknown schema", () => {
+    const record = pendingRecord();
+    expect(parseStateRecord(JSON.parse(JSON.stringify(record)))).toEqual({ ok: true, value: record });
+    expect(fieldsOf(parseStateRecord({ ...record, schemaVersion: 2 }))).toEqual(["schemaVersion/oneOf"]);
+    expect(fieldsOf(parseStateRecord({ ...record, processState: "Done" }))).toEqual(["processState/oneOf"]);
+    const badStep = { ...record, steps: [{ ...record.steps[0], status: "Sleeping" }] };
+    expect(fieldsOf(parseStateRecord(badStep))).toEqual(["steps[0].status/oneOf"]);
+  });
+});

@@ -1,0 +1,37 @@
+import { z } from "zod";
+import type { Result } from "./result.js";
+import { isoInstantSchema } from "./time.js";
+import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
+
+export const STATUS_MESSAGE_SCHEMA_VERSION = 1;
+
+export const ORDER_STATUSES = [
+  "received",
+  "processing",
+  "completed",
+  "failed",
+  "compensating",
+  "compensated",
+  "compensationFailed",
+] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** What the submitter hears on its own `replyTo` queue; `orderId` lets it correlate with its request. */
+export const statusMessageSchema = z.strictObject({
+  schemaVersion: literal(STATUS_MESSAGE_SCHEMA_VERSION),
+  orderId: text(1, 64),
+  status: oneOf(ORDER_STATUSES),
+  attempt: integer(0, 1_000_000),
+  at: isoInstantSchema,
+  detail: text(0, 2_000).nullable(),
+});
+export type StatusMessage = z.infer<typeof statusMessageSchema>;
+
+export function parseStatusMessage(input: unknown): Result<StatusMessage, ValidationError> {
+  return validate("status message", statusMessageSchema, input);
+}
+
+/** Stable message id: one status per order, attempt and status, so a resend is dropped as a duplicate. */
+export function statusMessageId(message: StatusMessage): string {
+  return `${message.orderId}:${message.attempt}:${message.status}`;
+}

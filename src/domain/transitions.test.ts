@@ -1,0 +1,360 @@
+import { describe, expect, it } from "vitest";
+import { pendingRecord, T0 } from "../../test/support/records.js";
+import type { StateRecord } from "./state-record.js";
+import { addMilliseconds } from "./time.js";
+import {
+  type Actor,
+  applyTransition,
+  type Command,
+  type RecoveryPolicy,
+  recoveryDelayMs,
+  TransitionError,
+  type TransitionErrorCode,
+} from "./transitions.js";
+import { ORDER_STEPS, type StepName } from "./workflow.js";
+
+const policy: RecoveryPolicy = {
+  maxRecoveries: 2,
+  backoff: { baseMs: 1_000, capMs: 60_000 },
+  extendedBackoffAfter: 1,
+  extendedDelayMs: 600_000,
+};
+const at = (ms: number) => addMilliseconds(T0, ms);
+
+function apply(record: StateRecord, actor: Actor, command: Command): StateRecord {
+  const result = applyTransition(record, actor, command);
+  if (!result.ok) throw result.error;
+  return result.value.record;
+}
+
+function refusal(record: StateRecord, actor: Actor, command: Command): TransitionError {
+  const result = applyTransition(record, actor, command);
+  if (result.ok) throw new Error(`expected ${command.type} to be refused`);
+  expect(result.error).toBeInstanceOf(TransitionError);
+  return result.error;
+}
+
+function expectRefused(record: StateRecord, actor: Actor, command: Command, code: TransitionErrorCode) {
+  expect(refusal(record, actor, command).code).toBe(code);
+}
+
+const claim = (now = at(0)): Command => ({ type: "claim", now, attemptTimeoutMs: 60_000 });
+const start = (instanceId: string, step: StepName, now = at(1)): Command => ({
+  type: "startStep",
+  instanceId,
+  step,
+  now,
+  completeBy: addMilliseconds(now, 30_000),
+  requestedCalls: 4,
+  amplification: 1,
+});
+const complete = (instanceId: string, step: StepName, now = at(2)): Command => ({
+  type: "completeStep",
+  instanceId,
+  step,
+  now,
+  reference: `ref-${step}`,
+});
+
+function claimed(record = pendingRecord()): StateRecord {
+  return apply(record, "starter", claim());
+}
+
+function withCompletedSteps(count: number): StateRecord {
+  let record = claimed();
+  for (const step of ORDER_STEPS.slice(0, count)) {
+    record = apply(record, "orchestration", start("ord-1:1", step));
+    record = apply(record, "orchestration", complete("ord-1:1", step));
+  }
+  return record;
+}
+
+describe("claim", () => {
+  it("moves Pending to Processing, owned by the next attempt, with a deadline", () => {
+    const record = claimed();
+    expect(record).toMatchObject({
+      processState: "Processing",
+      attempt: 1,
+      lockedBy: "ord-1:1",
+      completeBy: at(60_000),
+      updatedAt: at(0),
+    });
+  });
+
+  it("is refused to every actor but the starter, to a locked record, and before notBefore", () => {
+    for (const actor of ["submission", "orchestration", "supervisor", "operator"] as const) {
+      expectRefused(pendingRecord(), actor, claim(), "notAllowed");
+    }
+    expectRefused(pendingRecord("ord-1", { lockedBy: "ord-1:9" }), "starter", claim(), "notOwner");
+    expectRefused(pendingRecord("ord-1", { notBefore: at(5) }), "starter", claim(at(4)), "notYetDue");
+    expect(applyTransition(pendingRecord("ord-1", { notBefore: at(5) }), "starter", claim(at(5))).ok).toBe(
+      true,
+    );
+    expectRefused(claimed(), "starter", claim(), "notAllowed");
+  });
+});
+
+describe("steps", () => {
+  it("runs steps in order, grants an allowance from the budget, logs each completion for compensation", () => {
+    let record = claimed();
+    expectRefused(record, "orchestration", start("ord-1:1", "chargePayment"), "stepOutOfOrder");
+    record = apply(record, "orchestration", start("ord-1:1", "reserveInventory"));
+    expect(record.steps[0]).toMatchObject({
+      status: "Running",
+      attempt: 1,
+      allowance: 4,
+      completeBy: at(30_001),
+    });
+    expect(record.completeBy).toBe(at(30_001));
+    expect(record.retryBudget).toEqual({ limit: 30, granted: 4 });
+    record = apply(record, "orchestration", complete("ord-1:1", "reserveInventory"));
+    expect(record.steps[0]).toMatchObject({ status: "Completed", reference: "ref-reserveInventory" });
+    expect(record.compensationLog).toEqual([
+      {
+        sequence: 1,
+        step: "reserveInventory",
+        idempotencyKey: "ord-1:reserveInventory",
+        reference: "ref-reserveInventory",
+        recordedAt: at(2),
+      },
+    ]);
+  });
+
+  it("treats a repeated start or completion by the owner as already done", () => {
+    const running = apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory"));
+    const again = applyTransition(running, "orchestration", start("ord-1:1", "reserveInventory", at(9)));
+    expect(again.ok && again.value.changed).toBe(false);
+    expect(again.ok && again.value.record).toBe(running);
+    const done = apply(running, "orchestration", complete("ord-1:1", "reserveInventory"));
+    const repeat = applyTransition(done, "orchestration", complete("ord-1:1", "reserveInventory", at(9)));
+    expect(repeat.ok && repeat.value.changed).toBe(false);
+    expect(done.compensationLog).toHaveLength(1);
+  });
+
+  it("refuses a step to an orchestration that does not own the record", () => {
+    const record = claimed();
+    expectRefused(record, "orchestration", start("ord-1:0", "reserveInventory"), "notOwner");
+    expectRefused(record, "orchestration", start("ord-1:2", "reserveInventory"), "notOwner");
+  });
+
+  it("stops granting calls when the budget is spent", () => {
+    let record = claimed(pendingRecord("ord-1", { retryBudget: { limit: 5, granted: 0 } }));
+    record = apply(record, "orchestration", start("ord-1:1", "reserveInventory"));
+    record = apply(record, "orchestration", complete("ord-1:1", "reserveInventory"));
+    record = apply(record, "orchestration", start("ord-1:1", "chargePayment"));
+    expect(record.steps[1]?.allowance).toBe(1);
+    record = apply(record, "orchestration", complete("ord-1:1", "chargePayment"));
+    expectRefused(record, "orchestration", start("ord-1:1", "arrangeShipment"), "budgetExhausted");
+  });
+});
+
+describe("finishing", () => {
+  it("finishes only when every step completed, releasing the lock", () => {
+    expectRefused(
+      withCompletedSteps(2),
+      "orchestration",
+      { type: "finish", instanceId: "ord-1:1", now: at(3) },
+      "stepsIncomplete",
+    );
+    const done = apply(withCompletedSteps(3), "orchestration", {
+      type: "finish",
+      instanceId: "ord-1:1",
+      now: at(3),
+    });
+    expect(done).toMatchObject({ processState: "Processed", lockedBy: null, completeBy: null });
+  });
+
+  it("fails to Error with the fault when nothing needs undoing, but demands compensation otherwise", () => {
+    const running = apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory"));
+    const failure = {
+      kind: "permanent",
+      code: "OutOfStock",
+      message: "none left",
+      step: "reserveInventory",
+    } as const;
+    const failed = apply(running, "orchestration", {
+      type: "fail",
+      instanceId: "ord-1:1",
+      now: at(3),
+      failure,
+    });
+    expect(failed).toMatchObject({ processState: "Error", lockedBy: null, completeBy: null });
+    expect(failed.steps[0]?.status).toBe("Failed");
+    expect(failed.lastError).toEqual({ ...failure, at: at(3) });
+    const partly = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    expectRefused(
+      partly,
+      "orchestration",
+      { type: "fail", instanceId: "ord-1:1", now: at(3), failure: { ...failure, step: "chargePayment" } },
+      "compensationRequired",
+    );
+  });
+});
+
+describe("compensation", () => {
+  const failure = {
+    kind: "permanent",
+    code: "CardDeclined",
+    message: "declined",
+    step: "arrangeShipment",
+  } as const;
+
+  function compensating(): StateRecord {
+    const running = apply(withCompletedSteps(2), "orchestration", start("ord-1:1", "arrangeShipment"));
+    return apply(running, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:1",
+      now: at(4),
+      completeBy: at(100_000),
+      failure,
+    });
+  }
+  const undo = (step: StepName, outcome: "compensated" | "failed" = "compensated"): Command => ({
+    type: "compensateStep",
+    instanceId: "ord-1:1",
+    step,
+    now: at(5),
+    outcome,
+  });
+  const finishUndo: Command = { type: "finishCompensation", instanceId: "ord-1:1", now: at(6) };
+
+  it("undoes completed steps in reverse order, then is Compensated", () => {
+    let record = compensating();
+    expect(record).toMatchObject({
+      processState: "Compensating",
+      lockedBy: "ord-1:1",
+      completeBy: at(100_000),
+    });
+    expect(record.steps[2]?.status).toBe("Failed");
+    expectRefused(record, "orchestration", undo("reserveInventory"), "stepOutOfOrder");
+    expectRefused(record, "orchestration", finishUndo, "compensationIncomplete");
+    record = apply(record, "orchestration", undo("chargePayment"));
+    record = apply(record, "orchestration", undo("reserveInventory"));
+    record = apply(record, "orchestration", finishUndo);
+    expect(record).toMatchObject({ processState: "Compensated", lockedBy: null, completeBy: null });
+    expect(record.steps.map((s) => s.status)).toEqual(["Compensated", "Compensated", "Failed"]);
+  });
+
+  it("ends in CompensationFailed when an undo fails, and an operator can retry it", () => {
+    let record = apply(compensating(), "orchestration", undo("chargePayment", "failed"));
+    expectRefused(record, "orchestration", undo("reserveInventory"), "stepOutOfOrder");
+    record = apply(record, "orchestration", finishUndo);
+    expect(record).toMatchObject({ processState: "CompensationFailed", lockedBy: null });
+    expect(record.steps.map((s) => s.status)).toEqual(["Completed", "CompensationFailed", "Failed"]);
+    const retry = apply(record, "operator", {
+      type: "compensate",
+      now: at(7),
+      attemptTimeoutMs: 1_000,
+      reason: "retry",
+    });
+    expect(retry).toMatchObject({
+      processState: "Compensating",
+      attempt: 2,
+      lockedBy: "ord-1:2",
+      completeBy: at(1_007),
+    });
+    expectRefused(retry, "orchestration", undo("chargePayment"), "notOwner");
+  });
+
+  it("needs a completed step to begin", () => {
+    const running = apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory"));
+    expectRefused(
+      running,
+      "orchestration",
+      { type: "beginCompensation", instanceId: "ord-1:1", now: at(4), completeBy: at(9), failure },
+      "nothingToCompensate",
+    );
+  });
+
+  it("a stalled compensation is moved to CompensationFailed by the Supervisor after its deadline", () => {
+    const record = compensating();
+    const recover: Command = {
+      type: "recover",
+      expectedLockedBy: "ord-1:1",
+      now: at(99_999),
+      policy,
+      random: () => 0.5,
+    };
+    expectRefused(record, "supervisor", recover, "notExpired");
+    const stalled = apply(record, "supervisor", { ...recover, now: at(100_000) });
+    expect(stalled).toMatchObject({
+      processState: "CompensationFailed",
+      lockedBy: null,
+      lastError: { kind: "stalled" },
+    });
+  });
+});
+
+describe("Supervisor recovery", () => {
+  const recover = (expectedLockedBy: string, now: string): Command => ({
+    type: "recover",
+    expectedLockedBy,
+    now,
+    policy,
+    random: () => 0.5,
+  });
+
+  it("returns an expired attempt to Pending with backoff, resetting the running step", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    expectRefused(running, "supervisor", recover("ord-1:1", at(30_000)), "notExpired");
+    const recovered = apply(running, "supervisor", recover("ord-1:1", at(30_001)));
+    expect(recovered).toMatchObject({
+      processState: "Pending",
+      lockedBy: null,
+      completeBy: null,
+      failureCount: 1,
+      notBefore: at(30_001 + 500),
+      lastError: { kind: "timeout", code: "AttemptExpired", step: "chargePayment" },
+    });
+    expect(recovered.steps.map((s) => s.status)).toEqual(["Completed", "NotStarted", "NotStarted"]);
+    const next = apply(recovered, "starter", claim(at(30_501)));
+    expect(next.lockedBy).toBe("ord-1:2");
+  });
+
+  it("is fenced on the expired lockedBy it saw", () => {
+    const record = claimed();
+    expectRefused(record, "supervisor", recover("ord-1:0", at(60_000)), "notOwner");
+    expectRefused(record, "orchestration", recover("ord-1:1", at(60_000)), "notAllowed");
+  });
+
+  it("sends the record to Error once failures pass the limit, never leaving it Pending", () => {
+    let record = pendingRecord();
+    let now = 0;
+    for (let failure = 1; failure <= policy.maxRecoveries + 1; failure++) {
+      record = apply(record, "starter", claim(record.notBefore));
+      now = Date.parse(record.completeBy ?? "") - Date.parse(T0);
+      record = apply(record, "supervisor", recover(record.lockedBy ?? "", at(now)));
+      expect(record.failureCount).toBe(failure);
+      expect(record.processState).toBe(failure > policy.maxRecoveries ? "Error" : "Pending");
+    }
+    expect(record.lastError?.code).toBe("RecoveriesExhausted");
+  });
+
+  it("waits the extended delay once past the first threshold", () => {
+    expect(recoveryDelayMs(policy, 1, () => 0.999)).toBe(999);
+    expect(recoveryDelayMs(policy, 2, () => 0)).toBe(600_000);
+  });
+});
+
+describe("operator", () => {
+  it("resubmits an Error with its failures cleared and a fresh budget", () => {
+    const running = apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory"));
+    const failure = { kind: "permanent", code: "X", message: "x", step: "reserveInventory" } as const;
+    const failed = apply(running, "orchestration", {
+      type: "fail",
+      instanceId: "ord-1:1",
+      now: at(3),
+      failure,
+    });
+    const resubmitted = apply(failed, "operator", { type: "resubmit", now: at(4), reason: "fixed stock" });
+    expect(resubmitted).toMatchObject({
+      processState: "Pending",
+      failureCount: 0,
+      notBefore: at(4),
+      retryBudget: { granted: 0 },
+      lastError: { kind: "operator", message: "fixed stock" },
+    });
+    expect(resubmitted.steps[0]?.status).toBe("NotStarted");
+    expectRefused(resubmitted, "operator", { type: "resubmit", now: at(5), reason: "again" }, "notAllowed");
+  });
+});

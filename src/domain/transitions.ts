@@ -1,0 +1,545 @@
+import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "./backoff.js";
+import { err, ok, type Result } from "./result.js";
+import { grantAllowance } from "./retry-budget.js";
+import type {
+  CompensationEntry,
+  Failure,
+  FailureKind,
+  ProcessState,
+  StateRecord,
+  StepState,
+  StepStatus,
+} from "./state-record.js";
+import { addMilliseconds, type IsoInstant } from "./time.js";
+import { idempotencyKeyFor, instanceIdFor, ORDER_STEPS, type StepName } from "./workflow.js";
+
+export const ACTORS = ["submission", "starter", "orchestration", "supervisor", "operator"] as const;
+export type Actor = (typeof ACTORS)[number];
+
+/**
+ * Whose write a transition is, checked against the record as read:
+ * - `unlocked`: nobody owns the record (`lockedBy` is null);
+ * - `owner`: the caller's orchestration instance owns it (`lockedBy` equals its instance id);
+ * - `expiredOwner`: the owner the Supervisor saw still owns it, and its `completeBy` has passed.
+ */
+export type Fence = "unlocked" | "owner" | "expiredOwner";
+
+export interface FailureInput {
+  readonly kind: FailureKind;
+  readonly code: string;
+  readonly message: string;
+  readonly step?: StepName | null;
+}
+
+/** When the Supervisor gives up on an attempt, and how long the order then waits before the next. */
+export interface RecoveryPolicy {
+  /** Recoveries allowed; the one after that sends the record to `Error`. */
+  readonly maxRecoveries: number;
+  readonly backoff: BackoffPolicy;
+  /** Past this many failures, wait `extendedDelayMs` instead, in case a longer fault clears meanwhile. */
+  readonly extendedBackoffAfter: number;
+  readonly extendedDelayMs: number;
+}
+
+export type Command =
+  | { readonly type: "claim"; readonly now: IsoInstant; readonly attemptTimeoutMs: number }
+  | {
+      readonly type: "startStep";
+      readonly instanceId: string;
+      readonly step: StepName;
+      readonly now: IsoInstant;
+      readonly completeBy: IsoInstant;
+      readonly requestedCalls: number;
+      /** Worst-case partner calls per granted call below the Scheduler (see retry-budget.ts). */
+      readonly amplification: number;
+    }
+  | {
+      readonly type: "completeStep";
+      readonly instanceId: string;
+      readonly step: StepName;
+      readonly now: IsoInstant;
+      readonly reference: string | null;
+    }
+  | { readonly type: "finish"; readonly instanceId: string; readonly now: IsoInstant }
+  | {
+      readonly type: "fail";
+      readonly instanceId: string;
+      readonly now: IsoInstant;
+      readonly failure: FailureInput;
+    }
+  | {
+      readonly type: "beginCompensation";
+      readonly instanceId: string;
+      readonly now: IsoInstant;
+      readonly completeBy: IsoInstant;
+      readonly failure: FailureInput;
+    }
+  | {
+      readonly type: "compensateStep";
+      readonly instanceId: string;
+      readonly step: StepName;
+      readonly now: IsoInstant;
+      readonly outcome: "compensated" | "failed";
+      readonly failure?: FailureInput;
+    }
+  | { readonly type: "finishCompensation"; readonly instanceId: string; readonly now: IsoInstant }
+  | {
+      readonly type: "recover";
+      readonly expectedLockedBy: string;
+      readonly now: IsoInstant;
+      readonly policy: RecoveryPolicy;
+      readonly random: RandomSource;
+    }
+  | { readonly type: "resubmit"; readonly now: IsoInstant; readonly reason: string }
+  | {
+      readonly type: "compensate";
+      readonly now: IsoInstant;
+      readonly attemptTimeoutMs: number;
+      readonly reason: string;
+    };
+
+export type CommandType = Command["type"];
+
+export interface TransitionRule {
+  readonly command: CommandType;
+  readonly actor: Actor;
+  readonly from: ProcessState;
+  readonly to: readonly ProcessState[];
+  readonly fence: Fence;
+}
+
+/**
+ * Every move a record can make, and who may make it. Submission only creates records (`Pending`, see
+ * `newPendingRecord`); anything not listed here is refused.
+ */
+export const TRANSITIONS: readonly TransitionRule[] = [
+  { command: "claim", actor: "starter", from: "Pending", to: ["Processing"], fence: "unlocked" },
+  { command: "startStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
+  { command: "completeStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
+  { command: "finish", actor: "orchestration", from: "Processing", to: ["Processed"], fence: "owner" },
+  { command: "fail", actor: "orchestration", from: "Processing", to: ["Error"], fence: "owner" },
+  {
+    command: "beginCompensation",
+    actor: "orchestration",
+    from: "Processing",
+    to: ["Compensating"],
+    fence: "owner",
+  },
+  {
+    command: "compensateStep",
+    actor: "orchestration",
+    from: "Compensating",
+    to: ["Compensating"],
+    fence: "owner",
+  },
+  {
+    command: "finishCompensation",
+    actor: "orchestration",
+    from: "Compensating",
+    to: ["Compensated", "CompensationFailed"],
+    fence: "owner",
+  },
+  {
+    command: "recover",
+    actor: "supervisor",
+    from: "Processing",
+    to: ["Pending", "Error"],
+    fence: "expiredOwner",
+  },
+  {
+    command: "recover",
+    actor: "supervisor",
+    from: "Compensating",
+    to: ["CompensationFailed"],
+    fence: "expiredOwner",
+  },
+  { command: "resubmit", actor: "operator", from: "Error", to: ["Pending"], fence: "unlocked" },
+  { command: "compensate", actor: "operator", from: "Error", to: ["Compensating"], fence: "unlocked" },
+  {
+    command: "compensate",
+    actor: "operator",
+    from: "CompensationFailed",
+    to: ["Compensating"],
+    fence: "unlocked",
+  },
+];
+
+/** Every move a step can make. */
+export const STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
+  NotStarted: ["Running"],
+  Running: ["Completed", "Failed", "NotStarted"],
+  Completed: ["Compensated", "CompensationFailed"],
+  Failed: ["NotStarted"],
+  Compensated: [],
+  CompensationFailed: ["Compensated", "CompensationFailed"],
+};
+
+export type TransitionErrorCode =
+  | "notAllowed"
+  | "notOwner"
+  | "notExpired"
+  | "notYetDue"
+  | "stepOutOfOrder"
+  | "stepState"
+  | "budgetExhausted"
+  | "compensationRequired"
+  | "nothingToCompensate"
+  | "stepsIncomplete"
+  | "compensationIncomplete";
+
+/** A refused transition. Returned, never thrown: refusal is a normal outcome for a fenced actor. */
+export class TransitionError extends Error {
+  override readonly name = "TransitionError";
+  readonly kind = "TransitionError" as const;
+  constructor(
+    readonly code: TransitionErrorCode,
+    readonly orderId: string,
+    readonly actor: Actor,
+    readonly command: CommandType,
+    readonly from: ProcessState,
+    detail: string,
+  ) {
+    super(`${actor} may not ${command} order ${orderId} in ${from}: ${detail}`);
+  }
+}
+
+export interface TransitionOutcome {
+  readonly record: StateRecord;
+  /** False when the command had already been applied (a repeated activity) and nothing changed. */
+  readonly changed: boolean;
+  readonly rule: TransitionRule;
+}
+
+export function findRule(command: CommandType, actor: Actor, from: ProcessState): TransitionRule | undefined {
+  return TRANSITIONS.find((r) => r.command === command && r.actor === actor && r.from === from);
+}
+
+/** Applies `command` by `actor` to `record`, or says why it may not. Pure: the input is not modified. */
+export function applyTransition(
+  record: StateRecord,
+  actor: Actor,
+  command: Command,
+): Result<TransitionOutcome, TransitionError> {
+  const refuse = (code: TransitionErrorCode, detail: string) =>
+    err(new TransitionError(code, record.orderId, actor, command.type, record.processState, detail));
+
+  const rule = findRule(command.type, actor, record.processState);
+  if (!rule) return refuse("notAllowed", "no such transition in the table");
+
+  const fence = checkFence(record, rule.fence, command);
+  if (fence) return refuse(fence.code, fence.detail);
+
+  const next = applyCommand(record, command);
+  if (!next.ok) return refuse(next.error.code, next.error.detail);
+  const { record: after, changed } = next.value;
+  if (changed && !rule.to.includes(after.processState)) {
+    throw new Error(`transition table violated: ${command.type} produced ${after.processState}`);
+  }
+  return ok({ record: changed ? { ...after, updatedAt: command.now } : record, changed, rule });
+}
+
+interface Refusal {
+  readonly code: TransitionErrorCode;
+  readonly detail: string;
+}
+type Step = Result<{ record: StateRecord; changed: boolean }, Refusal>;
+const refusal = (code: TransitionErrorCode, detail: string): Step => err({ code, detail });
+const changedTo = (record: StateRecord): Step => ok({ record, changed: true });
+
+function checkFence(record: StateRecord, fence: Fence, command: Command): Refusal | undefined {
+  switch (fence) {
+    case "unlocked":
+      return record.lockedBy === null
+        ? undefined
+        : { code: "notOwner", detail: `locked by ${record.lockedBy}` };
+    case "owner": {
+      const instanceId = "instanceId" in command ? command.instanceId : undefined;
+      return record.lockedBy !== null && record.lockedBy === instanceId
+        ? undefined
+        : { code: "notOwner", detail: `locked by ${record.lockedBy ?? "nobody"}, not ${instanceId}` };
+    }
+    case "expiredOwner": {
+      const expected = command.type === "recover" ? command.expectedLockedBy : undefined;
+      if (record.lockedBy === null || record.lockedBy !== expected) {
+        return { code: "notOwner", detail: `locked by ${record.lockedBy ?? "nobody"}, not ${expected}` };
+      }
+      if (record.completeBy === null || record.completeBy > command.now) {
+        return { code: "notExpired", detail: `completeBy ${record.completeBy} has not passed` };
+      }
+      return undefined;
+    }
+  }
+}
+
+function applyCommand(record: StateRecord, command: Command): Step {
+  switch (command.type) {
+    case "claim":
+      return claim(record, command);
+    case "startStep":
+      return startStep(record, command);
+    case "completeStep":
+      return completeStep(record, command);
+    case "finish":
+      return finish(record, command);
+    case "fail":
+      return fail(record, command);
+    case "beginCompensation":
+      return beginCompensation(record, command);
+    case "compensateStep":
+      return compensateStep(record, command);
+    case "finishCompensation":
+      return finishCompensation(record);
+    case "recover":
+      return recover(record, command);
+    case "resubmit":
+      return resubmit(record, command);
+    case "compensate":
+      return operatorCompensate(record, command);
+  }
+}
+
+type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
+
+function claim(record: StateRecord, command: CommandOf<"claim">): Step {
+  if (record.notBefore > command.now)
+    return refusal("notYetDue", `notBefore ${record.notBefore} has not passed`);
+  const attempt = record.attempt + 1;
+  return changedTo({
+    ...record,
+    processState: "Processing",
+    attempt,
+    lockedBy: instanceIdFor(record.orderId, attempt),
+    completeBy: addMilliseconds(command.now, command.attemptTimeoutMs),
+  });
+}
+
+function startStep(record: StateRecord, command: CommandOf<"startStep">): Step {
+  const current = findStep(record, command.step);
+  if (current.status === "Running" && current.attempt === record.attempt)
+    return ok({ record, changed: false });
+  const earlier = ORDER_STEPS.slice(0, ORDER_STEPS.indexOf(command.step));
+  const unfinished = earlier.filter((name) => findStep(record, name).status !== "Completed");
+  if (unfinished.length > 0) return refusal("stepOutOfOrder", `${unfinished.join(", ")} not completed yet`);
+  if (current.status !== "NotStarted") return refusal("stepState", `${command.step} is ${current.status}`);
+  const grant = grantAllowance(record.retryBudget, command.requestedCalls, command.amplification);
+  if (grant.granted === 0) {
+    return refusal(
+      "budgetExhausted",
+      `retry budget spent (${record.retryBudget.granted}/${record.retryBudget.limit})`,
+    );
+  }
+  return changedTo({
+    ...replaceStep(record, command.step, {
+      status: "Running",
+      completeBy: command.completeBy,
+      attempt: record.attempt,
+      allowance: grant.granted,
+      updatedAt: command.now,
+    }),
+    completeBy: command.completeBy,
+    retryBudget: grant.budget,
+  });
+}
+
+function completeStep(record: StateRecord, command: CommandOf<"completeStep">): Step {
+  const current = findStep(record, command.step);
+  if (current.status === "Completed") return ok({ record, changed: false });
+  if (current.status !== "Running") return refusal("stepState", `${command.step} is ${current.status}`);
+  const entry: CompensationEntry = {
+    sequence: record.compensationLog.length + 1,
+    step: command.step,
+    idempotencyKey: idempotencyKeyFor(record.orderId, command.step),
+    reference: command.reference,
+    recordedAt: command.now,
+  };
+  return changedTo({
+    ...replaceStep(record, command.step, {
+      status: "Completed",
+      reference: command.reference,
+      updatedAt: command.now,
+    }),
+    compensationLog: [...record.compensationLog, entry],
+  });
+}
+
+function finish(record: StateRecord, _command: CommandOf<"finish">): Step {
+  const unfinished = record.steps.filter((s) => s.status !== "Completed").map((s) => s.name);
+  if (unfinished.length > 0) return refusal("stepsIncomplete", `${unfinished.join(", ")} not completed`);
+  return changedTo(release({ ...record, processState: "Processed", lastError: null }));
+}
+
+function fail(record: StateRecord, command: CommandOf<"fail">): Step {
+  if (record.steps.some((s) => s.status === "Completed")) {
+    return refusal("compensationRequired", "completed steps must be compensated, not abandoned");
+  }
+  const failed = failStep(record, command.failure.step ?? null, command.now);
+  if (!failed.ok) return failed;
+  return changedTo(
+    release({
+      ...failed.value.record,
+      processState: "Error",
+      lastError: toFailure(command.failure, command.now),
+    }),
+  );
+}
+
+function beginCompensation(record: StateRecord, command: CommandOf<"beginCompensation">): Step {
+  if (!record.steps.some((s) => s.status === "Completed")) {
+    return refusal("nothingToCompensate", "no completed step to undo; fail the order instead");
+  }
+  const failed = failStep(record, command.failure.step ?? null, command.now);
+  if (!failed.ok) return failed;
+  return changedTo({
+    ...failed.value.record,
+    processState: "Compensating",
+    completeBy: command.completeBy,
+    lastError: toFailure(command.failure, command.now),
+  });
+}
+
+function compensateStep(record: StateRecord, command: CommandOf<"compensateStep">): Step {
+  const target: StepStatus = command.outcome === "compensated" ? "Compensated" : "CompensationFailed";
+  const current = findStep(record, command.step);
+  if (current.status === target && target === "Compensated") return ok({ record, changed: false });
+  const next = nextToCompensate(record);
+  if (!next) return refusal("nothingToCompensate", "every completed step is already compensated");
+  if (next.step !== command.step) {
+    return refusal("stepOutOfOrder", `${next.step} must be compensated before ${command.step}`);
+  }
+  if (!STEP_TRANSITIONS[current.status].includes(target)) {
+    return refusal("stepState", `${command.step} is ${current.status}`);
+  }
+  const updated = replaceStep(record, command.step, { status: target, updatedAt: command.now });
+  const failure = command.failure ? toFailure({ ...command.failure, step: command.step }, command.now) : null;
+  return changedTo(failure ? { ...updated, lastError: failure } : updated);
+}
+
+function finishCompensation(record: StateRecord): Step {
+  const next = nextToCompensate(record);
+  if (!next) return changedTo(release({ ...record, processState: "Compensated" }));
+  const status = findStep(record, next.step).status;
+  if (status === "CompensationFailed")
+    return changedTo(release({ ...record, processState: "CompensationFailed" }));
+  return refusal("compensationIncomplete", `${next.step} is not compensated yet`);
+}
+
+function recover(record: StateRecord, command: CommandOf<"recover">): Step {
+  if (record.processState === "Compensating") {
+    const failure: FailureInput = {
+      kind: "stalled",
+      code: "CompensationStalled",
+      message: `compensation by ${record.lockedBy} passed its deadline ${record.completeBy}`,
+    };
+    return changedTo(
+      release({ ...record, processState: "CompensationFailed", lastError: toFailure(failure, command.now) }),
+    );
+  }
+  const failureCount = record.failureCount + 1;
+  const timedOut: FailureInput = {
+    kind: "timeout",
+    code: "AttemptExpired",
+    message: `attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy}`,
+    step: record.steps.find((s) => s.status === "Running")?.name ?? null,
+  };
+  const steps = record.steps.map((s) =>
+    s.status === "Running" ? { ...s, status: "NotStarted" as const } : s,
+  );
+  if (failureCount > command.policy.maxRecoveries) {
+    const exhausted: FailureInput = {
+      ...timedOut,
+      code: "RecoveriesExhausted",
+      message: `${timedOut.message}; ${failureCount} failures exceed the limit of ${command.policy.maxRecoveries}`,
+    };
+    return changedTo(
+      release({
+        ...record,
+        steps,
+        failureCount,
+        processState: "Error",
+        lastError: toFailure(exhausted, command.now),
+      }),
+    );
+  }
+  return changedTo(
+    release({
+      ...record,
+      steps,
+      failureCount,
+      processState: "Pending",
+      notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, failureCount, command.random)),
+      lastError: toFailure(timedOut, command.now),
+    }),
+  );
+}
+
+/** Delay before the attempt after `failureCount` failures: jittered backoff, then the extended wait. */
+export function recoveryDelayMs(policy: RecoveryPolicy, failureCount: number, random: RandomSource): number {
+  if (failureCount > policy.extendedBackoffAfter) return policy.extendedDelayMs;
+  return fullJitterDelayMs(policy.backoff, failureCount, random);
+}
+
+function resubmit(record: StateRecord, command: CommandOf<"resubmit">): Step {
+  const steps = record.steps.map((s) =>
+    s.status === "Failed" || s.status === "Running" ? { ...s, status: "NotStarted" as const } : s,
+  );
+  return changedTo({
+    ...record,
+    steps,
+    processState: "Pending",
+    failureCount: 0,
+    notBefore: command.now,
+    retryBudget: { ...record.retryBudget, granted: 0 },
+    lastError: toFailure({ kind: "operator", code: "Resubmitted", message: command.reason }, command.now),
+  });
+}
+
+function operatorCompensate(record: StateRecord, command: CommandOf<"compensate">): Step {
+  if (!nextToCompensate(record)) return refusal("nothingToCompensate", "no completed step to undo");
+  const attempt = record.attempt + 1;
+  return changedTo({
+    ...record,
+    processState: "Compensating",
+    attempt,
+    lockedBy: instanceIdFor(record.orderId, attempt),
+    completeBy: addMilliseconds(command.now, command.attemptTimeoutMs),
+    lastError: toFailure(
+      { kind: "operator", code: "CompensationRequested", message: command.reason },
+      command.now,
+    ),
+  });
+}
+
+/** The compensation log entry to undo next: the latest whose step is not yet compensated. */
+export function nextToCompensate(record: StateRecord): CompensationEntry | undefined {
+  for (let i = record.compensationLog.length - 1; i >= 0; i--) {
+    const entry = record.compensationLog[i];
+    if (entry && findStep(record, entry.step).status !== "Compensated") return entry;
+  }
+  return undefined;
+}
+
+function findStep(record: StateRecord, name: StepName): StepState {
+  const step = record.steps.find((s) => s.name === name);
+  if (!step) throw new Error(`record ${record.orderId} has no step ${name}`);
+  return step;
+}
+
+function replaceStep(record: StateRecord, name: StepName, changes: Partial<StepState>): StateRecord {
+  return { ...record, steps: record.steps.map((s) => (s.name === name ? { ...s, ...changes } : s)) };
+}
+
+function failStep(record: StateRecord, step: StepName | null, now: IsoInstant): Step {
+  if (step === null) return ok({ record, changed: true });
+  const status = findStep(record, step).status;
+  if (status !== "Running") return refusal("stepState", `${step} is ${status}, not Running`);
+  return changedTo(replaceStep(record, step, { status: "Failed", updatedAt: now }));
+}
+
+/** The owner lets go: terminal and `Pending` records are unlocked and have no deadline. */
+function release(record: StateRecord): StateRecord {
+  return { ...record, lockedBy: null, completeBy: null };
+}
+
+function toFailure(input: FailureInput, at: IsoInstant): Failure {
+  return { kind: input.kind, code: input.code, message: input.message, step: input.step ?? null, at };
+}

@@ -1,0 +1,26 @@
+import { orderFromMessage } from "../../src/domain/order.js";
+import { newPendingRecord, type StateRecord } from "../../src/domain/state-record.js";
+
+export const T0 = "2026-01-01T00:00:00.000Z";
+
+export function sampleOrder(orderId = "ord-1") {
+  return orderFromMessage({
+    schemaVersion: 1,
+    orderId,
+    customerId: "cust-1",
+    currency: "EUR",
+    items: [{ sku: "SKU-1", quantity: 2, unitPriceMinor: 1299 }],
+  });
+}
+
+export function pendingRecord(orderId = "ord-1", overrides: Partial<StateRecord> = {}): StateRecord {
+  return {
+    ...newPendingRecord({
+      order: sampleOrder(orderId),
+      replyTo: "status-test",
+      now: T0,
+      retryBudgetLimit: 30,
+    }),
+    ...overrides,
+  };
+}
