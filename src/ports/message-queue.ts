@@ -30,9 +30,13 @@ export interface ReceivedMessage {
   readonly deadLetterErrorDescription: string | undefined;
 }
 
+/**
+ * What the queue knows of a send. The embedded queue counts duplicates exactly; a broker that drops
+ * duplicates silently (Service Bus does) reports every message as accepted.
+ */
 export interface SendResult {
   readonly accepted: number;
-  /** Messages dropped by duplicate detection. */
+  /** Messages dropped by duplicate detection, where the adapter can tell. */
   readonly duplicates: number;
 }
 
@@ -52,7 +56,10 @@ export interface QueueReceiver {
   deadLetter(message: ReceivedMessage, details: DeadLetterDetails): Promise<void>;
   /** Extends the lock by the queue's lock duration and returns the new expiry. */
   renewLock(message: ReceivedMessage): Promise<Date>;
-  /** Returns up to `maxMessages` messages, locked or not, without locking or counting a delivery. */
+  /**
+   * Returns up to `maxMessages` messages from `fromSequenceNumber` (default: the first), locked or not,
+   * without locking them or counting a delivery. Peeked messages carry no lock token and cannot be settled.
+   */
   peek(maxMessages: number, fromSequenceNumber?: number): Promise<ReceivedMessage[]>;
 }
 

@@ -20,6 +20,7 @@ export interface Page<T> {
 export interface PageRequest {
   /** Upper bound on the items of this page (1 to MAX_PAGE_SIZE). */
   readonly maxItems: number;
+  /** From the previous page of the same query; a token from another query is refused. */
   readonly continuationToken?: string | null;
 }
 
@@ -31,8 +32,8 @@ export interface ClaimableQuery extends PageRequest {
 }
 
 /**
- * Records in `Processing` or `Compensating` whose `completeBy` lies in `[expiredSince, now)`, oldest first.
- * The window bounds how far back one scan looks.
+ * Records in `Processing` or `Compensating` whose `completeBy` lies in `[expiredSince, now]` (a deadline
+ * equal to `now` has passed), oldest deadline first. The window bounds how far back one scan looks.
  */
 export interface ExpiredQuery extends PageRequest {
   readonly now: IsoInstant;

@@ -1,0 +1,307 @@
+import { randomUUID } from "node:crypto";
+import type { Statement } from "better-sqlite3";
+import type { Clock } from "../../ports/clock.js";
+import {
+  DEFAULT_QUEUE_OPTIONS,
+  type DeadLetterDetails,
+  type JsonValue,
+  MAX_DELIVERY_COUNT_EXCEEDED,
+  MessageLockLostError,
+  type MessageQueue,
+  type OutgoingMessage,
+  type QueueOptions,
+  type QueueReceiver,
+  type ReceivedMessage,
+  type SendResult,
+} from "../../ports/message-queue.js";
+import type { EmbeddedDatabase } from "./database.js";
+
+interface MessageRow {
+  sequence_number: number;
+  message_id: string;
+  body: string;
+  correlation_id: string | null;
+  subject: string | null;
+  application_properties: string;
+  enqueued_at: number;
+  delivery_count: number;
+  lock_token: string | null;
+  locked_until: number | null;
+  dead_letter_reason: string | null;
+  dead_letter_description: string | null;
+}
+
+/** Where dead-lettered messages go, and after how many deliveries the queue sends them itself. */
+interface DeadLettering {
+  readonly queue: string;
+  readonly maxDeliveryCount: number;
+}
+
+const MAX_MESSAGE_ID_LENGTH = 128;
+
+/**
+ * Peek-lock receiving over the rows of one queue name in `queue_messages`. A message is locked while
+ * `locked_until` is later than the clock's now; an expired lock makes it available again. Every
+ * read-modify-write runs in an IMMEDIATE transaction, so two connections to one file never lock one message.
+ */
+class SqliteQueueReceiver implements QueueReceiver {
+  private readonly available: Statement<[string, number, number, number], MessageRow>;
+  private readonly lock: Statement<[string, number, number], MessageRow>;
+  private readonly lockedRow: Statement<[number, string, string, number], MessageRow>;
+  private readonly moveToDeadLetter: Statement<[string, string, string, number]>;
+  private readonly remove: Statement<[number]>;
+  private readonly unlock: Statement<[number]>;
+  private readonly extend: Statement<[number, number]>;
+  private readonly peekFrom: Statement<[string, number, number], MessageRow>;
+
+  constructor(
+    protected readonly db: EmbeddedDatabase,
+    protected readonly clock: Clock,
+    readonly name: string,
+    private readonly lockDurationMs: number,
+    private readonly deadLettering: DeadLettering | undefined,
+  ) {
+    this.available = db.prepare(
+      `SELECT * FROM queue_messages
+       WHERE queue = ? AND available_at <= ? AND (locked_until IS NULL OR locked_until <= ?)
+       ORDER BY sequence_number LIMIT ?`,
+    );
+    this.lock = db.prepare(
+      `UPDATE queue_messages SET lock_token = ?, locked_until = ?, delivery_count = delivery_count + 1
+       WHERE sequence_number = ? RETURNING *`,
+    );
+    this.lockedRow = db.prepare(
+      `SELECT * FROM queue_messages
+       WHERE sequence_number = ? AND queue = ? AND lock_token = ? AND locked_until > ?`,
+    );
+    this.moveToDeadLetter = db.prepare(
+      `UPDATE queue_messages SET queue = ?, lock_token = NULL, locked_until = NULL,
+         dead_letter_reason = ?, dead_letter_description = ?
+       WHERE sequence_number = ?`,
+    );
+    this.remove = db.prepare("DELETE FROM queue_messages WHERE sequence_number = ?");
+    this.unlock = db.prepare(
+      "UPDATE queue_messages SET lock_token = NULL, locked_until = NULL WHERE sequence_number = ?",
+    );
+    this.extend = db.prepare("UPDATE queue_messages SET locked_until = ? WHERE sequence_number = ?");
+    this.peekFrom = db.prepare(
+      "SELECT * FROM queue_messages WHERE queue = ? AND sequence_number >= ? ORDER BY sequence_number LIMIT ?",
+    );
+  }
+
+  async receive(maxMessages: number): Promise<ReceivedMessage[]> {
+    checkPositiveInteger("maxMessages", maxMessages);
+    return immediate(this.db, () => {
+      const now = this.clock.now().getTime();
+      const received: ReceivedMessage[] = [];
+      // Candidates moved to the dead-letter queue free their slot, so look again until full or empty.
+      for (;;) {
+        const candidates = this.available.all(this.name, now, now, maxMessages - received.length);
+        if (candidates.length === 0) return received;
+        for (const row of candidates) {
+          if (this.autoDeadLettered(row)) continue;
+          const locked = this.lock.get(randomUUID(), now + this.lockDurationMs, row.sequence_number);
+          if (locked) received.push(toMessage(locked, true));
+        }
+        if (received.length === maxMessages) return received;
+      }
+    });
+  }
+
+  async complete(message: ReceivedMessage): Promise<void> {
+    this.settle(message, (row) => this.remove.run(row.sequence_number));
+  }
+
+  async abandon(message: ReceivedMessage): Promise<void> {
+    this.settle(message, (row) => {
+      if (!this.autoDeadLettered(row)) this.unlock.run(row.sequence_number);
+    });
+  }
+
+  async deadLetter(message: ReceivedMessage, details: DeadLetterDetails): Promise<void> {
+    const target = this.deadLettering?.queue;
+    if (target === undefined) throw new Error(`${this.name} is a dead-letter queue; it cannot dead-letter`);
+    this.settle(message, (row) =>
+      this.moveToDeadLetter.run(target, details.reason, details.description, row.sequence_number),
+    );
+  }
+
+  async renewLock(message: ReceivedMessage): Promise<Date> {
+    return this.settle(message, (row, now) => {
+      const lockedUntil = now + this.lockDurationMs;
+      this.extend.run(lockedUntil, row.sequence_number);
+      return new Date(lockedUntil);
+    });
+  }
+
+  async peek(maxMessages: number, fromSequenceNumber = 0): Promise<ReceivedMessage[]> {
+    checkPositiveInteger("maxMessages", maxMessages);
+    if (!Number.isSafeInteger(fromSequenceNumber) || fromSequenceNumber < 0) {
+      throw new RangeError(`fromSequenceNumber must be a non-negative integer; got ${fromSequenceNumber}`);
+    }
+    return this.peekFrom.all(this.name, fromSequenceNumber, maxMessages).map((row) => toMessage(row, false));
+  }
+
+  /** Runs `action` on the message's row if `message` still holds its lock; throws MessageLockLostError if not. */
+  private settle<T>(message: ReceivedMessage, action: (row: MessageRow, now: number) => T): T {
+    const token = message.lockToken;
+    if (token === undefined) {
+      throw new Error(
+        `message ${message.messageId} was peeked, not received; only a locked message can be settled`,
+      );
+    }
+    return immediate(this.db, () => {
+      const now = this.clock.now().getTime();
+      const row = this.lockedRow.get(message.sequenceNumber, this.name, token, now);
+      if (!row) throw new MessageLockLostError(this.name, message.messageId);
+      return action(row, now);
+    });
+  }
+
+  /** Dead-letters the row if it has used up its deliveries (as Service Bus does); true if it did. */
+  private autoDeadLettered(row: MessageRow): boolean {
+    if (!this.deadLettering || row.delivery_count < this.deadLettering.maxDeliveryCount) return false;
+    this.moveToDeadLetter.run(
+      this.deadLettering.queue,
+      MAX_DELIVERY_COUNT_EXCEEDED,
+      `Message could not be consumed after ${row.delivery_count} delivery attempts.`,
+      row.sequence_number,
+    );
+    return true;
+  }
+}
+
+/**
+ * A Service Bus style queue in the embedded database: peek-lock delivery, delivery count, duplicate
+ * detection by message id, scheduled messages, and a dead-letter sub-queue kept in the same table
+ * under the name `<name>/$deadletterqueue`. Times come from the injected clock, so every connection
+ * sharing the database file must share a time source.
+ */
+export class SqliteMessageQueue extends SqliteQueueReceiver implements MessageQueue {
+  readonly options: QueueOptions;
+  readonly deadLetterQueue: QueueReceiver;
+  private readonly rememberId: Statement<[string, string, number, number]>;
+  private readonly forgetIdsBefore: Statement<[string, number]>;
+  private readonly insert: Statement<
+    [string, string, string, string | null, string | null, string, number, number]
+  >;
+  private nextPruneAt = 0;
+
+  constructor(db: EmbeddedDatabase, clock: Clock, name: string, options: Partial<QueueOptions> = {}) {
+    const resolved = resolveOptions(options);
+    if (name.length === 0) throw new RangeError("name must not be empty");
+    const deadLetterQueueName = `${name}/$deadletterqueue`;
+    super(db, clock, name, resolved.lockDurationMs, {
+      queue: deadLetterQueueName,
+      maxDeliveryCount: resolved.maxDeliveryCount,
+    });
+    this.options = resolved;
+    this.deadLetterQueue = new SqliteQueueReceiver(
+      db,
+      clock,
+      deadLetterQueueName,
+      resolved.lockDurationMs,
+      undefined,
+    );
+    // Changes nothing (0 changes) when the id was seen inside the window; an expired id is taken over.
+    this.rememberId = db.prepare(
+      `INSERT INTO queue_message_ids (queue, message_id, enqueued_at) VALUES (?, ?, ?)
+       ON CONFLICT (queue, message_id) DO UPDATE SET enqueued_at = excluded.enqueued_at
+       WHERE queue_message_ids.enqueued_at <= ?`,
+    );
+    this.forgetIdsBefore = db.prepare("DELETE FROM queue_message_ids WHERE queue = ? AND enqueued_at <= ?");
+    this.insert = db.prepare(
+      `INSERT INTO queue_messages (queue, message_id, body, correlation_id, subject, application_properties,
+         enqueued_at, available_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  async send(messages: OutgoingMessage | readonly OutgoingMessage[]): Promise<SendResult> {
+    const batch = isBatch(messages) ? messages : [messages];
+    for (const message of batch) checkMessage(message);
+    return immediate(this.db, () => {
+      const now = this.clock.now().getTime();
+      const expiredBefore = now - this.options.duplicateDetectionWindowMs;
+      // rememberId already ignores expired ids, so pruning only keeps the table small: once a window is enough.
+      if (now >= this.nextPruneAt) {
+        this.forgetIdsBefore.run(this.name, expiredBefore);
+        this.nextPruneAt = now + this.options.duplicateDetectionWindowMs;
+      }
+      let accepted = 0;
+      for (const message of batch) {
+        if (this.rememberId.run(this.name, message.messageId, now, expiredBefore).changes === 0) continue;
+        this.insert.run(
+          this.name,
+          message.messageId,
+          JSON.stringify(message.body),
+          message.correlationId ?? null,
+          message.subject ?? null,
+          JSON.stringify(message.applicationProperties ?? {}),
+          now,
+          message.scheduledEnqueueTime?.getTime() ?? now,
+        );
+        accepted++;
+      }
+      return { accepted, duplicates: batch.length - accepted };
+    });
+  }
+}
+
+/** Runs `work` in an IMMEDIATE transaction: the write lock is taken before the first read. */
+function immediate<T>(db: EmbeddedDatabase, work: () => T): T {
+  return db.transaction(work).immediate();
+}
+
+function toMessage(row: MessageRow, withLock: boolean): ReceivedMessage {
+  return {
+    messageId: row.message_id,
+    body: JSON.parse(row.body) as JsonValue,
+    correlationId: row.correlation_id ?? undefined,
+    subject: row.subject ?? undefined,
+    applicationProperties: JSON.parse(row.application_properties) as Record<
+      string,
+      string | number | boolean
+    >,
+    sequenceNumber: row.sequence_number,
+    enqueuedTime: new Date(row.enqueued_at),
+    deliveryCount: row.delivery_count,
+    lockToken: withLock ? (row.lock_token ?? undefined) : undefined,
+    lockedUntil: withLock && row.locked_until !== null ? new Date(row.locked_until) : undefined,
+    deadLetterReason: row.dead_letter_reason ?? undefined,
+    deadLetterErrorDescription: row.dead_letter_description ?? undefined,
+  };
+}
+
+function resolveOptions(options: Partial<QueueOptions>): QueueOptions {
+  const resolved = { ...DEFAULT_QUEUE_OPTIONS, ...options };
+  checkPositiveInteger("lockDurationMs", resolved.lockDurationMs);
+  checkPositiveInteger("maxDeliveryCount", resolved.maxDeliveryCount);
+  checkPositiveInteger("duplicateDetectionWindowMs", resolved.duplicateDetectionWindowMs);
+  return resolved;
+}
+
+function checkMessage(message: OutgoingMessage): void {
+  const id = message.messageId;
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_MESSAGE_ID_LENGTH) {
+    throw new RangeError(
+      `messageId must be 1 to ${MAX_MESSAGE_ID_LENGTH} characters; got ${JSON.stringify(id)}`,
+    );
+  }
+  const scheduled = message.scheduledEnqueueTime;
+  if (scheduled !== undefined && Number.isNaN(scheduled.getTime())) {
+    throw new RangeError(`scheduledEnqueueTime of message ${id} is not a valid date`);
+  }
+}
+
+function checkPositiveInteger(option: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`${option} must be a positive integer; got ${value}`);
+  }
+}
+
+function isBatch(
+  messages: OutgoingMessage | readonly OutgoingMessage[],
+): messages is readonly OutgoingMessage[] {
+  return Array.isArray(messages);
+}

@@ -1,0 +1,209 @@
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { Statement } from "better-sqlite3";
+import { err, ok, type Result } from "../../domain/result.js";
+import { parseStateRecord, type StateRecord, type StoredStateRecord } from "../../domain/state-record.js";
+import {
+  type ClaimableQuery,
+  type CreateResult,
+  type ExpiredQuery,
+  MAX_PAGE_SIZE,
+  type Page,
+  type StateStore,
+} from "../../ports/state-store.js";
+import {
+  InvalidContinuationTokenError,
+  NotFoundError,
+  PreconditionFailedError,
+} from "../../ports/store-errors.js";
+import type { EmbeddedDatabase } from "./database.js";
+
+interface RecordRow {
+  readonly etag: string;
+  readonly document: string;
+}
+
+interface KeyedRow extends RecordRow {
+  readonly sort_key: string;
+  readonly order_id: string;
+}
+
+type QueryName = "claimable" | "expired";
+
+/** Where the previous page stopped: the last row's (sort key, orderId). */
+interface Cursor {
+  readonly query: QueryName;
+  readonly sortKey: string;
+  readonly orderId: string;
+}
+
+/** The first cursor: sorts before every real key. */
+const START = { sortKey: "", orderId: "" };
+
+/**
+ * The state store on SQLite. Each record is its JSON document plus the columns the queries filter and
+ * sort on. Pages are keyset-ordered on (`notBefore`, `orderId`) or (`completeBy`, `orderId`), values that
+ * do not change while a record matches, so concurrent updates cannot make a page repeat or skip a record.
+ */
+export class SqliteStateStore implements StateStore {
+  private readonly selectOne: Statement<[string], RecordRow>;
+  private readonly insert: Statement<[string, string, string, string | null, string | null, string, string]>;
+  private readonly update: Statement<
+    [string, string, string | null, string | null, string, string, string, string]
+  >;
+  private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
+  private readonly expired: Statement<[string, string, string, string, number], KeyedRow>;
+
+  constructor(db: EmbeddedDatabase) {
+    this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
+    this.insert = db.prepare(
+      `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, document)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id) DO NOTHING`,
+    );
+    this.update = db.prepare(
+      `UPDATE state_records
+       SET etag = ?, process_state = ?, locked_by = ?, complete_by = ?, not_before = ?, document = ?
+       WHERE order_id = ? AND etag = ?`,
+    );
+    this.claimable = db.prepare(
+      `SELECT order_id, etag, document, not_before AS sort_key FROM state_records
+       WHERE process_state = 'Pending' AND locked_by IS NULL AND not_before <= ?
+         AND (not_before, order_id) > (?, ?)
+       ORDER BY not_before, order_id LIMIT ?`,
+    );
+    this.expired = db.prepare(
+      `SELECT order_id, etag, document, complete_by AS sort_key FROM state_records
+       WHERE process_state IN ('Processing', 'Compensating') AND complete_by >= ? AND complete_by <= ?
+         AND (complete_by, order_id) > (?, ?)
+       ORDER BY complete_by, order_id LIMIT ?`,
+    );
+  }
+
+  async get(orderId: string): Promise<StoredStateRecord | undefined> {
+    const row = this.selectOne.get(orderId);
+    return row ? toStored(row) : undefined;
+  }
+
+  async createIfAbsent(record: StateRecord): Promise<CreateResult> {
+    const valid = checked(record);
+    const etag = newEtag();
+    const { changes } = this.insert.run(
+      valid.orderId,
+      etag,
+      valid.processState,
+      valid.lockedBy,
+      valid.completeBy,
+      valid.notBefore,
+      JSON.stringify(valid),
+    );
+    if (changes === 1) return { created: true, record: { ...valid, _etag: etag } };
+    const existing = await this.get(valid.orderId);
+    if (!existing) throw new Error(`state record ${valid.orderId} vanished during create`);
+    return { created: false, existing };
+  }
+
+  async replace(
+    record: StateRecord,
+    ifMatch: string,
+  ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
+    const valid = checked(record);
+    const etag = newEtag();
+    const { changes } = this.update.run(
+      etag,
+      valid.processState,
+      valid.lockedBy,
+      valid.completeBy,
+      valid.notBefore,
+      JSON.stringify(valid),
+      valid.orderId,
+      ifMatch,
+    );
+    if (changes === 1) return ok({ ...valid, _etag: etag });
+    const exists = this.selectOne.get(valid.orderId) !== undefined;
+    return err(
+      exists ? new PreconditionFailedError(valid.orderId, ifMatch) : new NotFoundError(valid.orderId),
+    );
+  }
+
+  async queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>> {
+    return this.page("claimable", query, (cursor, limit) =>
+      this.claimable.all(query.now, cursor.sortKey, cursor.orderId, limit),
+    );
+  }
+
+  async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
+    return this.page("expired", query, (cursor, limit) =>
+      this.expired.all(query.expiredSince, query.now, cursor.sortKey, cursor.orderId, limit),
+    );
+  }
+
+  private page(
+    name: QueryName,
+    request: { readonly maxItems: number; readonly continuationToken?: string | null },
+    select: (cursor: { sortKey: string; orderId: string }, limit: number) => KeyedRow[],
+  ): Page<StoredStateRecord> {
+    checkPageSize(request.maxItems);
+    const cursor = request.continuationToken ? decodeCursor(request.continuationToken, name) : START;
+    const started = performance.now();
+    // One row more than asked tells whether another page exists without a second query.
+    const rows = select(cursor, request.maxItems + 1);
+    const items = rows.slice(0, request.maxItems);
+    const last = items[items.length - 1];
+    const continuationToken =
+      rows.length > request.maxItems && last
+        ? encodeCursor({ query: name, sortKey: last.sort_key, orderId: last.order_id })
+        : null;
+    return {
+      items: items.map(toStored),
+      continuationToken,
+      cost: { requestUnits: 0, itemsReturned: items.length, durationMs: performance.now() - started },
+    };
+  }
+}
+
+function checked(record: StateRecord): StateRecord {
+  const parsed = parseStateRecord(stripMetadata(record));
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value;
+}
+
+/** Store metadata that callers hand back with the record is not part of the document. */
+function stripMetadata(record: StateRecord): unknown {
+  const { _etag, ...document } = record as StoredStateRecord;
+  void _etag;
+  return document;
+}
+
+function toStored(row: RecordRow): StoredStateRecord {
+  return { ...(JSON.parse(row.document) as StateRecord), _etag: row.etag };
+}
+
+function newEtag(): string {
+  return `"${randomUUID()}"`;
+}
+
+function checkPageSize(maxItems: number): void {
+  if (!Number.isInteger(maxItems) || maxItems < 1 || maxItems > MAX_PAGE_SIZE) {
+    throw new RangeError(`maxItems must be an integer from 1 to ${MAX_PAGE_SIZE}; got ${maxItems}`);
+  }
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.query, cursor.sortKey, cursor.orderId])).toString("base64url");
+}
+
+function decodeCursor(token: string, expected: QueryName): Cursor {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+  } catch {
+    throw new InvalidContinuationTokenError("not a token issued by this store");
+  }
+  if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((p) => typeof p === "string")) {
+    throw new InvalidContinuationTokenError("not a token issued by this store");
+  }
+  const [query, sortKey, orderId] = parts as [string, string, string];
+  if (query !== expected)
+    throw new InvalidContinuationTokenError(`issued for the ${query} query, not ${expected}`);
+  return { query, sortKey, orderId };
+}

@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
+import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
+import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import { describeStateStoreContract } from "../contracts/state-store.contract.js";
+import { pendingRecord } from "../support/records.js";
+
+describeStateStoreContract("SQLite in memory", async () => {
+  const db = openDatabase(":memory:");
+  return { store: new SqliteStateStore(db), dispose: async () => void db.close() };
+});
+
+describeStateStoreContract("SQLite file, two connections", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sas-state-"));
+  const path = join(dir, "state.sqlite");
+  const db = openDatabase(path);
+  const others: ReturnType<typeof openDatabase>[] = [];
+  return {
+    store: new SqliteStateStore(db),
+    secondHandle: async () => {
+      const other = openDatabase(path);
+      others.push(other);
+      return new SqliteStateStore(other);
+    },
+    dispose: async () => {
+      for (const other of others) other.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe("SQLite database file", () => {
+  it("is in WAL mode, migrated once, and keeps records across reopening", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sas-db-"));
+    const path = join(dir, "state.sqlite");
+    try {
+      const db = openDatabase(path);
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(schemaVersion(db)).toBe(MIGRATIONS.length);
+      await new SqliteStateStore(db).createIfAbsent(pendingRecord("ord-kept"));
+      db.close();
+      const reopened = openDatabase(path);
+      expect(schemaVersion(reopened)).toBe(MIGRATIONS.length);
+      expect((await new SqliteStateStore(reopened).get("ord-kept"))?.orderId).toBe("ord-kept");
+      reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("applies only the migrations a file has not seen, and refuses a file from newer code", () => {
+    const dir = mkdtempSync(join(tmpdir(), "sas-db-"));
+    const path = join(dir, "state.sqlite");
+    try {
+      const extra = {
+        version: MIGRATIONS.length + 1,
+        description: "extra",
+        sql: "CREATE TABLE extra (x INTEGER)",
+      };
+      openDatabase(path).close();
+      const upgraded = openDatabase(path, { migrations: [...MIGRATIONS, extra] });
+      expect(schemaVersion(upgraded)).toBe(extra.version);
+      upgraded.close();
+      expect(() => openDatabase(path)).toThrow(/newer than this code knows/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,271 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
+import { addMilliseconds } from "../../src/domain/time.js";
+import { applyTransition, type Command } from "../../src/domain/transitions.js";
+import type { StateStore } from "../../src/ports/state-store.js";
+import {
+  InvalidContinuationTokenError,
+  NotFoundError,
+  PreconditionFailedError,
+} from "../../src/ports/store-errors.js";
+import { pendingRecord, T0 } from "../support/records.js";
+
+export interface StateStoreFixture {
+  readonly store: StateStore;
+  /** The same store through a second client or connection, where the adapter has one. */
+  readonly secondHandle?: () => Promise<StateStore>;
+  dispose(): Promise<void>;
+}
+
+const at = (ms: number) => addMilliseconds(T0, ms);
+
+function claimCommand(now = at(0)): Command {
+  return { type: "claim", now, attemptTimeoutMs: 60_000 };
+}
+
+function transition(
+  record: StateRecord,
+  command: Command,
+  actor: "starter" | "supervisor" = "starter",
+): StateRecord {
+  const result = applyTransition(record, actor, command);
+  if (!result.ok) throw result.error;
+  return result.value.record;
+}
+
+function withoutEtag(record: StoredStateRecord): StateRecord {
+  const { _etag, ...rest } = record;
+  void _etag;
+  return rest;
+}
+
+/** The behaviour every StateStore adapter must show. */
+export function describeStateStoreContract(
+  adapterName: string,
+  createFixture: () => Promise<StateStoreFixture>,
+) {
+  describe(`StateStore contract: ${adapterName}`, () => {
+    let fixture: StateStoreFixture;
+    let store: StateStore;
+
+    beforeEach(async () => {
+      fixture = await createFixture();
+      store = fixture.store;
+    });
+    afterEach(async () => fixture.dispose());
+
+    async function create(record: StateRecord): Promise<StoredStateRecord> {
+      const result = await store.createIfAbsent(record);
+      if (!result.created) throw new Error(`${record.orderId} already existed`);
+      return result.record;
+    }
+
+    describe("records", () => {
+      it("creates a record once and returns the existing one, untouched, on a second create", async () => {
+        const created = await create(pendingRecord("ord-a"));
+        expect(created._etag).toEqual(expect.any(String));
+        expect(withoutEtag(created)).toEqual(pendingRecord("ord-a"));
+        const again = await store.createIfAbsent(pendingRecord("ord-a", { replyTo: "another-queue" }));
+        expect(again).toEqual({ created: false, existing: created });
+        expect(await store.get("ord-a")).toEqual(created);
+      });
+
+      it("returns undefined for an unknown order", async () => {
+        expect(await store.get("ord-missing")).toBeUndefined();
+      });
+
+      it("replaces on a matching ETag, issuing a new one", async () => {
+        const created = await create(pendingRecord("ord-a"));
+        const claimed = transition(created, claimCommand());
+        const replaced = await store.replace(claimed, created._etag);
+        expect(replaced.ok).toBe(true);
+        if (!replaced.ok) return;
+        expect(replaced.value._etag).not.toBe(created._etag);
+        expect(withoutEtag(replaced.value)).toEqual(withoutEtag({ ...claimed, _etag: "" }));
+        expect(await store.get("ord-a")).toEqual(replaced.value);
+      });
+
+      it("fails a stale ETag with the typed precondition error and changes nothing", async () => {
+        const created = await create(pendingRecord("ord-a"));
+        const first = await store.replace(transition(created, claimCommand()), created._etag);
+        expect(first.ok).toBe(true);
+        const stored = await store.get("ord-a");
+        const stale = await store.replace({ ...created, replyTo: "overwritten" }, created._etag);
+        expect(stale.ok).toBe(false);
+        if (stale.ok) return;
+        expect(stale.error).toBeInstanceOf(PreconditionFailedError);
+        expect(stale.error.kind).toBe("PreconditionFailed");
+        expect(await store.get("ord-a")).toEqual(stored);
+      });
+
+      it("fails a replace of an unknown record with the typed not-found error", async () => {
+        const result = await store.replace(pendingRecord("ord-ghost"), '"whatever"');
+        expect(result.ok).toBe(false);
+        if (!result.ok) expect(result.error).toBeInstanceOf(NotFoundError);
+        expect(await store.get("ord-ghost")).toBeUndefined();
+      });
+
+      it("refuses to write a record that breaks the record schema", async () => {
+        const broken = { ...pendingRecord("ord-bad"), processState: "Finished" } as unknown as StateRecord;
+        await expect(store.createIfAbsent(broken)).rejects.toThrow(/processState/);
+        expect(await store.get("ord-bad")).toBeUndefined();
+      });
+
+      it("lets exactly one of two concurrent claims of one record succeed", async () => {
+        await create(pendingRecord("ord-race"));
+        const other = fixture.secondHandle ? await fixture.secondHandle() : store;
+        const claimVia = async (handle: StateStore) => {
+          const seen = await handle.get("ord-race");
+          if (!seen) throw new Error("record missing");
+          return handle.replace(transition(seen, claimCommand()), seen._etag);
+        };
+        const results = await Promise.all([
+          claimVia(store),
+          claimVia(other),
+          claimVia(store),
+          claimVia(other),
+        ]);
+        expect(results.filter((r) => r.ok)).toHaveLength(1);
+        for (const lost of results.filter((r) => !r.ok)) {
+          expect(!lost.ok && lost.error).toBeInstanceOf(PreconditionFailedError);
+        }
+        expect((await store.get("ord-race"))?.lockedBy).toBe("ord-race:1");
+      });
+    });
+
+    describe("claimable query", () => {
+      it("returns Pending, unlocked records whose notBefore has passed, oldest first", async () => {
+        await create(pendingRecord("ord-late", { notBefore: at(3_000) }));
+        await create(pendingRecord("ord-b", { notBefore: at(1_000) }));
+        await create(pendingRecord("ord-a", { notBefore: at(1_000) }));
+        await create(pendingRecord("ord-first", { notBefore: at(0) }));
+        const processing = await create(pendingRecord("ord-busy"));
+        await store.replace(transition(processing, claimCommand()), processing._etag);
+
+        const page = await store.queryClaimable({ now: at(2_000), maxItems: 10 });
+        expect(page.items.map((r) => r.orderId)).toEqual(["ord-first", "ord-a", "ord-b"]);
+        expect(page.continuationToken).toBeNull();
+        expect(page.cost.itemsReturned).toBe(3);
+        expect(page.cost.requestUnits).toBeGreaterThanOrEqual(0);
+        expect(page.items[0]?._etag).toEqual(expect.any(String));
+      });
+
+      it("pages every matching record exactly once while records change between pages", async () => {
+        const ids = Array.from({ length: 25 }, (_, i) => `ord-${String(i).padStart(2, "0")}`);
+        for (const [i, id] of ids.entries()) await create(pendingRecord(id, { notBefore: at(i % 5) }));
+        for (let i = 0; i < 10; i++) {
+          const busy = await create(pendingRecord(`busy-${i}`));
+          await store.replace(transition(busy, claimCommand()), busy._etag);
+        }
+        const seen: string[] = [];
+        let token: string | null = null;
+        let pages = 0;
+        do {
+          const page = await store.queryClaimable({ now: at(10), maxItems: 4, continuationToken: token });
+          expect(page.items.length).toBeLessThanOrEqual(4);
+          seen.push(...page.items.map((r) => r.orderId));
+          token = page.continuationToken;
+          pages++;
+          // Between pages: a matching record not yet returned gets a non-key update, a returned one and a
+          // non-matching one change, and new non-matching records appear.
+          const pendingLater = ids.find((id) => !seen.includes(id));
+          for (const id of [pendingLater, seen[0], `busy-${pages % 10}`]) {
+            if (!id) continue;
+            const current = await store.get(id);
+            if (current) await store.replace({ ...current, updatedAt: at(pages) }, current._etag);
+          }
+          await create(pendingRecord(`later-${pages}`, { notBefore: at(50) }));
+        } while (token);
+        expect(pages).toBe(7);
+        expect([...seen].sort()).toEqual([...ids].sort());
+        expect(new Set(seen).size).toBe(seen.length);
+      });
+
+      it("bounds page size and refuses foreign continuation tokens", async () => {
+        for (let i = 0; i < 3; i++) await create(pendingRecord(`ord-${i}`));
+        const first = await store.queryClaimable({ now: at(0), maxItems: 2 });
+        expect(first.items).toHaveLength(2);
+        expect(first.continuationToken).toEqual(expect.any(String));
+        await expect(store.queryClaimable({ now: at(0), maxItems: 0 })).rejects.toThrow(RangeError);
+        await expect(store.queryClaimable({ now: at(0), maxItems: 1_001 })).rejects.toThrow(RangeError);
+        await expect(
+          store.queryClaimable({ now: at(0), maxItems: 2, continuationToken: "not-a-token" }),
+        ).rejects.toBeInstanceOf(InvalidContinuationTokenError);
+        const expiredToken = first.continuationToken ?? "";
+        await expect(
+          store.queryExpired({
+            now: at(0),
+            expiredSince: at(-1),
+            maxItems: 2,
+            continuationToken: expiredToken,
+          }),
+        ).rejects.toBeInstanceOf(InvalidContinuationTokenError);
+      });
+    });
+
+    describe("expired query", () => {
+      /** A record claimed at `claimedAt`, so its completeBy is 60 s later. */
+      async function claimedAt(orderId: string, claimedAt: number): Promise<StoredStateRecord> {
+        const created = await create(pendingRecord(orderId, { notBefore: at(0) }));
+        const replaced = await store.replace(transition(created, claimCommand(at(claimedAt))), created._etag);
+        if (!replaced.ok) throw replaced.error;
+        return replaced.value;
+      }
+
+      it("returns Processing and Compensating records whose deadline lies in the window, oldest first", async () => {
+        await claimedAt("ord-too-old", 0); // deadline 60 s
+        await claimedAt("ord-b", 20_000); // 80 s
+        await claimedAt("ord-a", 10_000); // 70 s
+        await claimedAt("ord-now", 40_000); // 100 s: equal to now counts as passed
+        await claimedAt("ord-future", 50_000); // 110 s
+        await create(pendingRecord("ord-pending"));
+        const page = await store.queryExpired({ now: at(100_000), expiredSince: at(65_000), maxItems: 10 });
+        expect(page.items.map((r) => r.orderId)).toEqual(["ord-a", "ord-b", "ord-now"]);
+        expect(page.continuationToken).toBeNull();
+        expect(page.cost.itemsReturned).toBe(3);
+      });
+
+      it("pages every expired record exactly once while other records are recovered between pages", async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 18; i++) {
+          ids.push(`ord-${String(i).padStart(2, "0")}`);
+          await claimedAt(ids[i] as string, (i % 6) * 1_000);
+        }
+        for (let i = 0; i < 6; i++) await claimedAt(`fresh-${i}`, 500_000);
+        const seen: string[] = [];
+        let token: string | null = null;
+        do {
+          const page = await store.queryExpired({
+            now: at(200_000),
+            expiredSince: at(0),
+            maxItems: 5,
+            continuationToken: token,
+          });
+          seen.push(...page.items.map((r) => r.orderId));
+          token = page.continuationToken;
+          // The Supervisor recovers what it saw (it stops matching) and a fresh record is touched.
+          for (const record of page.items.slice(0, 2)) {
+            const recover: Command = {
+              type: "recover",
+              expectedLockedBy: record.lockedBy ?? "",
+              now: at(200_000),
+              policy: {
+                maxRecoveries: 5,
+                backoff: { baseMs: 10, capMs: 10 },
+                extendedBackoffAfter: 5,
+                extendedDelayMs: 10,
+              },
+              random: () => 0,
+            };
+            const recovered = await store.replace(transition(record, recover, "supervisor"), record._etag);
+            expect(recovered.ok).toBe(true);
+          }
+          const fresh = await store.get("fresh-0");
+          if (fresh) await store.replace({ ...fresh, updatedAt: at(seen.length) }, fresh._etag);
+        } while (token);
+        expect([...seen].sort()).toEqual([...ids].sort());
+        expect(new Set(seen).size).toBe(seen.length);
+      });
+    });
+  });
+}
