@@ -47,10 +47,8 @@ const START = { sortKey: "", orderId: "" };
  */
 export class SqliteStateStore implements StateStore {
   private readonly selectOne: Statement<[string], RecordRow>;
-  private readonly insert: Statement<[string, string, string, string | null, string | null, string, string]>;
-  private readonly update: Statement<
-    [string, string, string | null, string | null, string, string, string, string]
-  >;
+  private readonly insert: Statement<[RecordColumns]>;
+  private readonly update: Statement<[RecordColumns & { ifMatch: string }]>;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
   private readonly expired: Statement<[string, string, string, string, number], KeyedRow>;
 
@@ -58,12 +56,14 @@ export class SqliteStateStore implements StateStore {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
     this.insert = db.prepare(
       `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, document)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id) DO NOTHING`,
+       VALUES (@orderId, @etag, @processState, @lockedBy, @completeBy, @notBefore, @document)
+       ON CONFLICT (order_id) DO NOTHING`,
     );
     this.update = db.prepare(
       `UPDATE state_records
-       SET etag = ?, process_state = ?, locked_by = ?, complete_by = ?, not_before = ?, document = ?
-       WHERE order_id = ? AND etag = ?`,
+       SET etag = @etag, process_state = @processState, locked_by = @lockedBy, complete_by = @completeBy,
+           not_before = @notBefore, document = @document
+       WHERE order_id = @orderId AND etag = @ifMatch`,
     );
     this.claimable = db.prepare(
       `SELECT order_id, etag, document, not_before AS sort_key FROM state_records
@@ -86,17 +86,9 @@ export class SqliteStateStore implements StateStore {
 
   async createIfAbsent(record: StateRecord): Promise<CreateResult> {
     const valid = checked(record);
-    const etag = newEtag();
-    const { changes } = this.insert.run(
-      valid.orderId,
-      etag,
-      valid.processState,
-      valid.lockedBy,
-      valid.completeBy,
-      valid.notBefore,
-      JSON.stringify(valid),
-    );
-    if (changes === 1) return { created: true, record: { ...valid, _etag: etag } };
+    const columns = toColumns(valid);
+    const { changes } = this.insert.run(columns);
+    if (changes === 1) return { created: true, record: { ...valid, _etag: columns.etag } };
     const existing = await this.get(valid.orderId);
     if (!existing) throw new Error(`state record ${valid.orderId} vanished during create`);
     return { created: false, existing };
@@ -107,18 +99,9 @@ export class SqliteStateStore implements StateStore {
     ifMatch: string,
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
     const valid = checked(record);
-    const etag = newEtag();
-    const { changes } = this.update.run(
-      etag,
-      valid.processState,
-      valid.lockedBy,
-      valid.completeBy,
-      valid.notBefore,
-      JSON.stringify(valid),
-      valid.orderId,
-      ifMatch,
-    );
-    if (changes === 1) return ok({ ...valid, _etag: etag });
+    const columns = toColumns(valid);
+    const { changes } = this.update.run({ ...columns, ifMatch });
+    if (changes === 1) return ok({ ...valid, _etag: columns.etag });
     const exists = this.selectOne.get(valid.orderId) !== undefined;
     return err(
       exists ? new PreconditionFailedError(valid.orderId, ifMatch) : new NotFoundError(valid.orderId),
@@ -174,12 +157,31 @@ function stripMetadata(record: StateRecord): unknown {
   return document;
 }
 
-function toStored(row: RecordRow): StoredStateRecord {
-  return { ...(JSON.parse(row.document) as StateRecord), _etag: row.etag };
+/** The row a record is written as: a new ETag, the columns the queries use, and the whole document. */
+interface RecordColumns {
+  readonly orderId: string;
+  readonly etag: string;
+  readonly processState: string;
+  readonly lockedBy: string | null;
+  readonly completeBy: string | null;
+  readonly notBefore: string;
+  readonly document: string;
 }
 
-function newEtag(): string {
-  return `"${randomUUID()}"`;
+function toColumns(record: StateRecord): RecordColumns {
+  return {
+    orderId: record.orderId,
+    etag: `"${randomUUID()}"`,
+    processState: record.processState,
+    lockedBy: record.lockedBy,
+    completeBy: record.completeBy,
+    notBefore: record.notBefore,
+    document: JSON.stringify(record),
+  };
+}
+
+function toStored(row: RecordRow): StoredStateRecord {
+  return { ...(JSON.parse(row.document) as StateRecord), _etag: row.etag };
 }
 
 function checkPageSize(maxItems: number): void {
