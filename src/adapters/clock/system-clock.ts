@@ -6,7 +6,8 @@ export class SystemClock implements Clock {
     return new Date();
   }
 
-  async sleep(ms: number): Promise<void> {
-    if (ms > 0) await delay(ms);
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (ms > 0) await delay(ms, undefined, signal ? { signal } : {});
   }
 }

@@ -46,3 +46,15 @@ describe("VirtualClock", () => {
     expect(clock.pendingSleeps).toBe(0);
   });
 });
+
+describe("aborting a sleep", () => {
+  it("rejects with the signal's reason and forgets the sleeper", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    const sleeping = clock.sleep(1_000, controller.signal);
+    controller.abort(new Error("shutting down"));
+    await expect(sleeping).rejects.toThrow("shutting down");
+    expect(clock.pendingSleeps).toBe(0);
+    await expect(clock.sleep(1, controller.signal)).rejects.toThrow("shutting down");
+  });
+});

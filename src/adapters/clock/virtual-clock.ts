@@ -23,10 +23,20 @@ export class VirtualClock implements Clock {
     return new Date(this.nowMs);
   }
 
-  sleep(ms: number): Promise<void> {
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.sleepers.push({ wakeAt: this.nowMs + ms, order: this.nextOrder++, resolve });
+    return new Promise((resolve, reject) => {
+      const sleeper: Sleeper = { wakeAt: this.nowMs + ms, order: this.nextOrder++, resolve };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        "abort",
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
   }
 

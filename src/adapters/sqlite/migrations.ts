@@ -73,4 +73,52 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: "local durable runtime: instances, history, inbox, activity and timer work",
+    sql: `
+      CREATE TABLE df_instances (
+        instance_id   TEXT PRIMARY KEY,
+        execution_id  TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        input         TEXT,
+        output        TEXT,
+        failure       TEXT,
+        custom_status TEXT,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL
+      );
+      CREATE TABLE df_history (
+        instance_id TEXT NOT NULL,
+        position    INTEGER NOT NULL,
+        event       TEXT NOT NULL,
+        PRIMARY KEY (instance_id, position)
+      );
+      CREATE TABLE df_inbox (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        instance_id  TEXT NOT NULL,
+        execution_id TEXT NOT NULL,
+        event        TEXT NOT NULL
+      );
+      CREATE INDEX df_inbox_instance ON df_inbox (instance_id, id);
+      CREATE TABLE df_activities (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        instance_id  TEXT NOT NULL,
+        execution_id TEXT NOT NULL,
+        task_id      INTEGER NOT NULL,
+        name         TEXT NOT NULL,
+        input        TEXT
+      );
+      CREATE INDEX df_activities_instance ON df_activities (instance_id);
+      CREATE TABLE df_timers (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        instance_id  TEXT NOT NULL,
+        execution_id TEXT NOT NULL,
+        timer_id     INTEGER NOT NULL,
+        fire_at      INTEGER NOT NULL
+      );
+      CREATE INDEX df_timers_instance ON df_timers (instance_id, timer_id);
+    `,
+  },
 ];

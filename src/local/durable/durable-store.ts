@@ -1,0 +1,312 @@
+import type { EmbeddedDatabase } from "../../adapters/sqlite/database.js";
+import type { RuntimeStatus } from "../../ports/durable-client.js";
+import type { HistoryEvent } from "./history.js";
+
+export interface InstanceRow {
+  readonly instanceId: string;
+  readonly executionId: string;
+  readonly name: string;
+  readonly status: RuntimeStatus;
+  readonly input: string | null;
+  readonly output: string | null;
+  readonly failure: string | null;
+  readonly customStatus: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface InboxEntry {
+  readonly id: number;
+  readonly event: HistoryEvent;
+}
+
+export interface ActivityWork {
+  readonly id: number;
+  readonly instanceId: string;
+  readonly executionId: string;
+  readonly taskId: number;
+  readonly name: string;
+  readonly input: string | null;
+}
+
+export interface TimerWork {
+  readonly id: number;
+  readonly instanceId: string;
+  readonly timerId: number;
+  readonly fireAt: number;
+}
+
+export interface EpisodeCommit {
+  readonly instanceId: string;
+  readonly executionId: string;
+  /** Inbox entries up to this id were fed to the episode and are now history. */
+  readonly consumedUpTo: number;
+  readonly events: readonly HistoryEvent[];
+  readonly activities: readonly { taskId: number; name: string; input: string | null }[];
+  readonly timers: readonly { timerId: number; fireAt: number }[];
+  readonly canceledTimerIds: readonly number[];
+  readonly status: RuntimeStatus;
+  readonly output: string | null;
+  readonly failure: string | null;
+  readonly customStatus: string | null;
+  readonly at: number;
+}
+
+interface RawInstance {
+  instance_id: string;
+  execution_id: string;
+  name: string;
+  status: RuntimeStatus;
+  input: string | null;
+  output: string | null;
+  failure: string | null;
+  custom_status: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Where the local durable runtime keeps its state, in the embedded database: instances, their
+ * histories, an inbox of events not yet replayed, and outstanding activity and timer work. Every
+ * change the runtime makes is one transaction here, so a process that dies loses nothing committed.
+ */
+export class DurableStore {
+  private readonly statements;
+
+  constructor(private readonly db: EmbeddedDatabase) {
+    const s = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
+    this.statements = {
+      instance: s<[string], RawInstance>("SELECT * FROM df_instances WHERE instance_id = ?"),
+      history: s<[string], { event: string }>(
+        "SELECT event FROM df_history WHERE instance_id = ? ORDER BY position",
+      ),
+      historyLength: s<[string], { n: number }>("SELECT COUNT(*) AS n FROM df_history WHERE instance_id = ?"),
+      appendHistory: s<[string, number, string]>(
+        "INSERT INTO df_history (instance_id, position, event) VALUES (?, ?, ?)",
+      ),
+      inbox: s<[string], { id: number; event: string }>(
+        "SELECT id, event FROM df_inbox WHERE instance_id = ? ORDER BY id",
+      ),
+      instancesWithInbox: s<[], { instance_id: string }>(
+        "SELECT instance_id FROM df_inbox GROUP BY instance_id ORDER BY MIN(id)",
+      ),
+      addInbox: s<[string, string, string]>(
+        "INSERT INTO df_inbox (instance_id, execution_id, event) VALUES (?, ?, ?)",
+      ),
+      consumeInbox: s<[string, number]>("DELETE FROM df_inbox WHERE instance_id = ? AND id <= ?"),
+      upsertInstance: s<[string, string, string, string, string | null, number, number]>(
+        `INSERT INTO df_instances (instance_id, execution_id, name, status, input, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (instance_id) DO UPDATE SET execution_id = excluded.execution_id, name = excluded.name,
+           status = excluded.status, input = excluded.input, output = NULL, failure = NULL,
+           custom_status = NULL, created_at = excluded.created_at, updated_at = excluded.updated_at`,
+      ),
+      updateInstance: s<[RuntimeStatus, string | null, string | null, string | null, number, string, string]>(
+        `UPDATE df_instances SET status = ?, output = ?, failure = ?, custom_status = ?, updated_at = ?
+         WHERE instance_id = ? AND execution_id = ?`,
+      ),
+      addActivity: s<[string, string, number, string, string | null]>(
+        "INSERT INTO df_activities (instance_id, execution_id, task_id, name, input) VALUES (?, ?, ?, ?, ?)",
+      ),
+      activitiesAfter: s<[number, number], ActivityWork>(
+        `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
+         FROM df_activities WHERE id > ? ORDER BY id LIMIT ?`,
+      ),
+      activity: s<[number], ActivityWork>(
+        `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
+         FROM df_activities WHERE id = ?`,
+      ),
+      deleteActivity: s<[number]>("DELETE FROM df_activities WHERE id = ?"),
+      addTimer: s<[string, string, number, number]>(
+        "INSERT INTO df_timers (instance_id, execution_id, timer_id, fire_at) VALUES (?, ?, ?, ?) RETURNING id",
+      ),
+      timers: s<[], TimerWork>(
+        "SELECT id, instance_id AS instanceId, timer_id AS timerId, fire_at AS fireAt FROM df_timers ORDER BY fire_at",
+      ),
+      timer: s<[number], TimerWork & { executionId: string }>(
+        `SELECT id, instance_id AS instanceId, execution_id AS executionId, timer_id AS timerId, fire_at AS fireAt
+         FROM df_timers WHERE id = ?`,
+      ),
+      deleteTimer: s<[number]>("DELETE FROM df_timers WHERE id = ?"),
+      cancelTimer: s<[string, number]>("DELETE FROM df_timers WHERE instance_id = ? AND timer_id = ?"),
+      deleteWork: [
+        s<[string]>("DELETE FROM df_inbox WHERE instance_id = ?"),
+        s<[string]>("DELETE FROM df_activities WHERE instance_id = ?"),
+        s<[string]>("DELETE FROM df_timers WHERE instance_id = ?"),
+      ],
+      deleteHistory: s<[string]>("DELETE FROM df_history WHERE instance_id = ?"),
+      deleteInstance: s<[string]>("DELETE FROM df_instances WHERE instance_id = ?"),
+    };
+  }
+
+  instance(instanceId: string): InstanceRow | undefined {
+    const row = this.statements.instance.get(instanceId);
+    return row ? toInstance(row) : undefined;
+  }
+
+  history(instanceId: string): HistoryEvent[] {
+    return this.statements.history.all(instanceId).map((r) => JSON.parse(r.event) as HistoryEvent);
+  }
+
+  inbox(instanceId: string): InboxEntry[] {
+    return this.statements.inbox.all(instanceId).map((r) => ({ id: r.id, event: JSON.parse(r.event) }));
+  }
+
+  instancesWithInbox(): string[] {
+    return this.statements.instancesWithInbox.all().map((r) => r.instance_id);
+  }
+
+  /** Creates the instance (replacing a finished one with the same id) and queues its start. */
+  createInstance(row: Omit<InstanceRow, "output" | "failure" | "customStatus">, started: HistoryEvent): void {
+    this.transaction(() => {
+      this.deleteEverything(row.instanceId);
+      this.statements.upsertInstance.run(
+        row.instanceId,
+        row.executionId,
+        row.name,
+        row.status,
+        row.input,
+        row.createdAt,
+        row.updatedAt,
+      );
+      this.statements.addInbox.run(row.instanceId, row.executionId, JSON.stringify(started));
+    });
+  }
+
+  /** Records one episode: new history, consumed inbox, new work, cancelled timers, the instance's status. */
+  commitEpisode(commit: EpisodeCommit): TimerWork[] {
+    return this.transaction(() => {
+      const { instanceId, executionId } = commit;
+      let position = this.statements.historyLength.get(instanceId)?.n ?? 0;
+      for (const event of commit.events)
+        this.statements.appendHistory.run(instanceId, position++, JSON.stringify(event));
+      this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
+      const finished = commit.status !== "Running" && commit.status !== "Pending";
+      // A finished instance takes no more work; events that arrived during its last episode are dropped.
+      if (finished) for (const remove of this.statements.deleteWork) remove.run(instanceId);
+      for (const a of finished ? [] : commit.activities) {
+        this.statements.addActivity.run(instanceId, executionId, a.taskId, a.name, a.input);
+      }
+      for (const timerId of commit.canceledTimerIds) this.statements.cancelTimer.run(instanceId, timerId);
+      const timers = (finished ? [] : commit.timers).map((t) => {
+        const { id } = this.statements.addTimer.get(instanceId, executionId, t.timerId, t.fireAt) as {
+          id: number;
+        };
+        return { id, instanceId, timerId: t.timerId, fireAt: t.fireAt };
+      });
+      this.statements.updateInstance.run(
+        commit.status,
+        commit.output,
+        commit.failure,
+        commit.customStatus,
+        commit.at,
+        instanceId,
+        executionId,
+      );
+      return timers;
+    });
+  }
+
+  /** Activity work queued after `afterId`, oldest first. */
+  activitiesAfter(afterId: number, limit: number): ActivityWork[] {
+    return this.statements.activitiesAfter.all(afterId, limit);
+  }
+
+  /**
+   * Turns a finished activity into an inbox event for its instance. False when the work item is gone
+   * (its instance finished, was terminated or restarted meanwhile): the result is then dropped.
+   */
+  completeActivity(activityId: number, result: HistoryEvent): boolean {
+    return this.transaction(() => {
+      const work = this.statements.activity.get(activityId);
+      if (!work) return false;
+      this.statements.deleteActivity.run(activityId);
+      return this.deliver(work.instanceId, work.executionId, result);
+    });
+  }
+
+  timers(): TimerWork[] {
+    return this.statements.timers.all();
+  }
+
+  /** Turns a due timer into a TimerFired inbox event. False if the timer was cancelled or its instance ended. */
+  fireTimer(id: number, event: (timer: TimerWork) => HistoryEvent): boolean {
+    return this.transaction(() => {
+      const timer = this.statements.timer.get(id);
+      if (!timer) return false;
+      this.statements.deleteTimer.run(id);
+      return this.deliver(timer.instanceId, timer.executionId, event(timer));
+    });
+  }
+
+  /** Queues an event for a Pending or Running instance; returns the instance's state otherwise. */
+  raiseEvent(instanceId: string, event: HistoryEvent): "delivered" | "notFound" | "notRunning" {
+    return this.transaction(() => {
+      const instance = this.instance(instanceId);
+      if (!instance) return "notFound";
+      return this.deliver(instanceId, instance.executionId, event) ? "delivered" : "notRunning";
+    });
+  }
+
+  terminate(instanceId: string, reason: string, at: number): boolean {
+    return this.transaction(() => {
+      const instance = this.instance(instanceId);
+      if (!instance || !isActive(instance.status)) return false;
+      for (const remove of this.statements.deleteWork) remove.run(instanceId);
+      this.statements.updateInstance.run(
+        "Terminated",
+        JSON.stringify(reason),
+        null,
+        instance.customStatus,
+        at,
+        instanceId,
+        instance.executionId,
+      );
+      return true;
+    });
+  }
+
+  purge(instanceId: string): boolean {
+    return this.transaction(() => {
+      const existed = this.instance(instanceId) !== undefined;
+      this.deleteEverything(instanceId);
+      this.statements.deleteInstance.run(instanceId);
+      return existed;
+    });
+  }
+
+  private deliver(instanceId: string, executionId: string, event: HistoryEvent): boolean {
+    const instance = this.instance(instanceId);
+    if (!instance || instance.executionId !== executionId || !isActive(instance.status)) return false;
+    this.statements.addInbox.run(instanceId, executionId, JSON.stringify(event));
+    return true;
+  }
+
+  private deleteEverything(instanceId: string): void {
+    for (const remove of this.statements.deleteWork) remove.run(instanceId);
+    this.statements.deleteHistory.run(instanceId);
+  }
+
+  private transaction<T>(work: () => T): T {
+    return this.db.transaction(work).immediate();
+  }
+}
+
+export function isActive(status: RuntimeStatus): boolean {
+  return status === "Pending" || status === "Running";
+}
+
+function toInstance(row: RawInstance): InstanceRow {
+  return {
+    instanceId: row.instance_id,
+    executionId: row.execution_id,
+    name: row.name,
+    status: row.status,
+    input: row.input,
+    output: row.output,
+    failure: row.failure,
+    customStatus: row.custom_status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

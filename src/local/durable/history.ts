@@ -1,0 +1,191 @@
+/**
+ * History events in the shape the Durable Functions extension hands to the Node.js SDK (the fields the
+ * SDK's replay executor reads), and the SDK's actions as this runtime reads them back.
+ */
+export const EventType = {
+  ExecutionStarted: 0,
+  ExecutionCompleted: 1,
+  ExecutionTerminated: 2,
+  TaskScheduled: 4,
+  TaskCompleted: 5,
+  TaskFailed: 6,
+  TimerCreated: 10,
+  TimerFired: 11,
+  OrchestratorStarted: 12,
+  OrchestratorCompleted: 13,
+  EventRaised: 15,
+} as const;
+
+export const ActionType = {
+  CallActivity: 0,
+  CallActivityWithRetry: 1,
+  CallSubOrchestrator: 2,
+  CallSubOrchestratorWithRetry: 3,
+  ContinueAsNew: 4,
+  CreateTimer: 5,
+  WaitForExternalEvent: 6,
+  CallEntity: 7,
+  CallHttp: 8,
+  SignalEntity: 9,
+  WhenAll: 11,
+  WhenAny: 12,
+} as const;
+
+export interface HistoryEvent {
+  readonly EventType: number;
+  readonly EventId: number;
+  readonly IsPlayed: boolean;
+  readonly Timestamp: string;
+  readonly [field: string]: unknown;
+}
+
+export interface FailureDetails {
+  readonly ErrorType: string;
+  readonly ErrorMessage: string;
+  readonly StackTrace?: string;
+}
+
+function event(type: number, at: Date, fields: Record<string, unknown> = {}, eventId = -1): HistoryEvent {
+  return { EventType: type, EventId: eventId, IsPlayed: false, Timestamp: at.toISOString(), ...fields };
+}
+
+/** JSON as the extension carries payloads: a string, or absent for `undefined`. */
+export function toPayload(value: unknown): string | undefined {
+  return value === undefined ? undefined : JSON.stringify(value);
+}
+
+export const history = {
+  orchestratorStarted: (at: Date) => event(EventType.OrchestratorStarted, at),
+  orchestratorCompleted: (at: Date) => event(EventType.OrchestratorCompleted, at),
+  executionStarted: (at: Date, name: string, input: string | undefined) =>
+    event(EventType.ExecutionStarted, at, { Name: name, Input: input }),
+  executionCompleted: (at: Date, status: "Completed" | "Failed", result: string | undefined) =>
+    event(EventType.ExecutionCompleted, at, { OrchestrationStatus: status, Result: result }),
+  taskScheduled: (at: Date, taskId: number, name: string, input: string | undefined) =>
+    event(EventType.TaskScheduled, at, { Name: name, Input: input }, taskId),
+  taskCompleted: (at: Date, taskId: number, result: string | undefined) =>
+    event(EventType.TaskCompleted, at, { TaskScheduledId: taskId, Result: result }),
+  taskFailed: (at: Date, taskId: number, failure: FailureDetails) =>
+    event(EventType.TaskFailed, at, {
+      TaskScheduledId: taskId,
+      Reason: failure.ErrorMessage,
+      Details: failure.StackTrace ?? "",
+      FailureDetails: failure,
+    }),
+  timerCreated: (at: Date, timerId: number, fireAt: Date) =>
+    event(EventType.TimerCreated, at, { FireAt: fireAt.toISOString() }, timerId),
+  timerFired: (at: Date, timerId: number, fireAt: Date) =>
+    event(EventType.TimerFired, at, { TimerId: timerId, FireAt: fireAt.toISOString() }),
+  eventRaised: (at: Date, name: string, input: string | undefined) =>
+    event(EventType.EventRaised, at, { Name: name, Input: input }),
+};
+
+export function failureDetailsOf(error: unknown): FailureDetails {
+  if (error instanceof Error) {
+    return {
+      ErrorType: error.name,
+      ErrorMessage: error.message,
+      ...(error.stack ? { StackTrace: error.stack } : {}),
+    };
+  }
+  return { ErrorType: "Error", ErrorMessage: String(error) };
+}
+
+/** One unit of work an orchestrator asked for, in the order the extension numbers them. */
+export type ScheduledTask =
+  | { readonly kind: "activity"; readonly name: string; readonly input: unknown }
+  | { readonly kind: "timer"; readonly fireAt: Date; readonly canceled: boolean };
+
+interface SdkAction {
+  readonly actionType: number;
+  readonly functionName?: string;
+  readonly input?: unknown;
+  readonly fireAt?: Date | string;
+  readonly isCanceled?: boolean;
+  readonly compoundActions?: readonly SdkAction[];
+}
+
+export class UnsupportedActionError extends Error {
+  override readonly name = "UnsupportedActionError";
+  constructor(readonly actionType: number) {
+    const known = Object.entries(ActionType).find(([, n]) => n === actionType)?.[0] ?? `type ${actionType}`;
+    super(`the local durable runtime does not support ${known} actions`);
+  }
+}
+
+/**
+ * Flattens the SDK's action list, depth first, into the tasks the extension would number: activities
+ * and timers take sequence numbers 0, 1, 2, ... in this order; waits for external events take none.
+ */
+export function scheduledTasks(actions: readonly (readonly SdkAction[])[]): ScheduledTask[] {
+  const tasks: ScheduledTask[] = [];
+  const visit = (action: SdkAction): void => {
+    switch (action.actionType) {
+      case ActionType.CallActivity:
+        tasks.push({ kind: "activity", name: action.functionName ?? "", input: action.input });
+        return;
+      case ActionType.CreateTimer:
+        tasks.push({
+          kind: "timer",
+          fireAt: new Date(action.fireAt ?? 0),
+          canceled: action.isCanceled === true,
+        });
+        return;
+      case ActionType.WaitForExternalEvent:
+        return;
+      case ActionType.WhenAll:
+      case ActionType.WhenAny:
+        for (const child of action.compoundActions ?? []) visit(child);
+        return;
+      default:
+        throw new UnsupportedActionError(action.actionType);
+    }
+  };
+  for (const batch of actions) for (const action of batch) visit(action);
+  return tasks;
+}
+
+/** The tasks a history says were scheduled, by sequence number. */
+export interface RecordedTask {
+  readonly id: number;
+  readonly task: ScheduledTask;
+}
+
+export function recordedTasks(events: readonly HistoryEvent[]): RecordedTask[] {
+  return events.flatMap((e): RecordedTask[] => {
+    if (e.EventType === EventType.TaskScheduled) {
+      return [{ id: e.EventId, task: { kind: "activity", name: String(e.Name), input: e.Input } as const }];
+    }
+    if (e.EventType === EventType.TimerCreated) {
+      const task = { kind: "timer", fireAt: new Date(String(e.FireAt)), canceled: false } as const;
+      return [{ id: e.EventId, task }];
+    }
+    return [];
+  });
+}
+
+function describe(task: ScheduledTask): string {
+  return task.kind === "activity" ? `activity ${task.name}` : `timer at ${task.fireAt.toISOString()}`;
+}
+
+/**
+ * The determinism check the JS SDK does not do: replaying the history must ask for the same tasks, in
+ * the same order, as were recorded. Returns a description of the first difference, or undefined.
+ */
+export function firstMismatch(
+  recorded: readonly RecordedTask[],
+  replayed: readonly ScheduledTask[],
+): string | undefined {
+  for (const [index, { id, task }] of recorded.entries()) {
+    const now = replayed[index];
+    if (!now)
+      return `history has ${describe(task)} as task ${id}, but the orchestrator no longer schedules it`;
+    const same =
+      now.kind === task.kind &&
+      (now.kind === "activity"
+        ? task.kind === "activity" && now.name === task.name
+        : task.kind === "timer" && now.fireAt.getTime() === task.fireAt.getTime());
+    if (!same) return `task ${id} was ${describe(task)} in history, but replay scheduled ${describe(now)}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,525 @@
+import { randomUUID } from "node:crypto";
+// @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
+import azureFunctions, { type InvocationContext } from "@azure/functions";
+import type { EmbeddedDatabase } from "../../adapters/sqlite/database.js";
+import type { Clock } from "../../ports/clock.js";
+import {
+  type DurableClient,
+  FINISHED_STATUSES,
+  InstanceAlreadyRunningError,
+  type OrchestrationStatus,
+  type RaiseEventResult,
+  type RuntimeStatus,
+  type StartOptions,
+} from "../../ports/durable-client.js";
+import type { Logger } from "../../ports/logger.js";
+import type { CapturedFunction, FunctionRegistry } from "../registration-capture.js";
+import { DurableStore, type InstanceRow, isActive, type TimerWork } from "./durable-store.js";
+import {
+  failureDetailsOf,
+  firstMismatch,
+  type HistoryEvent,
+  history,
+  recordedTasks,
+  type ScheduledTask,
+  scheduledTasks,
+  toPayload,
+} from "./history.js";
+
+export interface LocalDurableRuntimeOptions {
+  readonly db: EmbeddedDatabase;
+  readonly clock: Clock;
+  /** The app's functions, captured from its `df.app.orchestration` / `df.app.activity` registrations. */
+  readonly registry: FunctionRegistry;
+  readonly logger: Logger;
+  /** Activities of all instances that may run at once (default 16). */
+  readonly maxConcurrentActivities?: number;
+}
+
+/** What the SDK's orchestrator wrapper returns (or embeds in its error after `$OutOfProcData$:`). */
+interface SdkState {
+  readonly isDone: boolean;
+  readonly actions: readonly (readonly never[])[];
+  readonly output?: unknown;
+  readonly error?: string;
+  readonly customStatus?: unknown;
+}
+
+interface Replay {
+  readonly done: boolean;
+  readonly output: unknown;
+  readonly failure: string | undefined;
+  readonly customStatus: unknown;
+  readonly tasks: readonly ScheduledTask[];
+}
+
+/** The latest replay schema the SDK knows (V4), as a current extension offers it. */
+const UPPER_SCHEMA_VERSION = 3;
+const OUT_OF_PROC_DATA = "$OutOfProcData$:";
+/** Instance ids as Durable Functions accepts them: 1 to 100 characters, none of / \\ # ? or control characters. */
+function isValidInstanceId(id: string): boolean {
+  if (id.length < 1 || id.length > 100) return false;
+  return [...id].every((ch) => {
+    const code = ch.charCodeAt(0);
+    return !"/\\#?".includes(ch) && code > 0x1f && !(code >= 0x7f && code <= 0x9f);
+  });
+}
+
+type RuntimeState = "running" | "closing" | "closed" | "halted";
+
+/**
+ * Runs Durable Functions orchestrators without the Functions host: the app's registered orchestrator
+ * functions replay their history through the SDK's own executor, as under the extension, while this
+ * runtime keeps the history, runs activities, arms timers and delivers events, durably in SQLite.
+ *
+ * One runtime owns a database file at a time. Episodes of one instance never overlap; activities of
+ * all instances run concurrently up to a limit. Activities run at least once: one interrupted by a
+ * crash runs again when a runtime next opens the file.
+ */
+export class LocalDurableRuntime implements DurableClient {
+  private readonly store: DurableStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly maxConcurrentActivities: number;
+  private readonly orchestrators = new Map<string, CapturedFunction>();
+  private readonly activities = new Map<string, CapturedFunction>();
+  private readonly runningActivities = new Map<number, Promise<void>>();
+  private readonly timerShutdown = new AbortController();
+  private activityCursor = 0;
+  private state: RuntimeState = "running";
+  private pumpScheduled = false;
+  private pumping = false;
+  private pumpAgain = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
+
+  private constructor(options: LocalDurableRuntimeOptions) {
+    this.store = new DurableStore(options.db);
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.maxConcurrentActivities = options.maxConcurrentActivities ?? 16;
+    if (!Number.isInteger(this.maxConcurrentActivities) || this.maxConcurrentActivities < 1) {
+      throw new RangeError(
+        `maxConcurrentActivities must be a positive integer; got ${this.maxConcurrentActivities}`,
+      );
+    }
+    for (const fn of options.registry.withTrigger("orchestrationTrigger"))
+      this.orchestrators.set(fn.name, fn);
+    for (const fn of options.registry.withTrigger("activityTrigger")) this.activities.set(fn.name, fn);
+  }
+
+  /** Opens the runtime on a database and resumes whatever it holds: pending events, activities, timers. */
+  static open(options: LocalDurableRuntimeOptions): LocalDurableRuntime {
+    const runtime = new LocalDurableRuntime(options);
+    for (const timer of runtime.store.timers()) runtime.armTimer(timer);
+    runtime.wake();
+    return runtime;
+  }
+
+  async startNew(orchestrationName: string, options: StartOptions): Promise<string> {
+    this.assertRunning();
+    const { instanceId } = options;
+    if (!isValidInstanceId(instanceId)) {
+      throw new RangeError(
+        `instance id ${JSON.stringify(instanceId)} must be 1 to 100 characters without / \\ # ? or control characters`,
+      );
+    }
+    if (!this.orchestrators.has(orchestrationName)) {
+      throw new Error(`no orchestration named ${orchestrationName} is registered`);
+    }
+    const existing = this.store.instance(instanceId);
+    if (existing && isActive(existing.status))
+      throw new InstanceAlreadyRunningError(instanceId, existing.status);
+    const at = this.clock.now();
+    const input = toPayload(options.input) ?? null;
+    this.store.createInstance(
+      {
+        instanceId,
+        executionId: randomUUID(),
+        name: orchestrationName,
+        status: "Pending",
+        input,
+        createdAt: at.getTime(),
+        updatedAt: at.getTime(),
+      },
+      history.executionStarted(at, orchestrationName, input ?? undefined),
+    );
+    this.logger.info("durable.instance.scheduled", { instanceId, orchestration: orchestrationName });
+    this.wake();
+    return instanceId;
+  }
+
+  async raiseEvent(instanceId: string, eventName: string, eventData?: unknown): Promise<RaiseEventResult> {
+    this.assertRunning();
+    const outcome = this.store.raiseEvent(
+      instanceId,
+      history.eventRaised(this.clock.now(), eventName, toPayload(eventData)),
+    );
+    if (outcome !== "delivered") {
+      this.logger.warn("durable.event.dropped", { instanceId, eventName, reason: outcome });
+      return { delivered: false, reason: outcome };
+    }
+    this.wake();
+    return { delivered: true };
+  }
+
+  async getStatus(instanceId: string): Promise<OrchestrationStatus | undefined> {
+    const row = this.store.instance(instanceId);
+    return row ? toStatus(row) : undefined;
+  }
+
+  async terminate(instanceId: string, reason: string): Promise<void> {
+    this.assertRunning();
+    if (this.store.terminate(instanceId, reason, this.clock.now().getTime())) {
+      this.logger.warn("durable.instance.terminated", { instanceId, reason });
+      this.notifyIfFinished(instanceId);
+    }
+  }
+
+  async purge(instanceId: string): Promise<boolean> {
+    return this.store.purge(instanceId);
+  }
+
+  /** The instance's history as recorded: for tests and for operators investigating a failure. */
+  historyOf(instanceId: string): HistoryEvent[] {
+    return this.store.history(instanceId);
+  }
+
+  /** Resolves when the instance has finished (Completed, Failed or Terminated). */
+  waitForCompletion(instanceId: string, timeoutMs = 30_000): Promise<OrchestrationStatus> {
+    const row = this.store.instance(instanceId);
+    if (row && FINISHED_STATUSES.includes(row.status)) return Promise.resolve(toStatus(row));
+    return new Promise((resolve, reject) => {
+      const timeout = setTimeout(
+        () => reject(new Error(`instance ${instanceId} did not finish within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      timeout.unref();
+      const waiters = this.completionWaiters.get(instanceId) ?? [];
+      waiters.push((status) => {
+        clearTimeout(timeout);
+        resolve(status);
+      });
+      this.completionWaiters.set(instanceId, waiters);
+    });
+  }
+
+  /**
+   * Resolves when nothing is left to do without time passing: no events waiting for an episode, no
+   * activity queued or running. Timers may still be pending; with a virtual clock, advance it next.
+   */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops taking new work, lets running activities finish and record their results, then stops. */
+  async close(): Promise<void> {
+    if (this.state !== "running") return;
+    this.state = "closing";
+    this.timerShutdown.abort(new Error("runtime closed"));
+    await Promise.allSettled(this.runningActivities.values());
+    this.state = "closed";
+  }
+
+  /** Stops at once, as a killed process would: nothing more is written, running activities are abandoned. */
+  halt(): void {
+    this.state = "halted";
+    this.timerShutdown.abort(new Error("runtime halted"));
+  }
+
+  private assertRunning(): void {
+    if (this.state !== "running") throw new Error(`the durable runtime is ${this.state}`);
+  }
+
+  private wake(): void {
+    if (this.state !== "running") return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping || this.state !== "running") return;
+    this.pumping = true;
+    const broken = new Set<string>();
+    try {
+      do {
+        this.pumpAgain = false;
+        for (const instanceId of this.store.instancesWithInbox()) {
+          if (this.state !== "running") return;
+          if (broken.has(instanceId)) continue;
+          try {
+            await this.runEpisode(instanceId);
+          } catch (error) {
+            // A fault of the runtime or its store, not of the orchestrator: keep the events for a later try.
+            broken.add(instanceId);
+            this.logger.error("durable.episode.error", { instanceId, error });
+          }
+        }
+        this.startActivities();
+      } while (this.pumpAgain && this.state === "running");
+    } finally {
+      this.pumping = false;
+      this.notifyIdle();
+    }
+  }
+
+  private async runEpisode(instanceId: string): Promise<void> {
+    const instance = this.store.instance(instanceId);
+    const inbox = this.store.inbox(instanceId);
+    const lastEntry = inbox[inbox.length - 1];
+    if (!instance || !lastEntry) return;
+    const at = this.clock.now();
+    const past = this.store.history(instanceId);
+    const fresh = [history.orchestratorStarted(at), ...inbox.map((entry) => entry.event)];
+    const orchestrator = this.orchestrators.get(instance.name);
+    const replay: Replay = orchestrator
+      ? await this.replay(orchestrator, instance, [...past, ...fresh])
+      : {
+          done: false,
+          output: undefined,
+          failure: `no orchestration named ${instance.name} is registered`,
+          customStatus: undefined,
+          tasks: [],
+        };
+    if (this.state !== "running") return;
+
+    const recorded = recordedTasks(past);
+    const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
+    const failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
+    const status: RuntimeStatus = failure !== undefined ? "Failed" : replay.done ? "Completed" : "Running";
+
+    const newTasks = failure === undefined ? replay.tasks.slice(recorded.length) : [];
+    const scheduledEvents: HistoryEvent[] = [];
+    const activities: { taskId: number; name: string; input: string | null }[] = [];
+    const timers: { timerId: number; fireAt: number }[] = [];
+    for (const [offset, task] of newTasks.entries()) {
+      const taskId = recorded.length + offset;
+      if (task.kind === "activity") {
+        const input = typeof task.input === "string" ? task.input : (toPayload(task.input) ?? null);
+        scheduledEvents.push(history.taskScheduled(at, taskId, task.name, input ?? undefined));
+        activities.push({ taskId, name: task.name, input });
+      } else {
+        scheduledEvents.push(history.timerCreated(at, taskId, task.fireAt));
+        if (!task.canceled) timers.push({ timerId: taskId, fireAt: task.fireAt.getTime() });
+      }
+    }
+    const canceledTimerIds = replay.tasks.flatMap((task, id) =>
+      task.kind === "timer" && task.canceled ? [id] : [],
+    );
+    const closing =
+      status === "Running"
+        ? []
+        : [
+            history.executionCompleted(
+              at,
+              status,
+              status === "Completed" ? toPayload(replay.output) : failure,
+            ),
+          ];
+
+    const armed = this.store.commitEpisode({
+      instanceId,
+      executionId: instance.executionId,
+      consumedUpTo: lastEntry.id,
+      events: [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing],
+      activities,
+      timers,
+      canceledTimerIds,
+      status,
+      output: status === "Completed" ? (toPayload(replay.output) ?? null) : null,
+      failure: failure ?? null,
+      customStatus: toPayload(replay.customStatus) ?? null,
+      at: at.getTime(),
+    });
+    for (const timer of armed) this.armTimer(timer);
+
+    const fields = {
+      instanceId,
+      orchestration: instance.name,
+      events: inbox.length,
+      scheduled: newTasks.length,
+    };
+    if (status === "Completed") this.logger.info("durable.instance.completed", fields);
+    else if (status === "Failed") this.logger.error("durable.instance.failed", { ...fields, failure });
+    else this.logger.debug("durable.episode.completed", fields);
+    this.notifyIfFinished(instanceId);
+  }
+
+  private async replay(
+    orchestrator: CapturedFunction,
+    instance: InstanceRow,
+    events: HistoryEvent[],
+  ): Promise<Replay> {
+    const trigger = {
+      // A fresh copy: the SDK turns timestamps into Dates in place.
+      history: JSON.parse(JSON.stringify(events)),
+      input: instance.input === null ? undefined : JSON.parse(instance.input),
+      instanceId: instance.instanceId,
+      isReplaying: events.some((e) => e.EventType === 13),
+      parentInstanceId: "",
+      upperSchemaVersion: UPPER_SCHEMA_VERSION,
+      maximumShortTimerDuration: "6.00:00:00",
+      longRunningTimerIntervalDuration: "3.00:00:00",
+      defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
+    };
+    let state: SdkState;
+    let failure: string | undefined;
+    try {
+      state = (await orchestrator.handler(trigger, this.invocationContext(orchestrator.name))) as SdkState;
+    } catch (error) {
+      const embedded = stateEmbeddedIn(error);
+      state = embedded ?? { isDone: false, actions: [] };
+      failure = embedded?.error ?? (error instanceof Error ? error.message : String(error));
+    }
+    try {
+      return {
+        done: state.isDone,
+        output: state.output,
+        failure,
+        customStatus: state.customStatus,
+        tasks: scheduledTasks(state.actions),
+      };
+    } catch (error) {
+      return {
+        done: false,
+        output: undefined,
+        failure: (error as Error).message,
+        customStatus: state.customStatus,
+        tasks: [],
+      };
+    }
+  }
+
+  private startActivities(): void {
+    while (this.state === "running" && this.runningActivities.size < this.maxConcurrentActivities) {
+      const free = this.maxConcurrentActivities - this.runningActivities.size;
+      const batch = this.store.activitiesAfter(this.activityCursor, free);
+      if (batch.length === 0) return;
+      for (const work of batch) {
+        this.activityCursor = work.id;
+        const running = this.runActivity(work).finally(() => {
+          this.runningActivities.delete(work.id);
+          this.wake();
+          this.notifyIdle();
+        });
+        this.runningActivities.set(work.id, running);
+      }
+    }
+  }
+
+  private async runActivity(work: {
+    id: number;
+    instanceId: string;
+    taskId: number;
+    name: string;
+    input: string | null;
+  }): Promise<void> {
+    const fields = { instanceId: work.instanceId, activity: work.name, taskId: work.taskId };
+    let result: HistoryEvent;
+    try {
+      const activity = this.activities.get(work.name);
+      if (!activity) throw new Error(`no activity named ${work.name} is registered`);
+      const input = work.input === null ? undefined : JSON.parse(work.input);
+      const output = await activity.handler(input, this.invocationContext(work.name));
+      result = history.taskCompleted(this.clock.now(), work.taskId, toPayload(output));
+    } catch (error) {
+      this.logger.warn("durable.activity.failed", { ...fields, error });
+      result = history.taskFailed(this.clock.now(), work.taskId, failureDetailsOf(error));
+    }
+    if (this.state === "halted" || this.state === "closed") return;
+    if (!this.store.completeActivity(work.id, result)) {
+      this.logger.info("durable.activity.result.dropped", {
+        ...fields,
+        reason: "instance no longer waits for it",
+      });
+    }
+  }
+
+  private armTimer(timer: TimerWork): void {
+    const delay = Math.max(0, timer.fireAt - this.clock.now().getTime());
+    this.clock.sleep(delay, this.timerShutdown.signal).then(
+      () => {
+        if (this.state !== "running") return;
+        const fired = this.store.fireTimer(timer.id, (t) =>
+          history.timerFired(this.clock.now(), t.timerId, new Date(t.fireAt)),
+        );
+        if (fired) this.wake();
+      },
+      () => undefined, // shut down: the timer stays in the store and is armed again on the next open
+    );
+  }
+
+  private isIdle(): boolean {
+    return (
+      !this.pumpScheduled &&
+      !this.pumping &&
+      this.runningActivities.size === 0 &&
+      this.store.instancesWithInbox().length === 0 &&
+      this.store.activitiesAfter(this.activityCursor, 1).length === 0
+    );
+  }
+
+  private notifyIdle(): void {
+    if (this.idleWaiters.length === 0 || !this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private notifyIfFinished(instanceId: string): void {
+    const waiters = this.completionWaiters.get(instanceId);
+    if (!waiters) return;
+    const row = this.store.instance(instanceId);
+    if (!row || !FINISHED_STATUSES.includes(row.status)) return;
+    this.completionWaiters.delete(instanceId);
+    const status = toStatus(row);
+    for (const resolve of waiters) resolve(status);
+  }
+
+  private invocationContext(functionName: string): InvocationContext {
+    return new azureFunctions.InvocationContext({
+      functionName,
+      invocationId: randomUUID(),
+      logHandler: (level, ...args) =>
+        this.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
+    });
+  }
+}
+
+function stateEmbeddedIn(error: unknown): (SdkState & { error?: string }) | undefined {
+  const message = error instanceof Error ? error.message : "";
+  const at = message.indexOf(OUT_OF_PROC_DATA);
+  if (at < 0) return undefined;
+  try {
+    return JSON.parse(message.slice(at + OUT_OF_PROC_DATA.length)) as SdkState;
+  } catch {
+    return undefined;
+  }
+}
+
+function parsePayload(payload: string | null): unknown {
+  return payload === null ? undefined : JSON.parse(payload);
+}
+
+function toStatus(row: InstanceRow): OrchestrationStatus {
+  return {
+    instanceId: row.instanceId,
+    name: row.name,
+    runtimeStatus: row.status,
+    input: parsePayload(row.input),
+    output: parsePayload(row.output),
+    customStatus: parsePayload(row.customStatus),
+    failure: row.failure ?? undefined,
+    createdTime: new Date(row.createdAt),
+    lastUpdatedTime: new Date(row.updatedAt),
+  };
+}

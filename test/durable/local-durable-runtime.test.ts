@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { captureRegistrations } from "../../src/local/registration-capture.js";
+import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
+import { registerTestApp, TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
+import { type Harness, openHarness, START } from "./runtime-harness.js";
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.runtime.close();
+  harness?.db.close();
+  harness = undefined;
+});
+
+async function open(options?: Parameters<typeof openHarness>[0]): Promise<Harness> {
+  harness = await openHarness(options);
+  return harness;
+}
+
+describe("registrations", () => {
+  it("captures the app's df.app registrations with their trigger types, as the host would see them", async () => {
+    const registry = await captureRegistrations(() => registerTestApp({ calls: [] }));
+    const orchestrations = registry.withTrigger("orchestrationTrigger").map((f) => f.name);
+    const activities = registry.withTrigger("activityTrigger").map((f) => f.name);
+    expect(orchestrations).toEqual(expect.arrayContaining(Object.values(T)));
+    expect(activities.sort()).toEqual(["blockingDouble", "double", "explode", "send"]);
+  });
+});
+
+describe("running orchestrations", () => {
+  it("runs a five-activity sequence through the SDK's replay and records its history", async () => {
+    const { runtime, deps } = await open();
+    await runtime.startNew(T.sequence, { instanceId: "seq-1", input: 3 });
+    const status = await runtime.waitForCompletion("seq-1");
+    expect(status).toMatchObject({ runtimeStatus: "Completed", output: 96, input: 3, name: T.sequence });
+    expect(deps.calls).toEqual(["double(3)", "double(6)", "double(12)", "double(24)", "double(48)"]);
+    const types = runtime.historyOf("seq-1").map((e) => e.EventType);
+    expect(types.filter((t) => t === 4)).toHaveLength(5); // TaskScheduled
+    expect(types.filter((t) => t === 5)).toHaveLength(5); // TaskCompleted
+    expect(types.at(-1)).toBe(1); // ExecutionCompleted
+  });
+
+  it("takes the reply branch when the reply beats the timer, and cancels the timer", async () => {
+    const { runtime, clock } = await open();
+    await runtime.startNew(T.race, {
+      instanceId: "race-reply",
+      input: { step: "charge", timeoutMs: 60_000 },
+    });
+    await runtime.idle();
+    expect((await runtime.getStatus("race-reply"))?.runtimeStatus).toBe("Running");
+    await clock.advance(59_999);
+    await runtime.idle();
+    expect(await runtime.raiseEvent("race-reply", "reply-charge", { ok: true })).toEqual({ delivered: true });
+    const status = await runtime.waitForCompletion("race-reply");
+    expect(status.output).toEqual({ outcome: "reply", value: { ok: true } });
+    expect(clock.pendingSleeps).toBe(1); // the cancelled timer's sleep; firing it now changes nothing
+    await clock.advance(10);
+    await runtime.idle();
+    expect(runtime.historyOf("race-reply").filter((e) => e.EventType === 11)).toHaveLength(0); // no TimerFired
+  });
+
+  it("takes the timeout branch when the timer fires first, at the deadline and not before", async () => {
+    const { runtime, clock } = await open();
+    await runtime.startNew(T.race, {
+      instanceId: "race-timeout",
+      input: { step: "ship", timeoutMs: 600_000 },
+    });
+    await runtime.idle();
+    await clock.advance(599_999);
+    await runtime.idle();
+    expect((await runtime.getStatus("race-timeout"))?.runtimeStatus).toBe("Running");
+    await clock.advance(1);
+    const status = await runtime.waitForCompletion("race-timeout");
+    expect(status.output).toEqual({ outcome: "timeout", at: "2026-03-01T10:10:00.000Z" });
+  });
+
+  it("drops and reports a reply that arrives after the timer won", async () => {
+    const { runtime, clock, logger } = await open();
+    await runtime.startNew(T.race, { instanceId: "race-late", input: { step: "pay", timeoutMs: 1_000 } });
+    await runtime.idle();
+    await clock.advance(1_000);
+    await runtime.waitForCompletion("race-late");
+    expect(await runtime.raiseEvent("race-late", "reply-pay", { ok: true })).toEqual({
+      delivered: false,
+      reason: "notRunning",
+    });
+    expect(await runtime.raiseEvent("nobody", "reply-pay", {})).toEqual({
+      delivered: false,
+      reason: "notFound",
+    });
+    expect(logger.events("durable.event.dropped").map((l) => l.instanceId)).toEqual(["race-late", "nobody"]);
+    expect((await runtime.getStatus("race-late"))?.output).toMatchObject({ outcome: "timeout" });
+  });
+
+  it("delivers an event raised before anyone waits to the later wait", async () => {
+    const { runtime, clock } = await open();
+    await runtime.startNew(T.lateWaiter, { instanceId: "late-1" });
+    await runtime.idle();
+    expect(await runtime.raiseEvent("late-1", "early", "hello")).toEqual({ delivered: true });
+    await runtime.idle();
+    expect((await runtime.getStatus("late-1"))?.runtimeStatus).toBe("Running");
+    await clock.advance(60_000);
+    expect((await runtime.waitForCompletion("late-1")).output).toEqual({ early: "hello" });
+  });
+
+  it("surfaces a throwing activity in the orchestrator as a catchable error with its message", async () => {
+    const { runtime } = await open();
+    await runtime.startNew(T.catcher, { instanceId: "catch-1" });
+    const status = await runtime.waitForCompletion("catch-1");
+    expect(status.runtimeStatus).toBe("Completed");
+    expect((status.output as { caught: string }).caught).toContain("partner refused: out of stock");
+  });
+
+  it("fans out with Task.all and runs the activities concurrently", async () => {
+    const { runtime, deps } = await open();
+    await runtime.startNew(T.fanOut, { instanceId: "fan-1", input: 20 });
+    expect((await runtime.waitForCompletion("fan-1")).output).toBe(380);
+    expect(deps.calls).toHaveLength(20);
+  });
+
+  it("fails an instance whose orchestrator lets an error escape, keeping the message", async () => {
+    const { runtime, logger } = await open();
+    await runtime.startNew(T.unhandled, { instanceId: "unhandled-1" });
+    const status = await runtime.waitForCompletion("unhandled-1");
+    expect(status.runtimeStatus).toBe("Failed");
+    expect(status.failure).toContain("partner refused: card declined");
+    expect(runtime.historyOf("unhandled-1").at(-1)).toMatchObject({
+      EventType: 1,
+      OrchestrationStatus: "Failed",
+    });
+    expect(logger.events("durable.instance.failed")).toHaveLength(1);
+  });
+});
+
+describe("the client", () => {
+  it("refuses to start an instance id that is running, and restarts a finished one", async () => {
+    const { runtime } = await open();
+    await runtime.startNew(T.lateWaiter, { instanceId: "dup-1" });
+    await expect(runtime.startNew(T.sequence, { instanceId: "dup-1", input: 1 })).rejects.toBeInstanceOf(
+      InstanceAlreadyRunningError,
+    );
+    await runtime.terminate("dup-1", "operator stop");
+    const terminated = await runtime.waitForCompletion("dup-1");
+    expect(terminated).toMatchObject({ runtimeStatus: "Terminated", output: "operator stop" });
+    await runtime.startNew(T.sequence, { instanceId: "dup-1", input: 1 });
+    expect((await runtime.waitForCompletion("dup-1")).output).toBe(32);
+  });
+
+  it("rejects unknown orchestrations and malformed instance ids", async () => {
+    const { runtime } = await open();
+    await expect(runtime.startNew("nope", { instanceId: "x" })).rejects.toThrow(
+      /no orchestration named nope/,
+    );
+    await expect(runtime.startNew(T.sequence, { instanceId: "a/b" })).rejects.toThrow(RangeError);
+    await expect(runtime.startNew(T.sequence, { instanceId: "" })).rejects.toThrow(RangeError);
+  });
+
+  it("reports status with timestamps from the runtime's clock, and purges", async () => {
+    const { runtime } = await open();
+    await runtime.startNew(T.sequence, { instanceId: "st-1", input: 1 });
+    const status = await runtime.waitForCompletion("st-1");
+    expect(status.createdTime.toISOString()).toBe(START);
+    expect(await runtime.purge("st-1")).toBe(true);
+    expect(await runtime.getStatus("st-1")).toBeUndefined();
+    expect(runtime.historyOf("st-1")).toEqual([]);
+    expect(await runtime.purge("st-1")).toBe(false);
+  });
+});
+
+describe("determinism", () => {
+  it("fails a changed orchestrator replaying an old history, naming the first mismatch", async () => {
+    const { path, remove } = (await import("./runtime-harness.js")).temporaryDatabasePath();
+    try {
+      const v1 = await openHarness({ path, variant: "v1" });
+      await v1.runtime.startNew(T.evolving, { instanceId: "evo-1" });
+      await v1.runtime.idle();
+      await v1.runtime.close();
+      v1.db.close();
+
+      const v2 = await open({ path, variant: "v2" });
+      await v2.runtime.raiseEvent("evo-1", "continue");
+      const status = await v2.runtime.waitForCompletion("evo-1");
+      expect(status.runtimeStatus).toBe("Failed");
+      expect(status.failure).toBe(
+        "non-deterministic orchestration: task 0 was activity double in history, but replay scheduled activity send",
+      );
+    } finally {
+      remove();
+    }
+  });
+
+  it("catches an orchestrator that reads the clock or random numbers", async () => {
+    const { runtime } = await open();
+    await runtime.startNew(T.clockReader, { instanceId: "clock-1" });
+    await runtime.idle();
+    await runtime.raiseEvent("clock-1", "continue");
+    const status = await runtime.waitForCompletion("clock-1");
+    expect(status.runtimeStatus).toBe("Failed");
+    expect(status.failure).toMatch(
+      /^non-deterministic orchestration: task 0 was timer at .* but replay scheduled timer at/,
+    );
+  });
+});
