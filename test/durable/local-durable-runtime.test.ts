@@ -131,6 +131,17 @@ describe("running orchestrations", () => {
   });
 });
 
+describe("unsupported features", () => {
+  it("fails an instance that asks for host-side retries, saying so, rather than ignoring them", async () => {
+    const { runtime, deps } = await open();
+    await runtime.startNew(T.withRetry, { instanceId: "retry-1" });
+    const status = await runtime.waitForCompletion("retry-1");
+    expect(status.runtimeStatus).toBe("Failed");
+    expect(status.failure).toBe("the local durable runtime does not support CallActivityWithRetry actions");
+    expect(deps.calls).toEqual([]);
+  });
+});
+
 describe("the client", () => {
   it("refuses to start an instance id that is running, and restarts a finished one", async () => {
     const { runtime } = await open();

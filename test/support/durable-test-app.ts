@@ -23,6 +23,7 @@ export const TEST_ORCHESTRATIONS = {
   blockingSequence: "testBlockingSequence",
   clockReader: "testClockReader",
   unhandled: "testUnhandled",
+  withRetry: "testWithRetry",
 } as const;
 
 /**
@@ -93,6 +94,10 @@ export function registerTestApp(deps: TestAppDeps, variant: "v1" | "v2" = "v1"):
   df.app.orchestration(TEST_ORCHESTRATIONS.unhandled, function* (context: OrchestrationContext) {
     yield context.df.callActivity("explode", "card declined");
     return "not reached";
+  });
+
+  df.app.orchestration(TEST_ORCHESTRATIONS.withRetry, function* (context: OrchestrationContext) {
+    return yield context.df.callActivityWithRetry("double", new df.RetryOptions(1_000, 3), 1);
   });
 
   df.app.orchestration(TEST_ORCHESTRATIONS.fanOut, function* (context: OrchestrationContext) {

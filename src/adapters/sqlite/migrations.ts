@@ -91,9 +91,9 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE TABLE df_history (
         instance_id TEXT NOT NULL,
-        position    INTEGER NOT NULL,
-        event       TEXT NOT NULL,
-        PRIMARY KEY (instance_id, position)
+        episode     INTEGER NOT NULL,
+        events      TEXT NOT NULL,
+        PRIMARY KEY (instance_id, episode)
       );
       CREATE TABLE df_inbox (
         id           INTEGER PRIMARY KEY AUTOINCREMENT,

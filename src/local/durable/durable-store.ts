@@ -36,6 +36,11 @@ export interface TimerWork {
   readonly fireAt: number;
 }
 
+export interface QueuedWork {
+  readonly activities: readonly ActivityWork[];
+  readonly timers: readonly TimerWork[];
+}
+
 export interface EpisodeCommit {
   readonly instanceId: string;
   readonly executionId: string;
@@ -77,12 +82,12 @@ export class DurableStore {
     const s = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
     this.statements = {
       instance: s<[string], RawInstance>("SELECT * FROM df_instances WHERE instance_id = ?"),
-      history: s<[string], { event: string }>(
-        "SELECT event FROM df_history WHERE instance_id = ? ORDER BY position",
+      history: s<[string], { events: string }>(
+        "SELECT events FROM df_history WHERE instance_id = ? ORDER BY episode",
       ),
-      historyLength: s<[string], { n: number }>("SELECT COUNT(*) AS n FROM df_history WHERE instance_id = ?"),
-      appendHistory: s<[string, number, string]>(
-        "INSERT INTO df_history (instance_id, position, event) VALUES (?, ?, ?)",
+      appendHistory: s<[string, string, string]>(
+        `INSERT INTO df_history (instance_id, episode, events)
+         SELECT ?, COALESCE(MAX(episode), 0) + 1, ? FROM df_history WHERE instance_id = ?`,
       ),
       inbox: s<[string], { id: number; event: string }>(
         "SELECT id, event FROM df_inbox WHERE instance_id = ? ORDER BY id",
@@ -105,12 +110,13 @@ export class DurableStore {
         `UPDATE df_instances SET status = ?, output = ?, failure = ?, custom_status = ?, updated_at = ?
          WHERE instance_id = ? AND execution_id = ?`,
       ),
-      addActivity: s<[string, string, number, string, string | null]>(
-        "INSERT INTO df_activities (instance_id, execution_id, task_id, name, input) VALUES (?, ?, ?, ?, ?)",
+      addActivity: s<[string, string, number, string, string | null], { id: number }>(
+        `INSERT INTO df_activities (instance_id, execution_id, task_id, name, input) VALUES (?, ?, ?, ?, ?)
+         RETURNING id`,
       ),
-      activitiesAfter: s<[number, number], ActivityWork>(
+      activities: s<[], ActivityWork>(
         `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
-         FROM df_activities WHERE id > ? ORDER BY id LIMIT ?`,
+         FROM df_activities ORDER BY id`,
       ),
       activity: s<[number], ActivityWork>(
         `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
@@ -145,7 +151,7 @@ export class DurableStore {
   }
 
   history(instanceId: string): HistoryEvent[] {
-    return this.statements.history.all(instanceId).map((r) => JSON.parse(r.event) as HistoryEvent);
+    return this.statements.history.all(instanceId).flatMap((r) => JSON.parse(r.events) as HistoryEvent[]);
   }
 
   inbox(instanceId: string): InboxEntry[] {
@@ -173,55 +179,69 @@ export class DurableStore {
     });
   }
 
-  /** Records one episode: new history, consumed inbox, new work, cancelled timers, the instance's status. */
-  commitEpisode(commit: EpisodeCommit): TimerWork[] {
-    return this.transaction(() => {
-      const { instanceId, executionId } = commit;
-      let position = this.statements.historyLength.get(instanceId)?.n ?? 0;
-      for (const event of commit.events)
-        this.statements.appendHistory.run(instanceId, position++, JSON.stringify(event));
-      this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
-      const finished = commit.status !== "Running" && commit.status !== "Pending";
-      // A finished instance takes no more work; events that arrived during its last episode are dropped.
-      if (finished) for (const remove of this.statements.deleteWork) remove.run(instanceId);
-      for (const a of finished ? [] : commit.activities) {
-        this.statements.addActivity.run(instanceId, executionId, a.taskId, a.name, a.input);
-      }
-      for (const timerId of commit.canceledTimerIds) this.statements.cancelTimer.run(instanceId, timerId);
-      const timers = (finished ? [] : commit.timers).map((t) => {
-        const { id } = this.statements.addTimer.get(instanceId, executionId, t.timerId, t.fireAt) as {
-          id: number;
-        };
-        return { id, instanceId, timerId: t.timerId, fireAt: t.fireAt };
-      });
-      this.statements.updateInstance.run(
-        commit.status,
-        commit.output,
-        commit.failure,
-        commit.customStatus,
-        commit.at,
-        instanceId,
-        executionId,
-      );
-      return timers;
-    });
+  /**
+   * Records episodes, each with its new history, consumed inbox, new work, cancelled timers and the
+   * instance's status, in one transaction. Returns the work each episode queued.
+   */
+  commitEpisodes(commits: readonly EpisodeCommit[]): QueuedWork[] {
+    return this.transaction(() => commits.map((commit) => this.applyEpisode(commit)));
   }
 
-  /** Activity work queued after `afterId`, oldest first. */
-  activitiesAfter(afterId: number, limit: number): ActivityWork[] {
-    return this.statements.activitiesAfter.all(afterId, limit);
+  private applyEpisode(commit: EpisodeCommit): QueuedWork {
+    const { instanceId, executionId } = commit;
+    // One row per episode: its events are only ever read back together with the rest of the history.
+    this.statements.appendHistory.run(instanceId, JSON.stringify(commit.events), instanceId);
+    this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
+    const finished = commit.status !== "Running" && commit.status !== "Pending";
+    // A finished instance takes no more work; events that arrived during its last episode are dropped.
+    if (finished) for (const remove of this.statements.deleteWork) remove.run(instanceId);
+    const activities = (finished ? [] : commit.activities).map((a) => {
+      const { id } = this.statements.addActivity.get(instanceId, executionId, a.taskId, a.name, a.input) as {
+        id: number;
+      };
+      return { id, instanceId, executionId, ...a };
+    });
+    for (const timerId of commit.canceledTimerIds) this.statements.cancelTimer.run(instanceId, timerId);
+    const timers = (finished ? [] : commit.timers).map((t) => {
+      const { id } = this.statements.addTimer.get(instanceId, executionId, t.timerId, t.fireAt) as {
+        id: number;
+      };
+      return { id, instanceId, timerId: t.timerId, fireAt: t.fireAt };
+    });
+    this.statements.updateInstance.run(
+      commit.status,
+      commit.output,
+      commit.failure,
+      commit.customStatus,
+      commit.at,
+      instanceId,
+      executionId,
+    );
+    return { activities, timers };
+  }
+
+  /** All outstanding activity work, oldest first: what a runtime opening the file must run. */
+  activities(): ActivityWork[] {
+    return this.statements.activities.all();
   }
 
   /**
-   * Turns a finished activity into an inbox event for its instance. False when the work item is gone
-   * (its instance finished, was terminated or restarted meanwhile): the result is then dropped.
+   * Turns finished activities into inbox events for their instances, in one transaction. Returns the
+   * instances that got an event; a result whose work item is gone (its instance finished, was
+   * terminated or restarted meanwhile) is dropped.
    */
-  completeActivity(activityId: number, result: HistoryEvent): boolean {
+  completeActivities(results: readonly { activityId: number; event: HistoryEvent }[]): Set<string> {
     return this.transaction(() => {
-      const work = this.statements.activity.get(activityId);
-      if (!work) return false;
-      this.statements.deleteActivity.run(activityId);
-      return this.deliver(work.instanceId, work.executionId, result);
+      const delivered = new Set<string>();
+      for (const { activityId, event } of results) {
+        const work = this.statements.activity.get(activityId);
+        if (!work) continue;
+        this.statements.deleteActivity.run(activityId);
+        // The work row proves its execution is current and active: ending or restarting deletes it.
+        this.statements.addInbox.run(work.instanceId, work.executionId, JSON.stringify(event));
+        delivered.add(work.instanceId);
+      }
+      return delivered;
     });
   }
 
@@ -235,7 +255,8 @@ export class DurableStore {
       const timer = this.statements.timer.get(id);
       if (!timer) return false;
       this.statements.deleteTimer.run(id);
-      return this.deliver(timer.instanceId, timer.executionId, event(timer));
+      this.statements.addInbox.run(timer.instanceId, timer.executionId, JSON.stringify(event(timer)));
+      return true;
     });
   }
 

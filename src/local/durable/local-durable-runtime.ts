@@ -14,7 +14,14 @@ import {
 } from "../../ports/durable-client.js";
 import type { Logger } from "../../ports/logger.js";
 import type { CapturedFunction, FunctionRegistry } from "../registration-capture.js";
-import { DurableStore, type InstanceRow, isActive, type TimerWork } from "./durable-store.js";
+import {
+  type ActivityWork,
+  DurableStore,
+  type EpisodeCommit,
+  type InstanceRow,
+  isActive,
+  type TimerWork,
+} from "./durable-store.js";
 import {
   failureDetailsOf,
   firstMismatch,
@@ -43,6 +50,14 @@ interface SdkState {
   readonly output?: unknown;
   readonly error?: string;
   readonly customStatus?: unknown;
+}
+
+interface Episode {
+  readonly instance: InstanceRow;
+  readonly inboxEvents: number;
+  /** The instance's whole history once this episode is committed. */
+  readonly history: HistoryEvent[];
+  readonly commit: EpisodeCommit;
 }
 
 interface Replay {
@@ -85,12 +100,21 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly activities = new Map<string, CapturedFunction>();
   private readonly runningActivities = new Map<number, Promise<void>>();
   private readonly timerShutdown = new AbortController();
-  private activityCursor = 0;
+  /** Activity work committed but not yet started, oldest first. */
+  private queuedActivities: ActivityWork[] = [];
+  /** What replay needs of each instance (name, input, execution); fixed for an execution's lifetime. */
+  private readonly instances = new Map<string, InstanceRow>();
   private state: RuntimeState = "running";
   private pumpScheduled = false;
   private pumping = false;
   private pumpAgain = false;
   private idleWaiters: (() => void)[] = [];
+  /** Instances with events waiting for an episode. */
+  private readonly pending = new Set<string>();
+  /** Histories of running instances, as committed: the store is written through, never re-read. */
+  private readonly histories = new Map<string, HistoryEvent[]>();
+  /** Activity results not yet written; the next pump writes them all in one transaction. */
+  private completions: { activityId: number; event: HistoryEvent }[] = [];
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
@@ -112,6 +136,8 @@ export class LocalDurableRuntime implements DurableClient {
   static open(options: LocalDurableRuntimeOptions): LocalDurableRuntime {
     const runtime = new LocalDurableRuntime(options);
     for (const timer of runtime.store.timers()) runtime.armTimer(timer);
+    runtime.queuedActivities = runtime.store.activities();
+    for (const instanceId of runtime.store.instancesWithInbox()) runtime.pending.add(instanceId);
     runtime.wake();
     return runtime;
   }
@@ -145,7 +171,8 @@ export class LocalDurableRuntime implements DurableClient {
       history.executionStarted(at, orchestrationName, input ?? undefined),
     );
     this.logger.info("durable.instance.scheduled", { instanceId, orchestration: orchestrationName });
-    this.wake();
+    this.forget(instanceId);
+    this.schedule(instanceId);
     return instanceId;
   }
 
@@ -159,7 +186,7 @@ export class LocalDurableRuntime implements DurableClient {
       this.logger.warn("durable.event.dropped", { instanceId, eventName, reason: outcome });
       return { delivered: false, reason: outcome };
     }
-    this.wake();
+    this.schedule(instanceId);
     return { delivered: true };
   }
 
@@ -171,12 +198,14 @@ export class LocalDurableRuntime implements DurableClient {
   async terminate(instanceId: string, reason: string): Promise<void> {
     this.assertRunning();
     if (this.store.terminate(instanceId, reason, this.clock.now().getTime())) {
+      this.forget(instanceId);
       this.logger.warn("durable.instance.terminated", { instanceId, reason });
       this.notifyIfFinished(instanceId);
     }
   }
 
   async purge(instanceId: string): Promise<boolean> {
+    this.forget(instanceId);
     return this.store.purge(instanceId);
   }
 
@@ -246,6 +275,23 @@ export class LocalDurableRuntime implements DurableClient {
     });
   }
 
+  /** Drops what is cached or queued for an instance whose execution ended or is being replaced. */
+  private forget(instanceId: string): void {
+    this.histories.delete(instanceId);
+    this.instances.delete(instanceId);
+    this.queuedActivities = this.queuedActivities.filter((work) => work.instanceId !== instanceId);
+  }
+
+  private schedule(instanceId: string): void {
+    this.pending.add(instanceId);
+    this.wake();
+  }
+
+  /**
+   * One round of work: write the activity results that came in, replay every instance that has new
+   * events, commit all those episodes in one transaction, then start queued activities. Batching
+   * keeps the number of commits per round constant however many instances are busy.
+   */
   private async pump(): Promise<void> {
     if (this.pumping || this.state !== "running") return;
     this.pumping = true;
@@ -253,32 +299,60 @@ export class LocalDurableRuntime implements DurableClient {
     try {
       do {
         this.pumpAgain = false;
-        for (const instanceId of this.store.instancesWithInbox()) {
-          if (this.state !== "running") return;
-          if (broken.has(instanceId)) continue;
+        this.writeCompletions();
+        const instanceIds = [...this.pending].filter((id) => !broken.has(id));
+        for (const id of instanceIds) this.pending.delete(id);
+        const episodes: Episode[] = [];
+        for (const instanceId of instanceIds) {
           try {
-            await this.runEpisode(instanceId);
+            const episode = await this.replayEpisode(instanceId);
+            if (episode) episodes.push(episode);
           } catch (error) {
             // A fault of the runtime or its store, not of the orchestrator: keep the events for a later try.
             broken.add(instanceId);
             this.logger.error("durable.episode.error", { instanceId, error });
           }
+          if (this.state !== "running") return;
         }
+        this.commit(episodes);
         this.startActivities();
-      } while (this.pumpAgain && this.state === "running");
+      } while (
+        (this.pumpAgain || this.completions.length > 0 || this.hasPendingExcept(broken)) &&
+        this.state === "running"
+      );
     } finally {
       this.pumping = false;
+      for (const id of broken) this.pending.add(id);
       this.notifyIdle();
     }
   }
 
-  private async runEpisode(instanceId: string): Promise<void> {
-    const instance = this.store.instance(instanceId);
+  private hasPendingExcept(broken: Set<string>): boolean {
+    for (const id of this.pending) if (!broken.has(id)) return true;
+    return false;
+  }
+
+  private writeCompletions(): void {
+    if (this.completions.length === 0) return;
+    const results = this.completions;
+    this.completions = [];
+    const delivered = this.store.completeActivities(results);
+    for (const instanceId of delivered) this.pending.add(instanceId);
+    if (delivered.size < results.length) {
+      this.logger.info("durable.activity.result.dropped", { count: results.length - delivered.size });
+    }
+  }
+
+  /** Replays one instance with the events waiting for it and works out what to record; writes nothing. */
+  private async replayEpisode(instanceId: string): Promise<Episode | undefined> {
     const inbox = this.store.inbox(instanceId);
     const lastEntry = inbox[inbox.length - 1];
-    if (!instance || !lastEntry) return;
+    if (!lastEntry) return undefined;
+    const instance = this.instances.get(instanceId) ?? this.store.instance(instanceId);
+    if (!instance) return undefined;
+    this.instances.set(instanceId, instance);
     const at = this.clock.now();
-    const past = this.store.history(instanceId);
+    const past = this.histories.get(instanceId) ?? this.store.history(instanceId);
     const fresh = [history.orchestratorStarted(at), ...inbox.map((entry) => entry.event)];
     const orchestrator = this.orchestrators.get(instance.name);
     const replay: Replay = orchestrator
@@ -290,7 +364,6 @@ export class LocalDurableRuntime implements DurableClient {
           customStatus: undefined,
           tasks: [],
         };
-    if (this.state !== "running") return;
 
     const recorded = recordedTasks(past);
     const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
@@ -315,43 +388,52 @@ export class LocalDurableRuntime implements DurableClient {
     const canceledTimerIds = replay.tasks.flatMap((task, id) =>
       task.kind === "timer" && task.canceled ? [id] : [],
     );
-    const closing =
-      status === "Running"
-        ? []
-        : [
-            history.executionCompleted(
-              at,
-              status,
-              status === "Completed" ? toPayload(replay.output) : failure,
-            ),
-          ];
-
-    const armed = this.store.commitEpisode({
-      instanceId,
-      executionId: instance.executionId,
-      consumedUpTo: lastEntry.id,
-      events: [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing],
-      activities,
-      timers,
-      canceledTimerIds,
-      status,
-      output: status === "Completed" ? (toPayload(replay.output) ?? null) : null,
-      failure: failure ?? null,
-      customStatus: toPayload(replay.customStatus) ?? null,
-      at: at.getTime(),
-    });
-    for (const timer of armed) this.armTimer(timer);
-
-    const fields = {
-      instanceId,
-      orchestration: instance.name,
-      events: inbox.length,
-      scheduled: newTasks.length,
+    const result = status === "Completed" ? toPayload(replay.output) : failure;
+    const closing = status === "Running" ? [] : [history.executionCompleted(at, status, result)];
+    const events = [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing];
+    return {
+      instance,
+      inboxEvents: inbox.length,
+      history: [...past, ...events],
+      commit: {
+        instanceId,
+        executionId: instance.executionId,
+        consumedUpTo: lastEntry.id,
+        events,
+        activities,
+        timers,
+        canceledTimerIds,
+        status,
+        output: status === "Completed" ? (toPayload(replay.output) ?? null) : null,
+        failure: failure ?? null,
+        customStatus: toPayload(replay.customStatus) ?? null,
+        at: at.getTime(),
+      },
     };
-    if (status === "Completed") this.logger.info("durable.instance.completed", fields);
-    else if (status === "Failed") this.logger.error("durable.instance.failed", { ...fields, failure });
-    else this.logger.debug("durable.episode.completed", fields);
-    this.notifyIfFinished(instanceId);
+  }
+
+  private commit(episodes: readonly Episode[]): void {
+    if (episodes.length === 0) return;
+    const queued = this.store.commitEpisodes(episodes.map((e) => e.commit));
+    for (const [index, episode] of episodes.entries()) {
+      const { commit, instance } = episode;
+      const work = queued[index];
+      for (const timer of work?.timers ?? []) this.armTimer(timer);
+      this.queuedActivities.push(...(work?.activities ?? []));
+      if (commit.status === "Running") this.histories.set(commit.instanceId, episode.history);
+      else this.forget(commit.instanceId);
+      const fields = {
+        instanceId: commit.instanceId,
+        orchestration: instance.name,
+        events: episode.inboxEvents,
+        scheduled: commit.activities.length + commit.timers.length,
+      };
+      if (commit.status === "Completed") this.logger.info("durable.instance.completed", fields);
+      else if (commit.status === "Failed")
+        this.logger.error("durable.instance.failed", { ...fields, failure: commit.failure });
+      else this.logger.debug("durable.episode.completed", fields);
+      this.notifyIfFinished(commit.instanceId);
+    }
   }
 
   private async replay(
@@ -360,8 +442,8 @@ export class LocalDurableRuntime implements DurableClient {
     events: HistoryEvent[],
   ): Promise<Replay> {
     const trigger = {
-      // A fresh copy: the SDK turns timestamps into Dates in place.
-      history: JSON.parse(JSON.stringify(events)),
+      // Fresh event objects, timestamps already Dates: the SDK would otherwise convert them in place.
+      history: events.map((event) => ({ ...event, Timestamp: new Date(event.Timestamp) })),
       input: instance.input === null ? undefined : JSON.parse(instance.input),
       instanceId: instance.instanceId,
       isReplaying: events.some((e) => e.EventType === 13),
@@ -401,18 +483,14 @@ export class LocalDurableRuntime implements DurableClient {
 
   private startActivities(): void {
     while (this.state === "running" && this.runningActivities.size < this.maxConcurrentActivities) {
-      const free = this.maxConcurrentActivities - this.runningActivities.size;
-      const batch = this.store.activitiesAfter(this.activityCursor, free);
-      if (batch.length === 0) return;
-      for (const work of batch) {
-        this.activityCursor = work.id;
-        const running = this.runActivity(work).finally(() => {
-          this.runningActivities.delete(work.id);
-          this.wake();
-          this.notifyIdle();
-        });
-        this.runningActivities.set(work.id, running);
-      }
+      const work = this.queuedActivities.shift();
+      if (!work) return;
+      const running = this.runActivity(work).finally(() => {
+        this.runningActivities.delete(work.id);
+        this.wake();
+        this.notifyIdle();
+      });
+      this.runningActivities.set(work.id, running);
     }
   }
 
@@ -436,12 +514,9 @@ export class LocalDurableRuntime implements DurableClient {
       result = history.taskFailed(this.clock.now(), work.taskId, failureDetailsOf(error));
     }
     if (this.state === "halted" || this.state === "closed") return;
-    if (!this.store.completeActivity(work.id, result)) {
-      this.logger.info("durable.activity.result.dropped", {
-        ...fields,
-        reason: "instance no longer waits for it",
-      });
-    }
+    this.completions.push({ activityId: work.id, event: result });
+    // While closing, no pump runs: write the result now so a graceful stop loses nothing.
+    if (this.state === "closing") this.writeCompletions();
   }
 
   private armTimer(timer: TimerWork): void {
@@ -452,7 +527,7 @@ export class LocalDurableRuntime implements DurableClient {
         const fired = this.store.fireTimer(timer.id, (t) =>
           history.timerFired(this.clock.now(), t.timerId, new Date(t.fireAt)),
         );
-        if (fired) this.wake();
+        if (fired) this.schedule(timer.instanceId);
       },
       () => undefined, // shut down: the timer stays in the store and is armed again on the next open
     );
@@ -463,8 +538,9 @@ export class LocalDurableRuntime implements DurableClient {
       !this.pumpScheduled &&
       !this.pumping &&
       this.runningActivities.size === 0 &&
-      this.store.instancesWithInbox().length === 0 &&
-      this.store.activitiesAfter(this.activityCursor, 1).length === 0
+      this.pending.size === 0 &&
+      this.completions.length === 0 &&
+      this.queuedActivities.length === 0
     );
   }
 
