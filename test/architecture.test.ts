@@ -25,10 +25,12 @@ function layerOf(path: string): string {
 const ALLOWED: Record<string, { layers: string[]; packages: RegExp }> = {
   domain: { layers: ["domain"], packages: /^zod$/ },
   ports: { layers: ["domain", "ports"], packages: /^$/ },
-  orchestrators: { layers: ["domain", "ports", "orchestrators"], packages: /^durable-functions$/ },
+  state: { layers: ["domain", "ports", "state"], packages: /^$/ },
+  orchestrators: { layers: ["domain", "ports", "state", "orchestrators"], packages: /^durable-functions$/ },
   agents: { layers: ["domain", "ports", "agents"], packages: /^node:/ },
-  supervisor: { layers: ["domain", "ports", "supervisor"], packages: /^$/ },
-  scheduler: { layers: ["domain", "ports", "scheduler"], packages: /^$/ },
+  supervisor: { layers: ["domain", "ports", "state", "supervisor"], packages: /^$/ },
+  scheduler: { layers: ["domain", "ports", "state", "scheduler"], packages: /^$/ },
+  config: { layers: ["domain", "config"], packages: /^$/ },
   adapters: { layers: ["domain", "ports", "adapters"], packages: /.*/ },
 };
 

@@ -61,5 +61,7 @@ export interface StateStore {
     ifMatch: string,
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>>;
   queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>>;
+  /** How many records are `Processing` now: the starter's admission control. */
+  countProcessing(): Promise<number>;
   queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>>;
 }

@@ -133,6 +133,15 @@ export function describeStateStoreContract(
       });
     });
 
+    it("counts the records in Processing", async () => {
+      expect(await store.countProcessing()).toBe(0);
+      for (let i = 0; i < 3; i++) {
+        const created = await create(pendingRecord(`ord-${i}`));
+        if (i < 2) await store.replace(transition(created, claimCommand()), created._etag);
+      }
+      expect(await store.countProcessing()).toBe(2);
+    });
+
     describe("claimable query", () => {
       it("returns Pending, unlocked records whose notBefore has passed, oldest first", async () => {
         await create(pendingRecord("ord-late", { notBefore: at(3_000) }));

@@ -58,3 +58,27 @@ describe("aborting a sleep", () => {
     await expect(clock.sleep(1, controller.signal)).rejects.toThrow("shutting down");
   });
 });
+
+describe("sleeping with one signal many times", () => {
+  it("leaves no abort listener behind once a sleep has woken", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    let listeners = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      listeners++;
+      add(...args);
+    }) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      listeners--;
+      remove(...args);
+    }) as typeof remove;
+    for (let i = 0; i < 20; i++) {
+      const sleeping = clock.sleep(10, controller.signal);
+      await clock.advance(10);
+      await sleeping;
+    }
+    expect(listeners).toBe(0);
+  });
+});

@@ -27,16 +27,20 @@ export class VirtualClock implements Clock {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (ms <= 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const sleeper: Sleeper = { wakeAt: this.nowMs + ms, order: this.nextOrder++, resolve };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-          reject(signal.reason);
+      const onAbort = () => {
+        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+        reject(signal?.reason);
+      };
+      const sleeper: Sleeper = {
+        wakeAt: this.nowMs + ms,
+        order: this.nextOrder++,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
         },
-        { once: true },
-      );
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

@@ -49,6 +49,7 @@ export class SqliteStateStore implements StateStore {
   private readonly selectOne: Statement<[string], RecordRow>;
   private readonly insert: Statement<[RecordColumns]>;
   private readonly update: Statement<[RecordColumns & { ifMatch: string }]>;
+  private readonly processing: Statement<[], { n: number }>;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
   private readonly expired: Statement<[string, string, string, string, number], KeyedRow>;
 
@@ -64,6 +65,9 @@ export class SqliteStateStore implements StateStore {
        SET etag = @etag, process_state = @processState, locked_by = @lockedBy, complete_by = @completeBy,
            not_before = @notBefore, document = @document
        WHERE order_id = @orderId AND etag = @ifMatch`,
+    );
+    this.processing = db.prepare(
+      "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
     );
     this.claimable = db.prepare(
       `SELECT order_id, etag, document, not_before AS sort_key FROM state_records
@@ -112,6 +116,10 @@ export class SqliteStateStore implements StateStore {
     return this.page("claimable", query, (cursor, limit) =>
       this.claimable.all(query.now, cursor.sortKey, cursor.orderId, limit),
     );
+  }
+
+  async countProcessing(): Promise<number> {
+    return this.processing.get()?.n ?? 0;
   }
 
   async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {

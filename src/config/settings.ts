@@ -1,0 +1,159 @@
+import { checkRetryLayers } from "../domain/retry-budget.js";
+import type { RecoveryPolicy } from "../domain/transitions.js";
+import { ORDER_STEPS } from "../domain/workflow.js";
+
+/**
+ * Every setting the handlers read, in one place, validated once at start-up. Names follow app-setting
+ * conventions so the same names work in local.settings.json, Azure app settings and the environment.
+ */
+export interface PipelineSettings {
+  /** How long a claimed attempt may take before the Supervisor may recover it (`completeBy` at claim). */
+  readonly attemptTimeoutMs: number;
+  /** Deadline of one step: the durable timer the reply races against. */
+  readonly stepTimeoutMs: number;
+  /** Partner calls the Scheduler grants an Agent for one step request. */
+  readonly agentCallsPerStep: number;
+  /** The end-to-end budget of partner calls one order may cost, across every layer. */
+  readonly retryBudgetPerOrder: number;
+  readonly recovery: RecoveryPolicy;
+  /** Admission control: the starter claims no more once this many orders are Processing. */
+  readonly maxInFlight: number;
+  readonly starterPageSize: number;
+  readonly supervisorWindowMs: number;
+  readonly supervisorPageSize: number;
+  readonly supervisorMaxPages: number;
+  readonly supervisorLeaseMs: number;
+  readonly agentBackoff: { readonly baseMs: number; readonly capMs: number };
+  readonly partnerCallTimeoutMs: number;
+  readonly agentMode: "activity" | "queue";
+  /** Deliveries of one Agent request by the broker (queue form only): a retry layer of its own. */
+  readonly agentRequestMaxDeliveries: number;
+}
+
+interface IntegerSetting {
+  readonly name: string;
+  readonly defaultValue: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+const int = (name: string, defaultValue: number, min: number, max: number): IntegerSetting => ({
+  name,
+  defaultValue,
+  min,
+  max,
+});
+
+const MINUTE = 60_000;
+
+/** Each integer setting with its default and range; README's configuration table lists the same. */
+export const INTEGER_SETTINGS = {
+  attemptTimeoutMs: int("ATTEMPT_TIMEOUT_MS", 2 * MINUTE, 1_000, 24 * 60 * MINUTE),
+  stepTimeoutMs: int("STEP_TIMEOUT_MS", 30_000, 100, 60 * MINUTE),
+  agentCallsPerStep: int("AGENT_CALLS_PER_STEP", 3, 1, 100),
+  retryBudgetPerOrder: int("RETRY_BUDGET_PER_ORDER", 400, 1, 100_000),
+  maxRecoveries: int("MAX_RECOVERIES", 5, 0, 1_000),
+  recoveryBackoffBaseMs: int("RECOVERY_BACKOFF_BASE_MS", 1_000, 0, 24 * 60 * MINUTE),
+  recoveryBackoffCapMs: int("RECOVERY_BACKOFF_CAP_MS", MINUTE, 0, 24 * 60 * MINUTE),
+  extendedBackoffAfter: int("EXTENDED_BACKOFF_AFTER", 3, 0, 1_000),
+  extendedBackoffMs: int("EXTENDED_BACKOFF_MS", 5 * MINUTE, 0, 7 * 24 * 60 * MINUTE),
+  maxInFlight: int("MAX_IN_FLIGHT", 200, 1, 100_000),
+  starterPageSize: int("STARTER_PAGE_SIZE", 100, 1, 1_000),
+  supervisorWindowMs: int("SUPERVISOR_WINDOW_MS", 7 * 24 * 60 * MINUTE, MINUTE, 365 * 24 * 60 * MINUTE),
+  supervisorPageSize: int("SUPERVISOR_PAGE_SIZE", 100, 1, 1_000),
+  supervisorMaxPages: int("SUPERVISOR_MAX_PAGES", 10, 1, 10_000),
+  supervisorLeaseMs: int("SUPERVISOR_LEASE_MS", 30_000, 15_000, 60_000),
+  agentBackoffBaseMs: int("AGENT_BACKOFF_BASE_MS", 200, 0, MINUTE),
+  agentBackoffCapMs: int("AGENT_BACKOFF_CAP_MS", 5_000, 0, 10 * MINUTE),
+  partnerCallTimeoutMs: int("PARTNER_CALL_TIMEOUT_MS", 10_000, 100, 10 * MINUTE),
+  agentRequestMaxDeliveries: int("AGENT_REQUEST_MAX_DELIVERIES", 3, 1, 100),
+} as const;
+
+export const AGENT_MODE_SETTING = "AGENT_MODE";
+
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid settings:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Reads and validates the pipeline settings; throws a SettingsError naming every bad setting. */
+export function loadPipelineSettings(env: Environment): PipelineSettings {
+  const problems: string[] = [];
+  const read = (setting: IntegerSetting): number => {
+    const raw = env[setting.name];
+    if (raw === undefined || raw.trim() === "") return setting.defaultValue;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < setting.min || value > setting.max) {
+      problems.push(
+        `${setting.name}=${JSON.stringify(raw)}: must be an integer from ${setting.min} to ${setting.max}`,
+      );
+      return setting.defaultValue;
+    }
+    return value;
+  };
+  const values = Object.fromEntries(
+    Object.entries(INTEGER_SETTINGS).map(([key, setting]) => [key, read(setting)]),
+  ) as Record<keyof typeof INTEGER_SETTINGS, number>;
+
+  const mode = env[AGENT_MODE_SETTING] ?? "activity";
+  if (mode !== "activity" && mode !== "queue") {
+    problems.push(`${AGENT_MODE_SETTING}=${JSON.stringify(mode)}: must be activity or queue`);
+  }
+  const agentMode = mode === "queue" ? "queue" : "activity";
+  if (values.stepTimeoutMs * ORDER_STEPS.length > values.attemptTimeoutMs) {
+    problems.push(
+      `STEP_TIMEOUT_MS (${values.stepTimeoutMs}) x ${ORDER_STEPS.length} steps must fit in ATTEMPT_TIMEOUT_MS (${values.attemptTimeoutMs})`,
+    );
+  }
+  if (values.agentBackoffBaseMs > values.agentBackoffCapMs) {
+    problems.push("AGENT_BACKOFF_BASE_MS must not exceed AGENT_BACKOFF_CAP_MS");
+  }
+  if (values.recoveryBackoffBaseMs > values.recoveryBackoffCapMs) {
+    problems.push("RECOVERY_BACKOFF_BASE_MS must not exceed RECOVERY_BACKOFF_CAP_MS");
+  }
+  const layers = checkRetryLayers(
+    {
+      partnerSteps: ORDER_STEPS.length * 2, // every step, and its undo
+      attemptsPerOrder: values.maxRecoveries + 1,
+      runtimeAttempts: 1, // no host-side activity retries
+      deliveriesPerRequest: agentMode === "queue" ? values.agentRequestMaxDeliveries : 1,
+      agentCallsPerRun: values.agentCallsPerStep,
+      clientCallsPerCall: 1, // the Agent's HTTP client does not retry on its own
+    },
+    values.retryBudgetPerOrder,
+  );
+  if (!layers.ok) problems.push(`RETRY_BUDGET_PER_ORDER: ${layers.error.message}`);
+  if (problems.length > 0) throw new SettingsError(problems);
+
+  return {
+    attemptTimeoutMs: values.attemptTimeoutMs,
+    stepTimeoutMs: values.stepTimeoutMs,
+    agentCallsPerStep: values.agentCallsPerStep,
+    retryBudgetPerOrder: values.retryBudgetPerOrder,
+    recovery: {
+      maxRecoveries: values.maxRecoveries,
+      backoff: { baseMs: values.recoveryBackoffBaseMs, capMs: values.recoveryBackoffCapMs },
+      extendedBackoffAfter: values.extendedBackoffAfter,
+      extendedDelayMs: values.extendedBackoffMs,
+    },
+    maxInFlight: values.maxInFlight,
+    starterPageSize: values.starterPageSize,
+    supervisorWindowMs: values.supervisorWindowMs,
+    supervisorPageSize: values.supervisorPageSize,
+    supervisorMaxPages: values.supervisorMaxPages,
+    supervisorLeaseMs: values.supervisorLeaseMs,
+    agentBackoff: { baseMs: values.agentBackoffBaseMs, capMs: values.agentBackoffCapMs },
+    partnerCallTimeoutMs: values.partnerCallTimeoutMs,
+    agentMode,
+    agentRequestMaxDeliveries: values.agentRequestMaxDeliveries,
+  };
+}
+
+/** Worst-case partner calls per granted call below the Scheduler, for the budget's run-time charge. */
+export function agentAmplification(settings: PipelineSettings): number {
+  return settings.agentMode === "queue" ? settings.agentRequestMaxDeliveries : 1;
+}

@@ -1,0 +1,276 @@
+import { createHash } from "node:crypto";
+import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
+import { QueueStatusNotifier } from "../adapters/messaging/queue-status-notifier.js";
+import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
+import { SqliteLease } from "../adapters/sqlite/sqlite-lease.js";
+import { SqliteMessageQueue } from "../adapters/sqlite/sqlite-message-queue.js";
+import { SqliteOrdersRepository } from "../adapters/sqlite/sqlite-orders-repository.js";
+import { SqliteStateStore } from "../adapters/sqlite/sqlite-state-store.js";
+import { createPartnerAgent } from "../agents/partner-agent.js";
+import { agentAmplification, type PipelineSettings } from "../config/settings.js";
+import type { RandomSource } from "../domain/backoff.js";
+import { registerOrderProcessing } from "../functions/order-processing.js";
+import { createOrderActivities } from "../orchestrators/order-activities.js";
+import { ORDER_PROCESSING } from "../orchestrators/order-processing.js";
+import type { Clock } from "../ports/clock.js";
+import type { Logger } from "../ports/logger.js";
+import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import { createStarter, type StarterReport } from "../scheduler/starter.js";
+import { createSubmissionHandler } from "../scheduler/submission.js";
+import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
+import { LocalDurableRuntime } from "./durable/local-durable-runtime.js";
+import { QueueConsumer } from "./queue-consumer.js";
+import { captureRegistrations } from "./registration-capture.js";
+
+export const QUEUES = {
+  orders: "orders",
+  agentRequests: "agent-requests",
+  agentResponses: "agent-responses",
+} as const;
+
+export interface PipelineOptions {
+  readonly db: EmbeddedDatabase;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly logger: Logger;
+  readonly settings: PipelineSettings;
+  readonly partnerUrl: string;
+  readonly starterIntervalMs: number;
+  readonly supervisorIntervalMs: number;
+  /** Distinguishes Supervisors that share one database (leader election between them). */
+  readonly supervisorHolder?: string;
+  readonly maxConcurrentActivities?: number;
+}
+
+/**
+ * The embedded host's composition root: every store on one SQLite database, the handlers wired to
+ * them, the order orchestration registered through `df.app` and run by the local durable runtime,
+ * queue consumers in place of Service Bus triggers and timers in place of timer triggers. It decides
+ * nothing about an order: the handlers do.
+ */
+export class LocalPipeline {
+  readonly states: SqliteStateStore;
+  readonly orders: SqliteOrdersRepository;
+  readonly alerts: LoggingAlertSink;
+  readonly ordersQueue: SqliteMessageQueue;
+  readonly runtime: LocalDurableRuntime;
+  readonly runStarter: () => Promise<StarterReport>;
+  readonly runSupervisor: () => Promise<ScanReport>;
+  private readonly queues = new Map<string, SqliteMessageQueue>();
+  private readonly consumers: QueueConsumer[] = [];
+  private readonly stopping = new AbortController();
+  private starterBusy: Promise<StarterReport> | undefined;
+  private starterAgain = false;
+
+  private constructor(
+    private readonly options: PipelineOptions,
+    runtime: LocalDurableRuntime,
+    parts: {
+      states: SqliteStateStore;
+      orders: SqliteOrdersRepository;
+      alerts: LoggingAlertSink;
+      runSupervisor: () => Promise<ScanReport>;
+    },
+  ) {
+    this.runtime = runtime;
+    this.states = parts.states;
+    this.orders = parts.orders;
+    this.alerts = parts.alerts;
+    this.runSupervisor = parts.runSupervisor;
+    this.ordersQueue = this.queue(QUEUES.orders);
+    this.runStarter = createStarter({
+      states: this.states,
+      durable: runtime,
+      clock: options.clock,
+      logger: options.logger,
+      orchestrationName: ORDER_PROCESSING,
+      attemptTimeoutMs: options.settings.attemptTimeoutMs,
+      maxInFlight: options.settings.maxInFlight,
+      pageSize: options.settings.starterPageSize,
+    });
+  }
+
+  static async open(options: PipelineOptions): Promise<LocalPipeline> {
+    const { db, clock, logger, settings } = options;
+    const states = new SqliteStateStore(db);
+    const orders = new SqliteOrdersRepository(db, clock);
+    const alerts = new LoggingAlertSink(logger);
+    const queues = new Map<string, SqliteMessageQueue>();
+    const queueNamed = (name: string) => {
+      let queue = queues.get(name);
+      if (!queue) {
+        queue = new SqliteMessageQueue(db, clock, name);
+        queues.set(name, queue);
+      }
+      return queue;
+    };
+    const notifier = new QueueStatusNotifier(queueNamed);
+    const agent = createPartnerAgent({
+      partnerUrl: options.partnerUrl,
+      clock,
+      random: options.random,
+      logger,
+      backoff: settings.agentBackoff,
+      callTimeoutMs: settings.partnerCallTimeoutMs,
+    });
+    const activities = createOrderActivities({
+      states,
+      orders,
+      notifier,
+      alerts,
+      clock,
+      logger,
+      agent,
+      sendAgentRequest: async (request) => {
+        await queueNamed(QUEUES.agentRequests).send({
+          messageId: request.requestId,
+          body: request as unknown as JsonValue,
+        });
+      },
+      settings: {
+        stepTimeoutMs: settings.stepTimeoutMs,
+        agentCallsPerStep: settings.agentCallsPerStep,
+        agentAmplification: agentAmplification(settings),
+        agentMode: settings.agentMode,
+      },
+    });
+    const registry = await captureRegistrations(() => registerOrderProcessing(activities));
+    const runtime = LocalDurableRuntime.open({
+      db,
+      clock,
+      registry,
+      logger,
+      ...(options.maxConcurrentActivities
+        ? { maxConcurrentActivities: options.maxConcurrentActivities }
+        : {}),
+    });
+    const runSupervisor = createSupervisor({
+      states,
+      lease: new SqliteLease(db, clock, "supervisor"),
+      alerts,
+      notifier,
+      clock,
+      random: options.random,
+      logger,
+      holder: options.supervisorHolder ?? "embedded-supervisor",
+      policy: settings.recovery,
+      windowMs: settings.supervisorWindowMs,
+      pageSize: settings.supervisorPageSize,
+      maxPages: settings.supervisorMaxPages,
+      leaseMs: settings.supervisorLeaseMs,
+    });
+    const pipeline = new LocalPipeline(options, runtime, { states, orders, alerts, runSupervisor });
+    for (const [name, queue] of queues) pipeline.queues.set(name, queue);
+    return pipeline;
+  }
+
+  /** The named queue on this database (status queues are created on first use). */
+  queue(name: string): SqliteMessageQueue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new SqliteMessageQueue(this.options.db, this.options.clock, name);
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /**
+   * Posts an order message to the orders queue, as an application posts to Service Bus. The message id
+   * is derived from the content: an identical resend is dropped by duplicate detection, while a
+   * different message reusing an order id reaches submission, which dead-letters it as a conflict.
+   */
+  async post(body: JsonValue): Promise<SendResult> {
+    const text = JSON.stringify(body);
+    const orderId =
+      typeof body === "object" && body !== null && !Array.isArray(body) ? String(body.orderId ?? "") : "";
+    const digest = createHash("sha256").update(text).digest("hex").slice(0, 16);
+    const result = await this.ordersQueue.send({ messageId: `${orderId.slice(0, 64)}:${digest}`, body });
+    this.consumers[0]?.nudge();
+    return result;
+  }
+
+  /** Starts the queue consumers and the starter and Supervisor timers. */
+  start(): void {
+    const { clock, logger, settings } = this.options;
+    const submission = createSubmissionHandler({
+      orders: this.orders,
+      states: this.states,
+      notifier: new QueueStatusNotifier((name) => this.queue(name)),
+      alerts: this.alerts,
+      clock,
+      logger,
+      retryBudgetPerOrder: settings.retryBudgetPerOrder,
+      onAccepted: () => this.nudgeStarter(),
+    });
+    const consumer = new QueueConsumer({
+      queue: this.ordersQueue,
+      handler: submission,
+      clock,
+      logger,
+      name: "submission",
+    });
+    this.consumers.push(consumer);
+    consumer.start();
+    void this.every(this.options.starterIntervalMs, () => this.starter());
+    void this.every(this.options.supervisorIntervalMs, () => this.runSupervisor());
+  }
+
+  /** Runs the starter now (or once more after the run in progress): never two at once. */
+  nudgeStarter(): void {
+    if (this.starterBusy) {
+      this.starterAgain = true;
+      return;
+    }
+    void this.starter();
+  }
+
+  private async starter(): Promise<StarterReport | undefined> {
+    if (this.starterBusy) {
+      this.starterAgain = true;
+      return undefined;
+    }
+    try {
+      do {
+        this.starterAgain = false;
+        this.starterBusy = this.runStarter();
+        await this.starterBusy;
+      } while (this.starterAgain && !this.stopping.signal.aborted);
+    } catch (error) {
+      this.options.logger.error("starter.error", { error });
+    } finally {
+      this.starterBusy = undefined;
+    }
+    return undefined;
+  }
+
+  private async every(intervalMs: number, run: () => Promise<unknown>): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      try {
+        await this.options.clock.sleep(intervalMs, this.stopping.signal);
+      } catch {
+        return;
+      }
+      try {
+        await run();
+      } catch (error) {
+        this.options.logger.error("timer.error", { error });
+      }
+    }
+  }
+
+  /** Resolves when consumers and the durable runtime have nothing left to do without time passing. */
+  async idle(): Promise<void> {
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(this.consumers.map((c) => c.idle()));
+      await this.starterBusy;
+      await this.runtime.idle();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await Promise.all(this.consumers.map((c) => c.stop()));
+    await this.starterBusy;
+    await this.runtime.close();
+  }
+}

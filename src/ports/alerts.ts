@@ -1,0 +1,23 @@
+/**
+ * Operator alerts: the events that need a person. Under the Functions host they become log records
+ * that alert rules watch; on the embedded host they are logged and kept for the terminal and tests.
+ */
+export const ALERT_KINDS = [
+  "InvalidMessage",
+  "ConflictingOrder",
+  "OrderFailed",
+  "RecoveriesExhausted",
+  "CompensationFailed",
+] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+export interface OperatorAlert {
+  readonly kind: AlertKind;
+  readonly orderId: string | null;
+  readonly reason: string;
+  readonly at: string;
+}
+
+export interface AlertSink {
+  raise(alert: OperatorAlert): Promise<void>;
+}

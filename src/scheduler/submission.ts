@@ -1,0 +1,102 @@
+import { orderDifferences, orderFromMessage, parseOrderMessage } from "../domain/order.js";
+import { newPendingRecord } from "../domain/state-record.js";
+import { STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
+import { toInstant } from "../domain/time.js";
+import type { AlertSink } from "../ports/alerts.js";
+import type { Clock } from "../ports/clock.js";
+import type { Logger } from "../ports/logger.js";
+import {
+  COMPLETE,
+  type InboundMessage,
+  type MessageDisposition,
+  type MessageHandler,
+} from "../ports/message-handler.js";
+import type { OrdersRepository } from "../ports/orders-repository.js";
+import type { StateStore } from "../ports/state-store.js";
+import type { StatusNotifier } from "../ports/status-notifier.js";
+
+export interface SubmissionDeps {
+  readonly orders: OrdersRepository;
+  readonly states: StateStore;
+  readonly notifier: StatusNotifier;
+  readonly alerts: AlertSink;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly retryBudgetPerOrder: number;
+  /** Called after an order is accepted, so the starter claims it without waiting for its timer. */
+  readonly onAccepted?: (orderId: string) => void;
+}
+
+export const DEAD_LETTER_REASONS = {
+  invalid: "InvalidOrderMessage",
+  conflict: "ConflictingOrder",
+} as const;
+
+/**
+ * Submission: the orders queue's handler. Two writes that share no transaction (the order, then its
+ * state record), each idempotent by `orderId`: a message redelivered after a crash between them finds
+ * the first write done and makes the second. An existing order or record is accepted only if its
+ * immutable data match; otherwise the message is dead-lettered and nothing is overwritten.
+ */
+export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
+  const reject = async (
+    reason: (typeof DEAD_LETTER_REASONS)[keyof typeof DEAD_LETTER_REASONS],
+    description: string,
+    message: InboundMessage,
+    orderId: string | null,
+  ): Promise<MessageDisposition> => {
+    deps.logger.warn("submission.rejected", { messageId: message.messageId, orderId, reason, description });
+    await deps.alerts.raise({
+      kind: reason === DEAD_LETTER_REASONS.invalid ? "InvalidMessage" : "ConflictingOrder",
+      orderId,
+      reason: description,
+      at: toInstant(deps.clock.now()),
+    });
+    return { action: "deadLetter", reason, description };
+  };
+
+  return async (message) => {
+    const parsed = parseOrderMessage(message.body);
+    if (!parsed.ok) return reject(DEAD_LETTER_REASONS.invalid, parsed.error.message, message, null);
+    const orderMessage = parsed.value;
+    const order = orderFromMessage(orderMessage);
+    const replyTo = orderMessage.replyTo ?? null;
+    const log = deps.logger.child({ orderId: order.orderId, messageId: message.messageId });
+
+    const inserted = await deps.orders.insertIfAbsent(order);
+    if (!inserted.inserted) {
+      const differences = orderDifferences(inserted.existing, order);
+      if (differences.length > 0) {
+        const description = `order ${order.orderId} exists with different ${differences.join(", ")}`;
+        return reject(DEAD_LETTER_REASONS.conflict, description, message, order.orderId);
+      }
+    }
+
+    const now = toInstant(deps.clock.now());
+    const record = newPendingRecord({ order, replyTo, now, retryBudgetLimit: deps.retryBudgetPerOrder });
+    const created = await deps.states.createIfAbsent(record);
+    if (!created.created && created.existing.replyTo !== replyTo) {
+      const description = `order ${order.orderId} exists with a different replyTo (${created.existing.replyTo ?? "none"})`;
+      return reject(DEAD_LETTER_REASONS.conflict, description, message, order.orderId);
+    }
+
+    if (created.created) {
+      log.info("submission.accepted", { replyTo, orderWritten: inserted.inserted });
+    } else {
+      log.info("submission.duplicate", { processState: created.existing.processState });
+    }
+    if (replyTo !== null) {
+      // A stable message id: a redelivered submission sends no second "received".
+      await deps.notifier.notify(replyTo, {
+        schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
+        orderId: order.orderId,
+        status: "received",
+        attempt: 0,
+        at: now,
+        detail: null,
+      });
+    }
+    deps.onAccepted?.(order.orderId);
+    return COMPLETE;
+  };
+}
