@@ -1,0 +1,274 @@
+import {
+  EFFECT_OF,
+  type EffectOperation,
+  PARTNER_OPERATIONS,
+  type PartnerOperation,
+  REFERENCE_PREFIX,
+  type UndoOperation,
+} from "./operations.js";
+
+/** One effect the partner applied. `undone` turns true when an undo call reverses it. */
+export interface EffectEntry {
+  readonly operation: EffectOperation;
+  readonly orderId: string;
+  readonly idempotencyKey: string;
+  readonly reference: string;
+  readonly appliedAt: string;
+  readonly undone: boolean;
+  /** Reference of the undo that reversed this effect, or null. */
+  readonly undoneBy: string | null;
+}
+
+export interface OperationCounts {
+  /** Well-formed calls, whatever their answer. */
+  readonly calls: number;
+  /** Effects applied (for an undo operation: effects actually undone). */
+  readonly effects: number;
+}
+
+/** A snapshot of everything the partner saw and did; later calls do not change it. */
+export interface PartnerLedger {
+  /** Well-formed calls (a known operation, a valid key and body), whatever their answer. */
+  readonly calls: number;
+  /** Requests answered 400/404/405/413. */
+  readonly badRequests: number;
+  /** Effect operations applied (reserve, charge, ship), undone or not. */
+  readonly effects: number;
+  /** Effects reversed by an undo call. */
+  readonly undos: number;
+  /**
+   * Effects applied for an (effect operation, orderId) pair that already had an effect not undone.
+   * Counted from the business identity, not the key: an Agent that changes its key between retries
+   * shows up here even though each key was applied only once.
+   */
+  readonly duplicateEffects: number;
+  /** Calls answered 422, the sticky repeats included. */
+  readonly rejections: number;
+  /** Calls answered 409 (a key reused for another operation, order or reference). */
+  readonly conflicts: number;
+  /** Calls answered 503 or 429 by an injected transient fault. */
+  readonly transientFaults: number;
+  /** Calls applied (or replayed) whose answer was delayed by `slowMs`. */
+  readonly slowReplies: number;
+  /** Calls applied (or replayed) whose connection was dropped instead of answered. */
+  readonly lostReplies: number;
+  readonly byOperation: Readonly<Record<PartnerOperation, OperationCounts>>;
+  /** Every effect applied, in order. */
+  readonly effectLog: readonly EffectEntry[];
+  readonly effectsByOrder: Readonly<Record<string, readonly EffectEntry[]>>;
+  /** Well-formed calls made with `key`. */
+  callsForKey(key: string): number;
+  /** Well-formed calls made for `orderId`, across all its keys. */
+  callsForOrder(orderId: string): number;
+  /** Effects applied with `key`: at most 1 while the partner keeps its at-most-once promise. */
+  effectsForKey(key: string): number;
+}
+
+export type LedgerCounter =
+  | "badRequests"
+  | "rejections"
+  | "conflicts"
+  | "transientFaults"
+  | "slowReplies"
+  | "lostReplies";
+
+/** The answer stored for a key: replayed verbatim (with `replayed: true`) to every later call. */
+export type StoredResult =
+  | {
+      readonly kind: "effect";
+      readonly operation: EffectOperation;
+      readonly orderId: string;
+      readonly reference: string;
+    }
+  | {
+      readonly kind: "undo";
+      readonly operation: UndoOperation;
+      readonly orderId: string;
+      /** Reference of this undo, or null when there was nothing to undo. */
+      readonly reference: string | null;
+      readonly undone: boolean;
+      /** The reference the caller asked to undo. */
+      readonly effectReference: string;
+    }
+  | {
+      readonly kind: "rejected";
+      readonly operation: PartnerOperation;
+      readonly orderId: string;
+      readonly reason: string;
+    };
+
+/** What a key is bound to by its first successful or rejected call. */
+export interface KeyBinding {
+  readonly operation: PartnerOperation;
+  readonly orderId: string;
+  /** For undo operations, the reference to undo; null for effects. */
+  readonly target: string | null;
+  readonly result: StoredResult;
+}
+
+type MutableEffect = { -readonly [K in keyof EffectEntry]: EffectEntry[K] };
+
+/** The partner's books: idempotency records, applied effects and counters. Synchronous by design. */
+export class Ledger {
+  private readonly bindings = new Map<string, KeyBinding>();
+  private readonly effectsByReference = new Map<string, MutableEffect>();
+  private readonly effectLog: MutableEffect[] = [];
+  /** Effects not undone, per (effect operation, orderId): the business identity of an effect. */
+  private readonly liveEffects = new Map<string, number>();
+  private readonly keyCalls = new Map<string, number>();
+  private readonly orderCalls = new Map<string, number>();
+  private readonly nextReference = new Map<PartnerOperation, number>();
+  private readonly operationCounts = new Map<PartnerOperation, { calls: number; effects: number }>();
+  private readonly counters = new Map<LedgerCounter, number>();
+  private calls = 0;
+  private undos = 0;
+  private duplicateEffects = 0;
+
+  /** Records a well-formed call and returns its 1-based number among the calls with `key`. */
+  countCall(operation: PartnerOperation, key: string, orderId: string): number {
+    this.calls++;
+    this.countsOf(operation).calls++;
+    this.orderCalls.set(orderId, (this.orderCalls.get(orderId) ?? 0) + 1);
+    const n = (this.keyCalls.get(key) ?? 0) + 1;
+    this.keyCalls.set(key, n);
+    return n;
+  }
+
+  count(counter: LedgerCounter): void {
+    this.counters.set(counter, (this.counters.get(counter) ?? 0) + 1);
+  }
+
+  bindingOf(key: string): KeyBinding | undefined {
+    return this.bindings.get(key);
+  }
+
+  reject(key: string, operation: PartnerOperation, orderId: string, target: string | null, reason: string) {
+    const result: StoredResult = { kind: "rejected", operation, orderId, reason };
+    this.bindings.set(key, { operation, orderId, target, result });
+    return result;
+  }
+
+  applyEffect(key: string, operation: EffectOperation, orderId: string, at: Date): StoredResult {
+    const identity = businessIdentity(operation, orderId);
+    const live = this.liveEffects.get(identity) ?? 0;
+    if (live > 0) this.duplicateEffects++;
+    this.liveEffects.set(identity, live + 1);
+    const reference = this.issueReference(operation);
+    const effect: MutableEffect = {
+      operation,
+      orderId,
+      idempotencyKey: key,
+      reference,
+      appliedAt: at.toISOString(),
+      undone: false,
+      undoneBy: null,
+    };
+    this.effectLog.push(effect);
+    this.effectsByReference.set(reference, effect);
+    this.countsOf(operation).effects++;
+    const result: StoredResult = { kind: "effect", operation, orderId, reference };
+    this.bindings.set(key, { operation, orderId, target: null, result });
+    return result;
+  }
+
+  /**
+   * Undoes the effect `effectReference` names if this partner issued it, for this order, by the
+   * matching effect operation, and it is not undone yet; otherwise there is nothing to undo.
+   */
+  applyUndo(key: string, operation: UndoOperation, orderId: string, effectReference: string): StoredResult {
+    const effect = this.effectsByReference.get(effectReference);
+    const undoable =
+      effect !== undefined &&
+      !effect.undone &&
+      effect.orderId === orderId &&
+      effect.operation === EFFECT_OF[operation];
+    let reference: string | null = null;
+    if (undoable) {
+      reference = this.issueReference(operation);
+      effect.undone = true;
+      const identity = businessIdentity(effect.operation, orderId);
+      this.liveEffects.set(identity, (this.liveEffects.get(identity) ?? 1) - 1);
+      effect.undoneBy = reference;
+      this.undos++;
+      this.countsOf(operation).effects++;
+    }
+    const result: StoredResult = {
+      kind: "undo",
+      operation,
+      orderId,
+      reference,
+      undone: undoable,
+      effectReference,
+    };
+    this.bindings.set(key, { operation, orderId, target: effectReference, result });
+    return result;
+  }
+
+  snapshot(): PartnerLedger {
+    const effectLog = this.effectLog.map((e): EffectEntry => ({ ...e }));
+    const effectsByOrder: Record<string, EffectEntry[]> = Object.create(null);
+    for (const effect of effectLog) {
+      const entries = effectsByOrder[effect.orderId] ?? [];
+      entries.push(effect);
+      effectsByOrder[effect.orderId] = entries;
+    }
+    const byOperation = Object.fromEntries(
+      PARTNER_OPERATIONS.map((op) => [op, { ...this.countsOf(op) }]),
+    ) as Record<PartnerOperation, OperationCounts>;
+    const keyCalls = new Map(this.keyCalls);
+    const orderCalls = new Map(this.orderCalls);
+    const counter = (name: LedgerCounter) => this.counters.get(name) ?? 0;
+    return {
+      calls: this.calls,
+      badRequests: counter("badRequests"),
+      effects: effectLog.length,
+      undos: this.undos,
+      duplicateEffects: this.duplicateEffects,
+      rejections: counter("rejections"),
+      conflicts: counter("conflicts"),
+      transientFaults: counter("transientFaults"),
+      slowReplies: counter("slowReplies"),
+      lostReplies: counter("lostReplies"),
+      byOperation,
+      effectLog,
+      effectsByOrder,
+      callsForKey: (key) => keyCalls.get(key) ?? 0,
+      callsForOrder: (orderId) => orderCalls.get(orderId) ?? 0,
+      effectsForKey: (key) => effectLog.filter((e) => e.idempotencyKey === key).length,
+    };
+  }
+
+  reset(): void {
+    this.bindings.clear();
+    this.effectsByReference.clear();
+    this.effectLog.length = 0;
+    this.liveEffects.clear();
+    this.keyCalls.clear();
+    this.orderCalls.clear();
+    this.nextReference.clear();
+    this.operationCounts.clear();
+    this.counters.clear();
+    this.calls = 0;
+    this.undos = 0;
+    this.duplicateEffects = 0;
+  }
+
+  private countsOf(operation: PartnerOperation): { calls: number; effects: number } {
+    let counts = this.operationCounts.get(operation);
+    if (!counts) {
+      counts = { calls: 0, effects: 0 };
+      this.operationCounts.set(operation, counts);
+    }
+    return counts;
+  }
+
+  private issueReference(operation: PartnerOperation): string {
+    const n = (this.nextReference.get(operation) ?? 0) + 1;
+    this.nextReference.set(operation, n);
+    return `${REFERENCE_PREFIX[operation]}-${String(n).padStart(6, "0")}`;
+  }
+}
+
+function businessIdentity(operation: EffectOperation, orderId: string): string {
+  return `${operation}\u0000${orderId}`;
+}

@@ -1,0 +1,45 @@
+/** The partner's operations: three effects, and the undo of each (what compensation calls). */
+export const EFFECT_OPERATIONS = ["reserveInventory", "chargePayment", "arrangeShipment"] as const;
+export const UNDO_OPERATIONS = ["releaseInventory", "refundPayment", "cancelShipment"] as const;
+export const PARTNER_OPERATIONS = [...EFFECT_OPERATIONS, ...UNDO_OPERATIONS] as const;
+
+export type EffectOperation = (typeof EFFECT_OPERATIONS)[number];
+export type UndoOperation = (typeof UNDO_OPERATIONS)[number];
+export type PartnerOperation = (typeof PARTNER_OPERATIONS)[number];
+
+export const UNDO_OF: Readonly<Record<EffectOperation, UndoOperation>> = {
+  reserveInventory: "releaseInventory",
+  chargePayment: "refundPayment",
+  arrangeShipment: "cancelShipment",
+};
+
+export const EFFECT_OF: Readonly<Record<UndoOperation, EffectOperation>> = {
+  releaseInventory: "reserveInventory",
+  refundPayment: "chargePayment",
+  cancelShipment: "arrangeShipment",
+};
+
+/** References look like `pay-000042`: the prefix says which operation issued them. */
+export const REFERENCE_PREFIX: Readonly<Record<PartnerOperation, string>> = {
+  reserveInventory: "res",
+  chargePayment: "pay",
+  arrangeShipment: "shp",
+  releaseInventory: "rel",
+  refundPayment: "ref",
+  cancelShipment: "cnl",
+};
+
+/** Why the partner turns an effect down when a permanent fault is injected. */
+export const REJECTION_REASON: Readonly<Record<EffectOperation, string>> = {
+  reserveInventory: "out-of-stock",
+  chargePayment: "card-declined",
+  arrangeShipment: "address-undeliverable",
+};
+
+export function isPartnerOperation(value: string): value is PartnerOperation {
+  return (PARTNER_OPERATIONS as readonly string[]).includes(value);
+}
+
+export function isUndoOperation(operation: PartnerOperation): operation is UndoOperation {
+  return (UNDO_OPERATIONS as readonly string[]).includes(operation);
+}
