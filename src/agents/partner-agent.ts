@@ -62,7 +62,9 @@ export function createPartnerAgent(
       const remaining = deadline - deps.clock.now().getTime();
       if (remaining <= 0) break;
       calls++;
-      const result = await callPartner(deps, operation, request, Math.min(deps.callTimeoutMs, remaining));
+      // A call already under way may outlive the deadline (the seed allows work in progress to go on);
+      // only new calls are refused once it has passed.
+      const result = await callPartner(deps, operation, request, deps.callTimeoutMs);
       if (result.kind === "success") {
         log.info("agent.call.succeeded", { call: calls, reference: result.reference });
         return respond(request, deps.clock, calls, {

@@ -1,0 +1,135 @@
+import { setTimeout as realDelay } from "node:timers/promises";
+import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
+import { loadPipelineSettings, type PipelineSettings } from "../../src/config/settings.js";
+import { seededRandom } from "../../src/domain/backoff.js";
+import type { OrderMessage } from "../../src/domain/order.js";
+import { isTerminal, type StoredStateRecord } from "../../src/domain/state-record.js";
+import { type PartnerService, startPartnerService } from "../../src/local/partner/partner-service.js";
+import { LocalPipeline } from "../../src/local/pipeline.js";
+import type { JsonValue } from "../../src/ports/message-queue.js";
+
+export const START = "2026-05-01T09:00:00.000Z";
+
+/** Settings for scenarios: short deadlines and backoffs so the story fits in a few virtual minutes. */
+export const SCENARIO_ENV: Record<string, string> = {
+  ATTEMPT_TIMEOUT_MS: "60000",
+  STEP_TIMEOUT_MS: "10000",
+  AGENT_CALLS_PER_STEP: "3",
+  MAX_RECOVERIES: "3",
+  RECOVERY_BACKOFF_BASE_MS: "1000",
+  RECOVERY_BACKOFF_CAP_MS: "5000",
+  EXTENDED_BACKOFF_AFTER: "2",
+  EXTENDED_BACKOFF_MS: "30000",
+  AGENT_BACKOFF_BASE_MS: "100",
+  AGENT_BACKOFF_CAP_MS: "1000",
+  PARTNER_CALL_TIMEOUT_MS: "3000",
+};
+
+export interface Scenario {
+  readonly pipeline: LocalPipeline;
+  readonly partner: PartnerService;
+  readonly clock: VirtualClock;
+  readonly logger: MemoryLogger;
+  readonly db: EmbeddedDatabase;
+  readonly settings: PipelineSettings;
+  close(): Promise<void>;
+}
+
+export async function openScenario(
+  env: Record<string, string> = {},
+  options: { start?: boolean } = {},
+): Promise<Scenario> {
+  const clock = new VirtualClock(START);
+  const logger = new MemoryLogger();
+  const db = openDatabase(":memory:");
+  const settings = loadPipelineSettings({ ...SCENARIO_ENV, ...env });
+  const partner = await startPartnerService({
+    clock,
+    logger: logger.child({ component: "partner" }),
+    slowMs: 60_000,
+  });
+  const pipeline = await LocalPipeline.open({
+    db,
+    clock,
+    random: seededRandom(1),
+    logger,
+    settings,
+    partnerUrl: partner.url,
+    starterIntervalMs: 1_000,
+    supervisorIntervalMs: 5_000,
+  });
+  if (options.start !== false) pipeline.start();
+  return {
+    pipeline,
+    partner,
+    clock,
+    logger,
+    db,
+    settings,
+    close: async () => {
+      // The partner first: closing it ends any call still waiting on a slow answer.
+      await partner.close();
+      await pipeline.stop();
+      db.close();
+    },
+  };
+}
+
+export function orderMessage(orderId: string, overrides: Partial<OrderMessage> = {}): OrderMessage {
+  return {
+    schemaVersion: 1,
+    orderId,
+    customerId: "cust-1",
+    currency: "EUR",
+    items: [{ sku: "SKU-1", quantity: 2, unitPriceMinor: 1_299 }],
+    replyTo: "status-test",
+    ...overrides,
+  };
+}
+
+export async function post(scenario: Scenario, message: unknown): Promise<void> {
+  await scenario.pipeline.post(message as JsonValue);
+}
+
+/**
+ * Lets the pipeline work, then moves virtual time in steps until `done` holds. Partner calls are real
+ * HTTP on loopback, so each step also gives real I/O a moment; no step sleeps on the virtual clock.
+ */
+export async function runUntil(
+  scenario: Scenario,
+  done: () => Promise<boolean> | boolean,
+  options: { stepMs?: number; maxMs?: number } = {},
+): Promise<void> {
+  const stepMs = options.stepMs ?? 500;
+  const maxMs = options.maxMs ?? 10 * 60_000;
+  for (let elapsed = 0; elapsed <= maxMs; elapsed += stepMs) {
+    await settle(scenario);
+    if (await done()) return;
+    await scenario.clock.advance(stepMs);
+  }
+  throw new Error(`condition not reached within ${maxMs} ms of virtual time`);
+}
+
+/** Waits until the pipeline is idle, or briefly when it is waiting on virtual time or on a slow partner. */
+export async function settle(scenario: Scenario): Promise<void> {
+  await Promise.race([scenario.pipeline.idle(), realDelay(200)]);
+  await realDelay(5);
+}
+
+export async function recordOf(scenario: Scenario, orderId: string): Promise<StoredStateRecord> {
+  const record = await scenario.pipeline.states.get(orderId);
+  if (!record) throw new Error(`no state record for ${orderId}`);
+  return record;
+}
+
+export function terminal(scenario: Scenario, ...orderIds: string[]): () => Promise<boolean> {
+  return async () => {
+    for (const id of orderIds) {
+      const record = await scenario.pipeline.states.get(id);
+      if (!record || !isTerminal(record.processState)) return false;
+    }
+    return true;
+  };
+}
