@@ -39,7 +39,7 @@ export interface Scenario {
 
 export async function openScenario(
   env: Record<string, string> = {},
-  options: { start?: boolean } = {},
+  options: { start?: boolean; supervisorIntervalMs?: number } = {},
 ): Promise<Scenario> {
   const clock = new VirtualClock(START);
   const logger = new MemoryLogger();
@@ -58,7 +58,7 @@ export async function openScenario(
     settings,
     partnerUrl: partner.url,
     starterIntervalMs: 1_000,
-    supervisorIntervalMs: 5_000,
+    supervisorIntervalMs: options.supervisorIntervalMs ?? 5_000,
   });
   if (options.start !== false) pipeline.start();
   return {
