@@ -25,3 +25,8 @@ export function instanceIdFor(orderId: string, attempt: number): string {
 export function requestIdFor(orderId: string, attempt: number, step: StepName): string {
   return `${orderId}:${attempt}:${step}`;
 }
+
+/** The event a step's reply is raised under: one name per step and operation, so a stale reply can't satisfy another wait. */
+export function replyEventName(step: StepName, operation: "do" | "undo"): string {
+  return `reply:${step}:${operation}`;
+}

@@ -6,15 +6,21 @@ import { SqliteLease } from "../adapters/sqlite/sqlite-lease.js";
 import { SqliteMessageQueue } from "../adapters/sqlite/sqlite-message-queue.js";
 import { SqliteOrdersRepository } from "../adapters/sqlite/sqlite-orders-repository.js";
 import { SqliteStateStore } from "../adapters/sqlite/sqlite-state-store.js";
+import { createAgentWorkerHandler } from "../agents/agent-worker.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
 import { agentAmplification, type PipelineSettings } from "../config/settings.js";
+import type { AgentRequest, AgentResponse } from "../domain/agent-messages.js";
 import type { RandomSource } from "../domain/backoff.js";
+import { seededRandom } from "../domain/backoff.js";
+import { replyEventName } from "../domain/workflow.js";
 import { registerOrderProcessing } from "../functions/order-processing.js";
 import { createOrderActivities } from "../orchestrators/order-activities.js";
 import { ORDER_PROCESSING } from "../orchestrators/order-processing.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
+import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
 import { createStarter, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
@@ -40,6 +46,8 @@ export interface PipelineOptions {
   /** Distinguishes Supervisors that share one database (leader election between them). */
   readonly supervisorHolder?: string;
   readonly maxConcurrentActivities?: number;
+  /** Fault injection: the share of Agent replies delivered twice (a duplicating transport). */
+  readonly duplicateReplies?: number;
 }
 
 /**
@@ -56,7 +64,8 @@ export class LocalPipeline {
   readonly runtime: LocalDurableRuntime;
   readonly runStarter: () => Promise<StarterReport>;
   readonly runSupervisor: () => Promise<ScanReport>;
-  private readonly queues = new Map<string, SqliteMessageQueue>();
+  private readonly queues: Map<string, SqliteMessageQueue>;
+  private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
   private readonly stopping = new AbortController();
   private starterBusy: Promise<StarterReport> | undefined;
@@ -70,8 +79,12 @@ export class LocalPipeline {
       orders: SqliteOrdersRepository;
       alerts: LoggingAlertSink;
       runSupervisor: () => Promise<ScanReport>;
+      queues: Map<string, SqliteMessageQueue>;
+      agent: (request: AgentRequest) => Promise<AgentResponse>;
     },
   ) {
+    this.queues = parts.queues;
+    this.agent = parts.agent;
     this.runtime = runtime;
     this.states = parts.states;
     this.orders = parts.orders;
@@ -96,6 +109,13 @@ export class LocalPipeline {
     const orders = new SqliteOrdersRepository(db, clock);
     const alerts = new LoggingAlertSink(logger);
     const queues = new Map<string, SqliteMessageQueue>();
+    // The Agent's request queue redelivers at most as often as the retry budget assumes.
+    queues.set(
+      QUEUES.agentRequests,
+      new SqliteMessageQueue(db, clock, QUEUES.agentRequests, {
+        maxDeliveryCount: settings.agentRequestMaxDeliveries,
+      }),
+    );
     const queueNamed = (name: string) => {
       let queue = queues.get(name);
       if (!queue) {
@@ -104,8 +124,9 @@ export class LocalPipeline {
       }
       return queue;
     };
+    let pipeline: LocalPipeline | undefined;
     const notifier = new QueueStatusNotifier(queueNamed);
-    const agent = createPartnerAgent({
+    const partnerAgent = createPartnerAgent({
       partnerUrl: options.partnerUrl,
       clock,
       random: options.random,
@@ -113,6 +134,18 @@ export class LocalPipeline {
       backoff: settings.agentBackoff,
       callTimeoutMs: settings.partnerCallTimeoutMs,
     });
+    // Fault injection for the activity form: a duplicated answer reaches the instance as a stray event.
+    const agent = async (request: AgentRequest): Promise<AgentResponse> => {
+      const response = await partnerAgent(request);
+      if (pipeline?.duplicated()) {
+        await pipeline.runtime.raiseEvent(
+          request.instanceId,
+          replyEventName(request.step, request.operation),
+          response,
+        );
+      }
+      return response;
+    };
     const activities = createOrderActivities({
       states,
       orders,
@@ -159,9 +192,28 @@ export class LocalPipeline {
       maxPages: settings.supervisorMaxPages,
       leaseMs: settings.supervisorLeaseMs,
     });
-    const pipeline = new LocalPipeline(options, runtime, { states, orders, alerts, runSupervisor });
-    for (const [name, queue] of queues) pipeline.queues.set(name, queue);
+    pipeline = new LocalPipeline(options, runtime, {
+      states,
+      orders,
+      alerts,
+      runSupervisor,
+      queues,
+      agent: partnerAgent,
+    });
     return pipeline;
+  }
+
+  private readonly duplicateRandom = seededRandom(0x5eed);
+
+  /** Decides, from its own seeded sequence, whether this reply is delivered twice. */
+  duplicated(): boolean {
+    const rate = this.options.duplicateReplies ?? 0;
+    return rate > 0 && this.duplicateRandom() < rate;
+  }
+
+  /** Wakes the consumer of a queue after a send, as Service Bus delivers without waiting for a poll. */
+  nudge(queueName: string): void {
+    for (const consumer of this.consumers) if (consumer.queueName === queueName) consumer.nudge();
   }
 
   /** The named queue on this database (status queues are created on first use). */
@@ -185,7 +237,7 @@ export class LocalPipeline {
       typeof body === "object" && body !== null && !Array.isArray(body) ? String(body.orderId ?? "") : "";
     const digest = createHash("sha256").update(text).digest("hex").slice(0, 16);
     const result = await this.ordersQueue.send({ messageId: `${orderId.slice(0, 64)}:${digest}`, body });
-    this.consumers[0]?.nudge();
+    this.nudge(QUEUES.orders);
     return result;
   }
 
@@ -202,17 +254,43 @@ export class LocalPipeline {
       retryBudgetPerOrder: settings.retryBudgetPerOrder,
       onAccepted: () => this.nudgeStarter(),
     });
-    const consumer = new QueueConsumer({
-      queue: this.ordersQueue,
-      handler: submission,
-      clock,
-      logger,
-      name: "submission",
-    });
-    this.consumers.push(consumer);
-    consumer.start();
+    this.consume(this.ordersQueue, submission);
+    if (settings.agentMode === "queue") {
+      const responses = this.queue(QUEUES.agentResponses);
+      this.consume(
+        this.queue(QUEUES.agentRequests),
+        createAgentWorkerHandler({
+          agent: this.agent,
+          logger,
+          reply: async (response) => {
+            const body = response as unknown as JsonValue;
+            await responses.send({
+              messageId: `${response.requestId}:reply`,
+              body,
+              correlationId: response.orderId,
+            });
+            if (this.duplicated()) {
+              await responses.send({
+                messageId: `${response.requestId}:reply:again`,
+                body,
+                correlationId: response.orderId,
+              });
+            }
+            this.nudge(QUEUES.agentResponses);
+          },
+        }),
+      );
+      this.consume(responses, createAgentReplyHandler({ durable: this.runtime, logger }));
+    }
     void this.every(this.options.starterIntervalMs, () => this.starter());
     void this.every(this.options.supervisorIntervalMs, () => this.runSupervisor());
+  }
+
+  private consume(queue: SqliteMessageQueue, handler: MessageHandler): void {
+    const { clock, logger } = this.options;
+    const consumer = new QueueConsumer({ queue, handler, clock, logger, name: queue.name });
+    this.consumers.push(consumer);
+    consumer.start();
   }
 
   /** Runs the starter now (or once more after the run in progress): never two at once. */

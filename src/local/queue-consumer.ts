@@ -46,6 +46,11 @@ export class QueueConsumer {
   private drained = false;
   private idleWaiters: (() => void)[] = [];
 
+  /** The queue this consumer drains. */
+  get queueName(): string {
+    return this.queue.name;
+  }
+
   constructor(options: QueueConsumerOptions) {
     this.queue = options.queue;
     this.handler = options.handler;

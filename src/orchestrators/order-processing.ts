@@ -1,7 +1,7 @@
 import type { OrchestrationContext, Task } from "durable-functions";
 import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../domain/agent-messages.js";
 import type { FailureInput } from "../domain/transitions.js";
-import { idempotencyKeyFor, requestIdFor, type StepName } from "../domain/workflow.js";
+import { idempotencyKeyFor, replyEventName, requestIdFor, type StepName } from "../domain/workflow.js";
 
 /** Function names: the orchestration and its activities, as registered and as called. */
 export const ORDER_PROCESSING = "orderProcessing";
@@ -80,11 +80,6 @@ export type AttemptOutcome =
 export interface AttemptResult {
   readonly outcome: AttemptOutcome;
   readonly step?: StepName;
-}
-
-/** Event a step's reply is raised under: one name per step and operation, so a stale reply can't satisfy another wait. */
-export function replyEventName(step: StepName, operation: "do" | "undo"): string {
-  return `reply:${step}:${operation}`;
 }
 
 /**

@@ -22,7 +22,7 @@ describe("registrations", () => {
     const orchestrations = registry.withTrigger("orchestrationTrigger").map((f) => f.name);
     const activities = registry.withTrigger("activityTrigger").map((f) => f.name);
     expect(orchestrations).toEqual(expect.arrayContaining(Object.values(T)));
-    expect(activities.sort()).toEqual(["blockingDouble", "double", "explode", "send"]);
+    expect(activities.sort()).toEqual(["blockingDouble", "double", "explode", "nothing", "send"]);
   });
 });
 
@@ -108,6 +108,13 @@ describe("running orchestrations", () => {
     const status = await runtime.waitForCompletion("catch-1");
     expect(status.runtimeStatus).toBe("Completed");
     expect((status.output as { caught: string }).caught).toContain("partner refused: out of stock");
+  });
+
+  it("completes an activity that returns nothing", async () => {
+    const { runtime } = await open();
+    await runtime.startNew(T.voidActivity, { instanceId: "void-1" });
+    const status = await runtime.waitForCompletion("void-1");
+    expect(status).toMatchObject({ runtimeStatus: "Completed", output: { result: "nothing came back" } });
   });
 
   it("fans out with Task.all and runs the activities concurrently", async () => {

@@ -39,7 +39,7 @@ export interface Scenario {
 
 export async function openScenario(
   env: Record<string, string> = {},
-  options: { start?: boolean; supervisorIntervalMs?: number } = {},
+  options: { start?: boolean; supervisorIntervalMs?: number; duplicateReplies?: number } = {},
 ): Promise<Scenario> {
   const clock = new VirtualClock(START);
   const logger = new MemoryLogger();
@@ -59,6 +59,7 @@ export async function openScenario(
     partnerUrl: partner.url,
     starterIntervalMs: 1_000,
     supervisorIntervalMs: options.supervisorIntervalMs ?? 5_000,
+    ...(options.duplicateReplies !== undefined ? { duplicateReplies: options.duplicateReplies } : {}),
   });
   if (options.start !== false) pipeline.start();
   return {

@@ -24,6 +24,7 @@ export const TEST_ORCHESTRATIONS = {
   clockReader: "testClockReader",
   unhandled: "testUnhandled",
   withRetry: "testWithRetry",
+  voidActivity: "testVoidActivity",
 } as const;
 
 /**
@@ -48,6 +49,11 @@ export function registerTestApp(deps: TestAppDeps, variant: "v1" | "v2" = "v1"):
     handler: (step: string) => {
       deps.calls.push(`send(${step})`);
       return `sent ${step}`;
+    },
+  });
+  df.app.activity("nothing", {
+    handler: () => {
+      deps.calls.push("nothing()");
     },
   });
   df.app.activity("explode", {
@@ -94,6 +100,11 @@ export function registerTestApp(deps: TestAppDeps, variant: "v1" | "v2" = "v1"):
   df.app.orchestration(TEST_ORCHESTRATIONS.unhandled, function* (context: OrchestrationContext) {
     yield context.df.callActivity("explode", "card declined");
     return "not reached";
+  });
+
+  df.app.orchestration(TEST_ORCHESTRATIONS.voidActivity, function* (context: OrchestrationContext) {
+    const result: unknown = yield context.df.callActivity("nothing");
+    return { result: result ?? "nothing came back" };
   });
 
   df.app.orchestration(TEST_ORCHESTRATIONS.withRetry, function* (context: OrchestrationContext) {

@@ -508,7 +508,8 @@ export class LocalDurableRuntime implements DurableClient {
       if (!activity) throw new Error(`no activity named ${work.name} is registered`);
       const input = work.input === null ? undefined : JSON.parse(work.input);
       const output = await activity.handler(input, this.invocationContext(work.name));
-      result = history.taskCompleted(this.clock.now(), work.taskId, toPayload(output));
+      // The SDK parses every TaskCompleted result; the extension sends "null" for an activity that returns nothing.
+      result = history.taskCompleted(this.clock.now(), work.taskId, toPayload(output) ?? "null");
     } catch (error) {
       this.logger.warn("durable.activity.failed", { ...fields, error });
       result = history.taskFailed(this.clock.now(), work.taskId, failureDetailsOf(error));

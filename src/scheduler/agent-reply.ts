@@ -1,0 +1,38 @@
+import { parseAgentResponse } from "../domain/agent-messages.js";
+import { replyEventName } from "../domain/workflow.js";
+import type { DurableClient } from "../ports/durable-client.js";
+import type { Logger } from "../ports/logger.js";
+import { COMPLETE, type MessageHandler } from "../ports/message-handler.js";
+
+export const INVALID_AGENT_RESPONSE = "InvalidAgentResponse";
+
+/**
+ * The response queue's handler: hands each Agent reply to the orchestration instance that asked, as
+ * the external event it waits on. A reply for an instance that has finished (the timer won, or a
+ * newer attempt took over) is dropped and logged; a duplicated reply is harmless, because a step's
+ * wait takes one event and the rest stay unread.
+ */
+export function createAgentReplyHandler(deps: { durable: DurableClient; logger: Logger }): MessageHandler {
+  return async (message) => {
+    const parsed = parseAgentResponse(message.body);
+    if (!parsed.ok) {
+      deps.logger.error("agent.reply.invalid", { messageId: message.messageId, error: parsed.error.message });
+      return { action: "deadLetter", reason: INVALID_AGENT_RESPONSE, description: parsed.error.message };
+    }
+    const reply = parsed.value;
+    const delivered = await deps.durable.raiseEvent(
+      reply.instanceId,
+      replyEventName(reply.step, reply.operation),
+      reply,
+    );
+    const fields = {
+      orderId: reply.orderId,
+      attempt: reply.attempt,
+      step: reply.step,
+      instanceId: reply.instanceId,
+    };
+    if (delivered.delivered) deps.logger.info("agent.reply.delivered", fields);
+    else deps.logger.warn("agent.reply.dropped", { ...fields, reason: delivered.reason });
+    return COMPLETE;
+  };
+}

@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { QUEUES } from "../../src/local/pipeline.js";
+import {
+  openScenario,
+  orderMessage,
+  post,
+  recordOf,
+  runUntil,
+  type Scenario,
+  terminal,
+} from "./pipeline-harness.js";
+
+let scenario: Scenario | undefined;
+afterEach(async () => {
+  await scenario?.close();
+  scenario = undefined;
+});
+
+describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
+  it("processes orders, every reply delivered twice, each effect once", async () => {
+    scenario = await openScenario({ AGENT_MODE: mode }, { duplicateReplies: 1 });
+    const s = scenario;
+    const ids = ["ord-f1", "ord-f2", "ord-f3"];
+    for (const id of ids) await post(s, orderMessage(id));
+    await runUntil(s, terminal(s, ...ids));
+    for (const id of ids) {
+      const record = await recordOf(s, id);
+      expect(record).toMatchObject({ processState: "Processed", attempt: 1 });
+      expect(record.compensationLog).toHaveLength(3);
+    }
+    expect(s.partner.ledger()).toMatchObject({ effects: 9, duplicateEffects: 0 });
+    if (mode === "queue") {
+      expect(s.logger.events("agent.reply.delivered")).toHaveLength(18); // 9 replies, each twice
+      expect(await s.pipeline.queue(QUEUES.agentRequests).peek(10)).toEqual([]);
+    }
+  });
+
+  it("recovers from a partner that is down for longer than a step's deadline", async () => {
+    scenario = await openScenario({ AGENT_MODE: mode });
+    const s = scenario;
+    s.partner.setFaults({ transient: 1 });
+    await post(s, orderMessage("ord-outage"));
+    await runUntil(s, async () => (await recordOf(s, "ord-outage")).failureCount >= 1);
+    s.partner.setFaults({});
+    await runUntil(s, terminal(s, "ord-outage"));
+    expect(await recordOf(s, "ord-outage")).toMatchObject({ processState: "Processed", failureCount: 1 });
+    expect(s.partner.ledger().duplicateEffects).toBe(0);
+  });
+});
