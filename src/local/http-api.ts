@@ -105,7 +105,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   async function getOrder(encodedId: string): Promise<Answer> {
     const orderId = decodePathSegment(encodedId);
     if (orderId === undefined) return invalidOrderId("format", "is not correctly percent-encoded");
-    if (false) {
+    if (orderId.length > MAX_ORDER_ID_LENGTH) {
       return invalidOrderId("max", `must be at most ${MAX_ORDER_ID_LENGTH} characters long`);
     }
     let record: StoredStateRecord | undefined;
@@ -124,7 +124,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const method = req.method ?? "";
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     res.once("close", () => {
-      const fields = { method, path, status: res.statusCode, durationMs: elapsedMs(started) };
+      const status = res.headersSent ? res.statusCode : null;
+      const fields = { method, path, status, durationMs: elapsedMs(started) };
       logger.info("http.request", res.writableFinished ? fields : { ...fields, aborted: true });
     });
     void route(req, path)

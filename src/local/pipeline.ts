@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../adapters/messaging/queue-status-notifier.js";
 import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
@@ -83,6 +84,7 @@ export class LocalPipeline {
       agent: (request: AgentRequest) => Promise<AgentResponse>;
     },
   ) {
+    setMaxListeners(0, this.stopping.signal);
     this.queues = parts.queues;
     this.agent = parts.agent;
     this.runtime = runtime;
@@ -159,6 +161,7 @@ export class LocalPipeline {
           messageId: request.requestId,
           body: request as unknown as JsonValue,
         });
+        pipeline?.nudge(QUEUES.agentRequests);
       },
       settings: {
         stepTimeoutMs: settings.stepTimeoutMs,

@@ -54,11 +54,27 @@ afterEach(async () => {
   await api.close();
 });
 
-function post(body: string, path = "/api/orders"): Promise<Response> {
-  return fetch(`${api.url}${path}`, {
+function post(body: string): Promise<Response> {
+  return fetch(`${api.url}/api/orders`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body,
+  });
+}
+
+/** Posts `chunks` without ending the request, and resolves with the answer's status and content type. */
+function unfinishedPost(
+  headers: Record<string, string>,
+  chunks: string[],
+): Promise<{ status: number; contentType: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${api.url}/api/orders`, { method: "POST", headers }, (res) => {
+      resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"] ?? "" });
+      res.resume();
+      req.destroy();
+    });
+    req.on("error", reject);
+    for (const chunk of chunks) req.write(chunk);
   });
 }
 
@@ -131,23 +147,20 @@ describe("POST /api/orders", () => {
   it("answers 413 for a chunked body past 64 KiB without waiting for the rest of it", {
     timeout: 5_000,
   }, async () => {
-    const { status, contentType } = await new Promise<{ status: number; contentType: string }>(
-      (resolve, reject) => {
-        const req = request(`${api.url}/api/orders`, { method: "POST" }, (res) => {
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"] ?? "" });
-          res.resume();
-          req.destroy();
-        });
-        req.on("error", reject);
-        // 64 KiB and one byte, and the request never ends: the server must not wait for the end.
-        req.write(" ".repeat(MAX_ORDER_MESSAGE_BYTES));
-        req.write("{");
-      },
-    );
+    // 64 KiB and one byte, and the request never ends: the server must not wait for the end.
+    const answer = await unfinishedPost({}, [" ".repeat(MAX_ORDER_MESSAGE_BYTES), "{"]);
 
-    expect(status).toBe(413);
-    expect(contentType).toBe("application/json; charset=utf-8");
+    expect(answer).toEqual({ status: 413, contentType: "application/json; charset=utf-8" });
     expect(backend.posted).toEqual([]);
+  });
+
+  it("answers 413 from a Content-Length past 64 KiB before reading the body", {
+    timeout: 5_000,
+  }, async () => {
+    const headers = { "Content-Length": String(MAX_ORDER_MESSAGE_BYTES + 1) };
+    const answer = await unfinishedPost(headers, ["{"]);
+
+    expect(answer).toEqual({ status: 413, contentType: "application/json; charset=utf-8" });
   });
 
   it("answers 503 and logs the failure when the backend cannot take the message", async () => {

@@ -50,6 +50,8 @@ export class SqliteStateStore implements StateStore {
   private readonly insert: Statement<[RecordColumns]>;
   private readonly update: Statement<[RecordColumns & { ifMatch: string }]>;
   private readonly processing: Statement<[], { n: number }>;
+  private readonly everything: Statement<[], RecordRow>;
+  private readonly byState: Statement<[], { process_state: string; n: number }>;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
   private readonly expired: Statement<[string, string, string, string, number], KeyedRow>;
 
@@ -66,6 +68,10 @@ export class SqliteStateStore implements StateStore {
            not_before = @notBefore, document = @document
        WHERE order_id = @orderId AND etag = @ifMatch`,
     );
+    this.byState = db.prepare(
+      "SELECT process_state, COUNT(*) AS n FROM state_records GROUP BY process_state",
+    );
+    this.everything = db.prepare("SELECT etag, document FROM state_records ORDER BY order_id");
     this.processing = db.prepare(
       "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
     );
@@ -116,6 +122,16 @@ export class SqliteStateStore implements StateStore {
     return this.page("claimable", query, (cursor, limit) =>
       this.claimable.all(query.now, cursor.sortKey, cursor.orderId, limit),
     );
+  }
+
+  /** Every record: for the embedded host's summaries and tests, not for the handlers. */
+  all(): StoredStateRecord[] {
+    return this.everything.all().map(toStored);
+  }
+
+  /** Records per process state: for the embedded host's progress display. */
+  countByState(): Record<string, number> {
+    return Object.fromEntries(this.byState.all().map((row) => [row.process_state, row.n]));
   }
 
   async countProcessing(): Promise<number> {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 // @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
 import azureFunctions, { type InvocationContext } from "@azure/functions";
 import type { EmbeddedDatabase } from "../../adapters/sqlite/database.js";
@@ -118,6 +119,8 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
+    // Every armed timer listens on this one signal: many at once is expected.
+    setMaxListeners(0, this.timerShutdown.signal);
     this.store = new DurableStore(options.db);
     this.clock = options.clock;
     this.logger = options.logger;

@@ -1,0 +1,197 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SystemClock } from "../adapters/clock/system-clock.js";
+import { JsonLogger, type LogLine } from "../adapters/logging/json-logger.js";
+import { openDatabase } from "../adapters/sqlite/database.js";
+import { type Environment, loadPipelineSettings } from "../config/settings.js";
+import { type RandomSource, seededRandom } from "../domain/backoff.js";
+import type { OrderMessage } from "../domain/order.js";
+import { isTerminal, PROCESS_STATES, type ProcessState, type StateRecord } from "../domain/state-record.js";
+import type { JsonValue } from "../ports/message-queue.js";
+import { checkInvariants, type InvariantReport } from "./invariants.js";
+import type { PartnerFaults } from "./partner/faults.js";
+import { startPartnerService } from "./partner/partner-service.js";
+import { LocalPipeline } from "./pipeline.js";
+import { auditedWrites, enableStateAudit } from "./state-audit.js";
+
+/** Timings that let faults play out in seconds rather than minutes; any of them can be overridden. */
+export const DEMO_ENVIRONMENT: Environment = {
+  ATTEMPT_TIMEOUT_MS: "10000",
+  STEP_TIMEOUT_MS: "2000",
+  PARTNER_CALL_TIMEOUT_MS: "1000",
+  AGENT_BACKOFF_BASE_MS: "50",
+  AGENT_BACKOFF_CAP_MS: "500",
+  RECOVERY_BACKOFF_BASE_MS: "200",
+  RECOVERY_BACKOFF_CAP_MS: "2000",
+  EXTENDED_BACKOFF_AFTER: "3",
+  EXTENDED_BACKOFF_MS: "5000",
+  MAX_IN_FLIGHT: "1000",
+};
+
+export interface DemoOptions {
+  readonly orders: number;
+  readonly faults: PartnerFaults;
+  readonly duplicateReplies: number;
+  readonly seed: number;
+  readonly agent: "activity" | "queue";
+  /** A directory for the database, or ":memory:"; a fresh temporary directory when absent. */
+  readonly data?: string;
+  readonly timeoutMs: number;
+  readonly env: Environment;
+  /** Where log lines go (JSON, one per line); none when absent. */
+  readonly log?: (line: LogLine) => void;
+  /** Called about once a second with the counts so far. */
+  readonly progress?: (counts: Readonly<Record<string, number>>) => void;
+}
+
+export interface DemoSummary {
+  orders: {
+    submitted: number;
+    deadLettered: number;
+  } & Record<ProcessState, number>;
+  partner: { calls: number; effects: number; duplicateEffects: number };
+  supervisor: { scans: number; resets: number; toError: number };
+  invariants: InvariantReport;
+  throughput: { ordersPerSecond: number };
+  latencyMs: { p50: number; p99: number };
+}
+
+/** Runs a finite batch through the whole pipeline against the simulated partner, then checks the invariants. */
+export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
+  const clock = new SystemClock();
+  const counts = { scans: 0, resets: 0, toError: 0 };
+  const logger = new JsonLogger((line) => {
+    if (line.event === "supervisor.scan" && line.skipped === false) {
+      counts.scans++;
+      counts.resets += Number(line.resets ?? 0);
+      counts.toError += Number(line.toError ?? 0) + Number(line.stalled ?? 0);
+    }
+    options.log?.(line);
+  }, "info");
+  const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
+  const temporary = options.data === undefined ? mkdtempSync(join(tmpdir(), "sas-demo-")) : undefined;
+  const path =
+    options.data === ":memory:" ? ":memory:" : join(options.data ?? temporary ?? ".", "sas.sqlite");
+  const db = openDatabase(path, { synchronous: "NORMAL" });
+  enableStateAudit(db);
+  const partner = await startPartnerService({
+    clock,
+    logger: logger.child({ component: "partner" }),
+    faults: options.faults,
+    seed: options.seed,
+    slowMs: 3_000,
+  });
+  const pipeline = await LocalPipeline.open({
+    db,
+    clock,
+    random: seededRandom(options.seed),
+    logger,
+    settings,
+    partnerUrl: partner.url,
+    starterIntervalMs: 500,
+    supervisorIntervalMs: 1_000,
+    duplicateReplies: options.duplicateReplies,
+  });
+  try {
+    pipeline.start();
+    const random = seededRandom(options.seed);
+    const messages = Array.from({ length: options.orders }, (_, i) =>
+      demoOrder(`ord-${options.seed}`, i, random),
+    );
+    const begin = performance.now();
+    for (const message of messages) await pipeline.post(message as unknown as JsonValue);
+    const deadline = begin + options.timeoutMs;
+    let finishedAt = begin;
+    for (;;) {
+      const byState = pipeline.states.countByState();
+      const deadLetters = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
+      const settled =
+        deadLetters + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (byState[state] ?? 0), 0);
+      options.progress?.({ submitted: options.orders, deadLettered: deadLetters, ...byState });
+      finishedAt = performance.now();
+      if (settled >= messages.length || finishedAt > deadline) break;
+      await clock.sleep(100);
+    }
+    const elapsedSeconds = (finishedAt - begin) / 1_000;
+    const deadLettered = new Map<string, string>();
+    const records = new Map<string, StateRecord>();
+    await collect(pipeline, records, deadLettered);
+    const ledger = partner.ledger();
+    const invariants = checkInvariants({
+      submitted: messages.map((m) => m.orderId),
+      records,
+      deadLettered,
+      writes: auditedWrites(db),
+      ledger,
+      maxRecoveries: settings.recovery.maxRecoveries,
+    });
+    const latencies = [...records.values()]
+      .filter((r) => isTerminal(r.processState))
+      .map((r) => Date.parse(r.updatedAt) - Date.parse(r.createdAt))
+      .sort((a, b) => a - b);
+    const tallied = tally(records, deadLettered.size, options.orders);
+    return {
+      orders: tallied as DemoSummary["orders"],
+      partner: { calls: ledger.calls, effects: ledger.effects, duplicateEffects: ledger.duplicateEffects },
+      supervisor: counts,
+      invariants,
+      throughput: { ordersPerSecond: round(options.orders / elapsedSeconds) },
+      latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
+    };
+  } finally {
+    await partner.close();
+    await pipeline.stop();
+    db.close();
+    if (temporary) rmSync(temporary, { recursive: true, force: true });
+  }
+}
+
+async function collect(
+  pipeline: LocalPipeline,
+  records: Map<string, StateRecord>,
+  deadLettered: Map<string, string>,
+): Promise<void> {
+  for (const message of await pipeline.ordersQueue.deadLetterQueue.peek(10_000)) {
+    const body = message.body as { orderId?: unknown } | null;
+    const orderId = typeof body?.orderId === "string" ? body.orderId : message.messageId;
+    deadLettered.set(orderId, message.deadLetterReason ?? "");
+  }
+  const rows = pipeline.states.all();
+  for (const record of rows) records.set(record.orderId, record);
+}
+
+function tally(records: ReadonlyMap<string, StateRecord>, deadLettered: number, submitted: number) {
+  const byState = Object.fromEntries(PROCESS_STATES.map((state) => [state, 0])) as Record<
+    ProcessState,
+    number
+  >;
+  for (const record of records.values()) byState[record.processState]++;
+  return { submitted, deadLettered, ...byState };
+}
+
+/** A plausible order message, made from a seeded random source. */
+export function demoOrder(prefix: string, index: number, random: RandomSource): OrderMessage {
+  const lines = 1 + Math.floor(random() * 3);
+  return {
+    schemaVersion: 1,
+    orderId: `${prefix}-${String(index).padStart(6, "0")}`,
+    customerId: `cust-${Math.floor(random() * 500)}`,
+    currency: "EUR",
+    items: Array.from({ length: lines }, (_, line) => ({
+      sku: `SKU-${line + 1}-${Math.floor(random() * 100)}`,
+      quantity: 1 + Math.floor(random() * 5),
+      unitPriceMinor: 100 + Math.floor(random() * 100_000),
+    })),
+    replyTo: "status-demo",
+  };
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+}
+
+function round(x: number): number {
+  return Math.round(x * 10) / 10;
+}

@@ -1,0 +1,127 @@
+import { createWriteStream, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { SystemClock } from "../adapters/clock/system-clock.js";
+import { JsonLogger } from "../adapters/logging/json-logger.js";
+import { openDatabase } from "../adapters/sqlite/database.js";
+import { type Environment, loadPipelineSettings } from "../config/settings.js";
+import { seededRandom } from "../domain/backoff.js";
+import { isTerminal, PROCESS_STATES } from "../domain/state-record.js";
+import type { JsonValue } from "../ports/message-queue.js";
+import { DEMO_ENVIRONMENT, demoOrder } from "./demo.js";
+import { startHttpApi } from "./http-api.js";
+import type { PartnerFaults } from "./partner/faults.js";
+import { startPartnerService } from "./partner/partner-service.js";
+import { LocalPipeline } from "./pipeline.js";
+
+export interface HostOptions {
+  readonly port: number;
+  /** Directory of the database and the log, or ":memory:". */
+  readonly data: string;
+  readonly demoOrders: number;
+  readonly faults: PartnerFaults;
+  readonly duplicateReplies: number;
+  readonly seed: number;
+  readonly agent: "activity" | "queue";
+  readonly env: Environment;
+}
+
+/**
+ * `sas start`: the whole pipeline on the embedded host, with the simulated partner and the HTTP API,
+ * a demo batch submitted and followed on the terminal, then serving until interrupted.
+ */
+export async function runHost(options: HostOptions): Promise<void> {
+  const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
+  const inMemory = options.data === ":memory:";
+  if (!inMemory) mkdirSync(options.data, { recursive: true });
+  const logPath = inMemory ? "sas.log" : join(options.data, "sas.log");
+  const logFile = createWriteStream(logPath, { flags: "a" });
+  const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
+  const clock = new SystemClock();
+  const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
+  const partner = await startPartnerService({
+    clock,
+    logger: logger.child({ component: "partner" }),
+    faults: options.faults,
+    seed: options.seed,
+    slowMs: 3_000,
+  });
+  const pipeline = await LocalPipeline.open({
+    db,
+    clock,
+    random: seededRandom(options.seed),
+    logger,
+    settings,
+    partnerUrl: partner.url,
+    starterIntervalMs: 500,
+    supervisorIntervalMs: 1_000,
+    duplicateReplies: options.duplicateReplies,
+  });
+  pipeline.start();
+  const api = await startHttpApi({
+    port: options.port,
+    logger,
+    backend: { post: (body) => pipeline.post(body), getRecord: (orderId) => pipeline.states.get(orderId) },
+  });
+
+  const out = process.stdout;
+  out.write(`embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n`);
+  out.write(
+    `partner faults: ${JSON.stringify(options.faults)}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n`,
+  );
+
+  const prefix = `demo-${Date.now().toString(36)}`;
+  const random = seededRandom(options.seed);
+  const batch = Array.from({ length: options.demoOrders }, (_, i) => demoOrder(prefix, i, random));
+  for (const message of batch) await pipeline.post(message as unknown as JsonValue);
+  if (batch.length > 0) {
+    out.write(`submitted a demo batch of ${batch.length} orders\n`);
+    await follow(
+      pipeline,
+      batch.map((m) => m.orderId),
+      out,
+    );
+  }
+  out.write(
+    `\nserving ${api.url}: POST /api/orders, GET /api/orders/{orderId}. Ctrl-C to stop.\n` +
+      `try: curl -s -X POST ${api.url}/api/orders -H 'content-type: application/json' -d '${JSON.stringify(demoOrder("ord-try", 1, seededRandom(1)))}'\n`,
+  );
+
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  out.write("stopping...\n");
+  await api.close();
+  await partner.close();
+  await pipeline.stop();
+  db.close();
+  logFile.end();
+}
+
+/** Shows the batch's progress on one terminal line until every order has settled. */
+async function follow(
+  pipeline: LocalPipeline,
+  orderIds: readonly string[],
+  out: NodeJS.WriteStream,
+): Promise<void> {
+  const clock = new SystemClock();
+  for (;;) {
+    const counts = Object.fromEntries(PROCESS_STATES.map((state) => [state, 0])) as Record<string, number>;
+    for (const id of orderIds) {
+      const record = await pipeline.states.get(id);
+      const state = record?.processState ?? "Queued";
+      counts[state] = (counts[state] ?? 0) + 1;
+    }
+    const deadLettered = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
+    const line = Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([state, n]) => `${state} ${n}`)
+      .join(" · ");
+    out.write(`\r${line}${deadLettered ? ` · dead-lettered ${deadLettered}` : ""}   `);
+    const settled =
+      deadLettered + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (counts[state] ?? 0), 0);
+    if (settled >= orderIds.length) break;
+    await clock.sleep(250);
+  }
+  out.write(`\ndemo batch finished; ${pipeline.alerts.raised.length} operator alert(s), see the log\n`);
+}

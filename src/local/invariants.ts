@@ -1,0 +1,98 @@
+import { isTerminal, type StateRecord } from "../domain/state-record.js";
+import { TRANSITIONS } from "../domain/transitions.js";
+import type { PartnerLedger } from "./partner/partner-service.js";
+import type { AuditedWrite } from "./state-audit.js";
+
+export interface InvariantInput {
+  /** Every order id the run submitted (valid messages only). */
+  readonly submitted: readonly string[];
+  /** Final records, by order id. */
+  readonly records: ReadonlyMap<string, StateRecord>;
+  /** Order ids whose message was dead-lettered, with the reason. */
+  readonly deadLettered: ReadonlyMap<string, string>;
+  readonly writes: readonly AuditedWrite[];
+  readonly ledger: PartnerLedger;
+  readonly maxRecoveries: number;
+}
+
+export interface InvariantReport {
+  readonly ok: boolean;
+  readonly violations: string[];
+}
+
+/**
+ * DESIGN.md's five invariants, computed from the stores, the database's own audit of record writes,
+ * and the partner's ledger: never from counters the pipeline keeps about itself.
+ */
+export function checkInvariants(input: InvariantInput): InvariantReport {
+  const violations: string[] = [];
+  const add = (message: string) => {
+    if (violations.length < 100) violations.push(message);
+  };
+
+  // 1. Every accepted order ends in exactly one terminal state, or was dead-lettered with a reason.
+  for (const orderId of input.submitted) {
+    const record = input.records.get(orderId);
+    const reason = input.deadLettered.get(orderId);
+    if (record && !isTerminal(record.processState)) add(`1: ${orderId} is stuck in ${record.processState}`);
+    if (!record && !reason) add(`1: ${orderId} was lost: no record and not dead-lettered`);
+    if (!record && reason === "") add(`1: ${orderId} was dead-lettered without a reason`);
+  }
+
+  // 2. Every side effect at the partner applied at most once per idempotency key (and per order and operation).
+  for (const key of new Set(input.ledger.effectLog.map((effect) => effect.idempotencyKey))) {
+    const effects = input.ledger.effectsForKey(key);
+    if (effects > 1) add(`2: key ${key} applied ${effects} times`);
+  }
+  if (input.ledger.duplicateEffects > 0)
+    add(`2: ${input.ledger.duplicateEffects} duplicate effects at the partner`);
+
+  // 3. No record changed while another attempt owned it: every write is a move the table allows, by an
+  //    owner (kept or released lockedBy), by an unlocked claim, or by a recovery of an expired owner.
+  for (const write of input.writes) {
+    const problem = illegalWrite(write);
+    if (problem) add(`3: ${write.orderId}: ${problem}`);
+  }
+
+  // 4. failureCount never passes the limit without the record going to Error.
+  for (const write of input.writes) {
+    const { before, after } = write;
+    if (after.failureCount > input.maxRecoveries && (before?.failureCount ?? 0) <= input.maxRecoveries) {
+      if (after.processState !== "Error")
+        add(`4: ${write.orderId} passed ${input.maxRecoveries} failures in ${after.processState}`);
+    }
+  }
+
+  // 5. Partner calls per order never exceed the order's end-to-end budget.
+  for (const [orderId, record] of input.records) {
+    const calls = input.ledger.callsForOrder(orderId);
+    if (calls > record.retryBudget.limit)
+      add(`5: ${orderId} cost ${calls} partner calls, budget ${record.retryBudget.limit}`);
+  }
+  return { ok: violations.length === 0, violations };
+}
+
+function illegalWrite({ before, after }: AuditedWrite): string | undefined {
+  if (before === null)
+    return after.processState === "Pending" ? undefined : `created in ${after.processState}`;
+  if (before.processState === after.processState && before.lockedBy === after.lockedBy) {
+    return before.lockedBy === null && before.processState !== "Pending" && before.processState !== "Error"
+      ? `changed while ${before.processState} and unowned`
+      : undefined;
+  }
+  const allowed = TRANSITIONS.some((rule) => {
+    if (rule.from !== before.processState || !rule.to.includes(after.processState)) return false;
+    if (rule.fence === "unlocked") return before.lockedBy === null;
+    if (rule.fence === "owner")
+      return before.lockedBy !== null && (after.lockedBy === before.lockedBy || after.lockedBy === null);
+    return (
+      before.lockedBy !== null &&
+      before.completeBy !== null &&
+      before.completeBy <= after.updatedAt &&
+      after.lockedBy === null
+    );
+  });
+  return allowed
+    ? undefined
+    : `${before.processState} (${before.lockedBy ?? "unlocked"}) -> ${after.processState} (${after.lockedBy ?? "unlocked"}) fits no rule`;
+}

@@ -1,0 +1,43 @@
+import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
+import type { StateRecord } from "../domain/state-record.js";
+
+/**
+ * An audit of every state-record write, kept by the database itself (a trigger), so the invariant
+ * checks read what was written rather than what the code under test says it wrote. Off by default:
+ * the demo and the tests turn it on.
+ */
+export function enableStateAudit(db: EmbeddedDatabase): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS state_audit (
+      id       INTEGER PRIMARY KEY AUTOINCREMENT,
+      order_id TEXT NOT NULL,
+      before   TEXT,
+      after    TEXT NOT NULL
+    );
+    CREATE TRIGGER IF NOT EXISTS state_audit_insert AFTER INSERT ON state_records BEGIN
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, NEW.document);
+    END;
+    CREATE TRIGGER IF NOT EXISTS state_audit_update AFTER UPDATE ON state_records BEGIN
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, OLD.document, NEW.document);
+    END;
+  `);
+}
+
+export interface AuditedWrite {
+  readonly orderId: string;
+  readonly before: StateRecord | null;
+  readonly after: StateRecord;
+}
+
+export function auditedWrites(db: EmbeddedDatabase): AuditedWrite[] {
+  const rows = db.prepare("SELECT order_id, before, after FROM state_audit ORDER BY id").all() as {
+    order_id: string;
+    before: string | null;
+    after: string;
+  }[];
+  return rows.map((row) => ({
+    orderId: row.order_id,
+    before: row.before === null ? null : (JSON.parse(row.before) as StateRecord),
+    after: JSON.parse(row.after) as StateRecord,
+  }));
+}
