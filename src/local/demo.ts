@@ -17,8 +17,8 @@ import { auditedWrites, enableStateAudit } from "./state-audit.js";
 
 /** Timings that let faults play out in seconds rather than minutes; any of them can be overridden. */
 export const DEMO_ENVIRONMENT: Environment = {
-  ATTEMPT_TIMEOUT_MS: "10000",
-  STEP_TIMEOUT_MS: "2000",
+  ATTEMPT_TIMEOUT_MS: "20000",
+  STEP_TIMEOUT_MS: "5000",
   PARTNER_CALL_TIMEOUT_MS: "1000",
   AGENT_BACKOFF_BASE_MS: "50",
   AGENT_BACKOFF_CAP_MS: "500",
@@ -26,8 +26,12 @@ export const DEMO_ENVIRONMENT: Environment = {
   RECOVERY_BACKOFF_CAP_MS: "2000",
   EXTENDED_BACKOFF_AFTER: "3",
   EXTENDED_BACKOFF_MS: "5000",
-  MAX_IN_FLIGHT: "1000",
+  // Admission control: deadlines only mean something while the backlog in flight can meet them.
+  MAX_IN_FLIGHT: "100",
 };
+
+/** How long the simulated partner sits on a slow answer: past any step's deadline above. */
+export const DEMO_SLOW_MS = 8_000;
 
 export interface DemoOptions {
   readonly orders: number;
@@ -80,7 +84,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     logger: logger.child({ component: "partner" }),
     faults: options.faults,
     seed: options.seed,
-    slowMs: 3_000,
+    slowMs: DEMO_SLOW_MS,
   });
   const pipeline = await LocalPipeline.open({
     db,

@@ -7,7 +7,7 @@ import { type Environment, loadPipelineSettings } from "../config/settings.js";
 import { seededRandom } from "../domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../domain/state-record.js";
 import type { JsonValue } from "../ports/message-queue.js";
-import { DEMO_ENVIRONMENT, demoOrder } from "./demo.js";
+import { DEMO_ENVIRONMENT, DEMO_SLOW_MS, demoOrder } from "./demo.js";
 import { startHttpApi } from "./http-api.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import { startPartnerService } from "./partner/partner-service.js";
@@ -43,7 +43,7 @@ export async function runHost(options: HostOptions): Promise<void> {
     logger: logger.child({ component: "partner" }),
     faults: options.faults,
     seed: options.seed,
-    slowMs: 3_000,
+    slowMs: DEMO_SLOW_MS,
   });
   const pipeline = await LocalPipeline.open({
     db,

@@ -120,6 +120,7 @@ export function createOrderActivities(
         },
         stepTimeoutMs: deps.settings.stepTimeoutMs,
         agentMode: deps.settings.agentMode,
+        undoCalls: deps.settings.agentCallsPerStep,
       };
     },
 

@@ -41,6 +41,8 @@ export type AttemptPlan =
       readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
       readonly stepTimeoutMs: number;
       readonly agentMode: "activity" | "queue";
+      /** Partner calls each undo may make (undos are not charged to the order's budget; see README). */
+      readonly undoCalls: number;
     };
 
 type OwnedPlan = Extract<AttemptPlan, { owned: true }>;
@@ -155,7 +157,7 @@ function* compensate(
   })) as UpdateResult;
   if (!begun.ok) return { outcome: "notOwner" };
   for (const { step, reference } of [...completed].reverse()) {
-    const reply = yield* askAgent(context, plan, input, step, "undo", completeBy, 1, { reference });
+    const reply = yield* askAgent(context, plan, input, step, "undo", completeBy, plan.undoCalls, { reference });
     if (reply === undefined) return { outcome: "timedOut", step };
     const outcome = reply.outcome === "succeeded" ? "compensated" : "failed";
     const recorded = (yield context.df.callActivity(ACTIVITIES.compensateStep, {
