@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { INTEGER_SETTINGS, loadPipelineSettings, SettingsError } from "./settings.js";
+
+function problems(env: Record<string, string>): readonly string[] {
+  try {
+    loadPipelineSettings(env);
+  } catch (error) {
+    if (error instanceof SettingsError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected the settings to be refused");
+}
+
+describe("pipeline settings", () => {
+  it("defaults every setting, and the defaults hold together", () => {
+    const settings = loadPipelineSettings({});
+    expect(settings.stepTimeoutMs).toBe(INTEGER_SETTINGS.stepTimeoutMs.defaultValue);
+    expect(settings.recovery.maxRecoveries).toBe(INTEGER_SETTINGS.maxRecoveries.defaultValue);
+    expect(settings.agentMode).toBe("activity");
+    expect(loadPipelineSettings({ AGENT_MODE: "queue" }).agentMode).toBe("queue");
+  });
+
+  it("reads values by their setting names", () => {
+    const settings = loadPipelineSettings({
+      MAX_IN_FLIGHT: "7",
+      STEP_TIMEOUT_MS: "1000",
+      MAX_RECOVERIES: "2",
+    });
+    expect(settings).toMatchObject({ maxInFlight: 7, stepTimeoutMs: 1_000, recovery: { maxRecoveries: 2 } });
+  });
+
+  it("names every bad setting and its rule", () => {
+    expect(problems({ MAX_IN_FLIGHT: "lots", STEP_TIMEOUT_MS: "-5", AGENT_MODE: "fax" })).toEqual([
+      'STEP_TIMEOUT_MS="-5": must be an integer from 100 to 3600000',
+      'MAX_IN_FLIGHT="lots": must be an integer from 1 to 100000',
+      'AGENT_MODE="fax": must be activity or queue',
+    ]);
+  });
+
+  it("refuses step deadlines that cannot fit in the attempt's", () => {
+    expect(problems({ ATTEMPT_TIMEOUT_MS: "5000", STEP_TIMEOUT_MS: "2000" })[0]).toMatch(
+      /must fit in ATTEMPT_TIMEOUT_MS/,
+    );
+  });
+
+  it("refuses retry layers whose worst case exceeds the end-to-end budget", () => {
+    const [problem] = problems({ RETRY_BUDGET_PER_ORDER: "50" });
+    expect(problem).toMatch(/^RETRY_BUDGET_PER_ORDER: retry layers allow 108 partner calls per order/);
+    expect(problems({ AGENT_MODE: "queue", AGENT_REQUEST_MAX_DELIVERIES: "10" })[0]).toMatch(
+      /deliveriesPerRequest=10/,
+    );
+  });
+});

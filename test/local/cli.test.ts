@@ -1,0 +1,49 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { main } from "../../src/local/cli.js";
+
+let stderr: string;
+let stdout: string;
+beforeEach(() => {
+  stderr = "";
+  stdout = "";
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+});
+afterEach(() => vi.restoreAllMocks());
+
+describe("sas", () => {
+  it.each([
+    [["demo", "--orders", "ten"], "--orders must be an integer"],
+    [["demo", "--transient-faults", "1.5"], "--transient-faults must be a number from 0 to 1"],
+    [["demo", "--slow", "0.6", "--lost-replies", "0.6"], "the fault rates add up to 1.2"],
+    [["demo", "--agent", "carrier-pigeon"], "--agent must be activity or queue"],
+    [["demo", "--colour", "blue"], "Unknown option '--colour'"],
+    [["start", "--port", "70000"], "--port must be an integer from 0 to 65535"],
+    [["launch"], "unknown command launch"],
+  ])("prints usage and exits 2 for %j", async (argv, message) => {
+    expect(await main(argv)).toBe(2);
+    expect(stderr).toContain(message);
+    expect(stderr).toContain("usage: sas <command> [flags]");
+  });
+
+  it("prints usage with --help and exits 0", async () => {
+    expect(await main(["--help"])).toBe(0);
+    expect(stdout).toContain("commands:");
+  });
+
+  it("stops at start-up on an invalid setting, naming it", async () => {
+    vi.stubEnv("STEP_TIMEOUT_MS", "soon");
+    try {
+      expect(await main(["demo", "--orders", "1"])).toBe(2);
+      expect(stderr).toContain('STEP_TIMEOUT_MS="soon": must be an integer');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});

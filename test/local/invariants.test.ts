@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import type { StateRecord } from "../../src/domain/state-record.js";
+import { applyTransition, type Command } from "../../src/domain/transitions.js";
+import { checkInvariants, type InvariantInput } from "../../src/local/invariants.js";
+import type { PartnerLedger } from "../../src/local/partner/partner-service.js";
+import { pendingRecord, T0 } from "../support/records.js";
+
+function ledger(
+  effects: { key: string; orderId: string }[] = [],
+  calls: Record<string, number> = {},
+  duplicates = 0,
+) {
+  return {
+    effectLog: effects.map((e) => ({ idempotencyKey: e.key, orderId: e.orderId })),
+    effectsForKey: (key: string) => effects.filter((e) => e.key === key).length,
+    callsForOrder: (orderId: string) => calls[orderId] ?? 0,
+    duplicateEffects: duplicates,
+  } as unknown as PartnerLedger;
+}
+
+function step(
+  record: StateRecord,
+  actor: "starter" | "orchestration" | "supervisor",
+  command: Command,
+): StateRecord {
+  const result = applyTransition(record, actor, command);
+  if (!result.ok) throw result.error;
+  return result.value.record;
+}
+
+const created = pendingRecord("ord-1");
+const claimed = step(created, "starter", { type: "claim", now: T0, attemptTimeoutMs: 1_000 });
+
+function input(overrides: Partial<InvariantInput>): InvariantInput {
+  return {
+    submitted: ["ord-1"],
+    records: new Map([["ord-1", { ...created, processState: "Processed" as const }]]),
+    deadLettered: new Map(),
+    writes: [
+      { orderId: "ord-1", before: null, after: created },
+      { orderId: "ord-1", before: created, after: claimed },
+    ],
+    ledger: ledger(),
+    maxRecoveries: 2,
+    ...overrides,
+  };
+}
+
+describe("checkInvariants", () => {
+  it("passes a clean run", () => {
+    expect(checkInvariants(input({}))).toEqual({ ok: true, violations: [] });
+  });
+
+  it("1: finds an order that is lost, and one that is stuck", () => {
+    expect(checkInvariants(input({ records: new Map() })).violations).toEqual([
+      "1: ord-1 was lost: no record and not dead-lettered",
+    ]);
+    expect(
+      checkInvariants(
+        input({ records: new Map(), deadLettered: new Map([["ord-1", "InvalidOrderMessage"]]) }),
+      ).ok,
+    ).toBe(true);
+    expect(checkInvariants(input({ records: new Map([["ord-1", claimed]]) })).violations).toEqual([
+      "1: ord-1 is stuck in Processing",
+    ]);
+  });
+
+  it("2: finds an effect applied twice for one key, or twice for one order and operation", () => {
+    const twice = ledger([
+      { key: "ord-1:chargePayment", orderId: "ord-1" },
+      { key: "ord-1:chargePayment", orderId: "ord-1" },
+    ]);
+    expect(checkInvariants(input({ ledger: twice })).violations).toEqual([
+      "2: key ord-1:chargePayment applied 2 times",
+    ]);
+    expect(checkInvariants(input({ ledger: ledger([], {}, 1) })).violations).toEqual([
+      "2: 1 duplicate effects at the partner",
+    ]);
+  });
+
+  it("3: finds a write by someone who did not own the record", () => {
+    const stolen = { ...claimed, lockedBy: "ord-1:7" };
+    const violations = checkInvariants(
+      input({ writes: [{ orderId: "ord-1", before: claimed, after: stolen }] }),
+    ).violations;
+    expect(violations).toEqual(["3: ord-1: Processing (ord-1:1) -> Processing (ord-1:7) fits no rule"]);
+    const hijack = { ...claimed, processState: "Processed" as const, lockedBy: "ord-1:7" };
+    expect(
+      checkInvariants(input({ writes: [{ orderId: "ord-1", before: claimed, after: hijack }] }))
+        .violations[0],
+    ).toMatch(/^3: ord-1: Processing \(ord-1:1\) -> Processed \(ord-1:7\) fits no rule/);
+    const early = step(claimed, "supervisor", {
+      type: "recover",
+      expectedLockedBy: "ord-1:1",
+      now: claimed.completeBy ?? T0,
+      policy: {
+        maxRecoveries: 2,
+        backoff: { baseMs: 1, capMs: 1 },
+        extendedBackoffAfter: 2,
+        extendedDelayMs: 1,
+      },
+      random: () => 0,
+    });
+    const premature = { ...early, updatedAt: T0 };
+    expect(
+      checkInvariants(input({ writes: [{ orderId: "ord-1", before: claimed, after: premature }] }))
+        .violations[0],
+    ).toMatch(/fits no rule/);
+  });
+
+  it("4: finds failureCount passing the limit outside Error", () => {
+    const over = { ...created, failureCount: 3 };
+    expect(
+      checkInvariants(input({ writes: [{ orderId: "ord-1", before: created, after: over }] })).violations,
+    ).toContain("4: ord-1 passed 2 failures in Pending");
+  });
+
+  it("5: finds an order that cost more partner calls than its budget", () => {
+    expect(checkInvariants(input({ ledger: ledger([], { "ord-1": 31 }) })).violations).toEqual([
+      "5: ord-1 cost 31 partner calls, budget 30",
+    ]);
+  });
+});
