@@ -157,7 +157,9 @@ function* compensate(
   })) as UpdateResult;
   if (!begun.ok) return { outcome: "notOwner" };
   for (const { step, reference } of [...completed].reverse()) {
-    const reply = yield* askAgent(context, plan, input, step, "undo", completeBy, plan.undoCalls, { reference });
+    const reply = yield* askAgent(context, plan, input, step, "undo", completeBy, plan.undoCalls, {
+      reference,
+    });
     if (reply === undefined) return { outcome: "timedOut", step };
     const outcome = reply.outcome === "succeeded" ? "compensated" : "failed";
     const recorded = (yield context.df.callActivity(ACTIVITIES.compensateStep, {
