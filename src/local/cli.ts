@@ -18,7 +18,8 @@ flags (both commands):
   --duplicate-replies <rate>  share of Agent replies delivered twice           (0 to 1)
   --seed <n>                  seed of every fault decision                     (integer)
   --agent activity|queue      the Agent's form                                 (default activity)
-  --data <dir>|:memory:       where the database lives
+  --data <dir>|:memory:       where the database lives (start: .data; demo: a fresh
+                              temporary directory, removed afterwards)
 
 start only:
   --port <n>                  HTTP port (default 7071)
