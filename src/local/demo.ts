@@ -9,29 +9,12 @@ import { type RandomSource, seededRandom } from "../domain/backoff.js";
 import type { OrderMessage } from "../domain/order.js";
 import { isTerminal, PROCESS_STATES, type ProcessState, type StateRecord } from "../domain/state-record.js";
 import type { JsonValue } from "../ports/message-queue.js";
+import { DEMO_ENVIRONMENT, startEmbeddedStack } from "./embedded-stack.js";
 import { checkInvariants, type InvariantReport } from "./invariants.js";
 import type { PartnerFaults } from "./partner/faults.js";
-import { startPartnerService } from "./partner/partner-service.js";
-import { LocalPipeline } from "./pipeline.js";
+import type { LocalPipeline } from "./pipeline.js";
 import { auditedWrites, enableStateAudit } from "./state-audit.js";
 
-/** Timings that let faults play out in seconds rather than minutes; any of them can be overridden. */
-export const DEMO_ENVIRONMENT: Environment = {
-  ATTEMPT_TIMEOUT_MS: "20000",
-  STEP_TIMEOUT_MS: "5000",
-  PARTNER_CALL_TIMEOUT_MS: "1000",
-  AGENT_BACKOFF_BASE_MS: "50",
-  AGENT_BACKOFF_CAP_MS: "500",
-  RECOVERY_BACKOFF_BASE_MS: "200",
-  RECOVERY_BACKOFF_CAP_MS: "2000",
-  EXTENDED_BACKOFF_AFTER: "3",
-  EXTENDED_BACKOFF_MS: "5000",
-  // Admission control: deadlines only mean something while the backlog in flight can meet them.
-  MAX_IN_FLIGHT: "100",
-};
-
-/** How long the simulated partner sits on a slow answer: past any step's deadline above. */
-export const DEMO_SLOW_MS = 8_000;
 
 export interface DemoOptions {
   readonly orders: number;
@@ -73,32 +56,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     }
     options.log?.(line);
   }, "info");
-  const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
+  loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
   const temporary = options.data === undefined ? mkdtempSync(join(tmpdir(), "sas-demo-")) : undefined;
   const path =
     options.data === ":memory:" ? ":memory:" : join(options.data ?? temporary ?? ".", "sas.sqlite");
   const db = openDatabase(path, { synchronous: "NORMAL" });
   enableStateAudit(db);
-  const partner = await startPartnerService({
-    clock,
-    logger: logger.child({ component: "partner" }),
-    faults: options.faults,
-    seed: options.seed,
-    slowMs: DEMO_SLOW_MS,
-  });
-  const pipeline = await LocalPipeline.open({
-    db,
-    clock,
-    random: seededRandom(options.seed),
-    logger,
-    settings,
-    partnerUrl: partner.url,
-    starterIntervalMs: 500,
-    supervisorIntervalMs: 1_000,
-    duplicateReplies: options.duplicateReplies,
-  });
+  const stack = await startEmbeddedStack({ ...options, db, logger });
+  const { pipeline, partner, settings } = stack;
   try {
-    pipeline.start();
     const random = seededRandom(options.seed);
     const messages = Array.from({ length: options.orders }, (_, i) =>
       demoOrder(`ord-${options.seed}`, i, random),
@@ -144,8 +110,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
     };
   } finally {
-    await partner.close();
-    await pipeline.stop();
+    await stack.stop();
     db.close();
     if (temporary) rmSync(temporary, { recursive: true, force: true });
   }

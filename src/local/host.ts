@@ -7,11 +7,11 @@ import { type Environment, loadPipelineSettings } from "../config/settings.js";
 import { seededRandom } from "../domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../domain/state-record.js";
 import type { JsonValue } from "../ports/message-queue.js";
-import { DEMO_ENVIRONMENT, DEMO_SLOW_MS, demoOrder } from "./demo.js";
+import { demoOrder } from "./demo.js";
+import { DEMO_ENVIRONMENT, startEmbeddedStack } from "./embedded-stack.js";
 import { startHttpApi } from "./http-api.js";
 import type { PartnerFaults } from "./partner/faults.js";
-import { startPartnerService } from "./partner/partner-service.js";
-import { LocalPipeline } from "./pipeline.js";
+import type { LocalPipeline } from "./pipeline.js";
 
 export interface HostOptions {
   readonly port: number;
@@ -30,33 +30,14 @@ export interface HostOptions {
  * a demo batch submitted and followed on the terminal, then serving until interrupted.
  */
 export async function runHost(options: HostOptions): Promise<void> {
-  const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
+  loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
   const inMemory = options.data === ":memory:";
   if (!inMemory) mkdirSync(options.data, { recursive: true });
   const logPath = inMemory ? "sas.log" : join(options.data, "sas.log");
   const logFile = createWriteStream(logPath, { flags: "a" });
   const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
-  const clock = new SystemClock();
   const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
-  const partner = await startPartnerService({
-    clock,
-    logger: logger.child({ component: "partner" }),
-    faults: options.faults,
-    seed: options.seed,
-    slowMs: DEMO_SLOW_MS,
-  });
-  const pipeline = await LocalPipeline.open({
-    db,
-    clock,
-    random: seededRandom(options.seed),
-    logger,
-    settings,
-    partnerUrl: partner.url,
-    starterIntervalMs: 500,
-    supervisorIntervalMs: 1_000,
-    duplicateReplies: options.duplicateReplies,
-  });
-  pipeline.start();
+  const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger });
   const api = await startHttpApi({
     port: options.port,
     logger,
@@ -92,8 +73,7 @@ export async function runHost(options: HostOptions): Promise<void> {
   });
   out.write("stopping...\n");
   await api.close();
-  await partner.close();
-  await pipeline.stop();
+  await stop();
   db.close();
   logFile.end();
 }

@@ -17,13 +17,14 @@
  *
  * Any other path is 404 and any other method 405 with an Allow header. Every answer is JSON.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
 import { type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
 import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import { sendJson } from "./json-response.js";
 
 /** What the embedded pipeline provides to the API. */
 export interface OrdersApiBackend {
@@ -133,7 +134,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
         logger.error("http.internal-error", { method, path, error });
         return { status: 500, body: { error: "internal error" } };
       })
-      .then((answer) => send(res, answer));
+      .then((answer) => sendJson(res, answer));
   });
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => rejectMalformed(error, socket));
 
@@ -211,17 +212,6 @@ function methodNotAllowed(req: IncomingMessage, allowed: string): Answer {
     body: { error: "method not allowed", method: req.method ?? "", allowed: [allowed] },
     headers: { Allow: allowed },
   };
-}
-
-function send(res: ServerResponse, answer: Answer): void {
-  if (res.headersSent || res.destroyed) return;
-  const body = JSON.stringify(answer.body);
-  res.writeHead(answer.status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(body),
-    ...answer.headers,
-  });
-  res.end(body);
 }
 
 /** A request Node could not parse: answered in JSON too, then the connection is closed. */

@@ -1,3 +1,4 @@
+import { seededRandom } from "../../domain/backoff.js";
 /**
  * Fault injection for the simulated partner. Each call's fate is a pure function of the seed, the
  * idempotency key and how many calls that key has seen, so neither concurrency nor the order in which
@@ -67,7 +68,8 @@ export function decideFault(
   call: number,
   allowed: readonly FaultKind[] = FAULT_KINDS,
 ): FaultDecision {
-  const random = mulberry32(fnv1a32(`${seed}\u0000${key}\u0000${call}`));
+  // The hash seeds mulberry32 (domain/backoff.ts), which also mixes FNV's weak low bits.
+  const random = seededRandom(fnv1a32(`${seed}\u0000${key}\u0000${call}`));
   const draw = random();
   let upper = 0;
   for (const kind of FAULT_KINDS) {
@@ -89,16 +91,4 @@ export function fnv1a32(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
-}
-
-/** mulberry32: a tiny seeded generator of floats in [0, 1); it also mixes FNV's weak low bits. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -41,6 +41,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Clock } from "../../ports/clock.js";
 import type { Logger } from "../../ports/logger.js";
+import { sendJson } from "../json-response.js";
 import { decideFault, FAULT_KINDS, type FaultKind, type PartnerFaults, resolveFaults } from "./faults.js";
 import { type KeyBinding, Ledger, type PartnerLedger, type StoredResult } from "./ledger.js";
 import {
@@ -138,7 +139,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
         error: parsed.answer.body.error,
         message: parsed.answer.body.message,
       });
-      send(res, parsed.answer);
+      sendJson(res, parsed.answer);
       return;
     }
     const { call } = parsed;
@@ -157,13 +158,13 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
     if (binding && !sameCall(binding, call)) {
       ledger.count("conflicts");
       log("conflict");
-      send(res, conflict(call, binding));
+      sendJson(res, conflict(call, binding));
       return;
     }
     if (binding?.result.kind === "rejected") {
       ledger.count("rejections");
       log("rejected", { reason: binding.result.reason, sticky: true });
-      send(res, rejected(binding.result));
+      sendJson(res, rejected(binding.result));
       return;
     }
 
@@ -172,7 +173,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
     if (decision.kind === "transient") {
       ledger.count("transientFaults");
       log(decision.throttled ? "throttled" : "unavailable", { fault: "transient" });
-      send(res, decision.throttled ? THROTTLED : UNAVAILABLE);
+      sendJson(res, decision.throttled ? THROTTLED : UNAVAILABLE);
       return;
     }
     const { operation } = call;
@@ -181,7 +182,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
       const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
       ledger.count("rejections");
       log("rejected", { reason, fault: "permanent" });
-      send(res, rejected(result));
+      sendJson(res, rejected(result));
       return;
     }
 
@@ -209,7 +210,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
         return;
       }
     }
-    send(res, { status: 200, body: successBody(result, replayed) });
+    sendJson(res, { status: 200, body: successBody(result, replayed) });
   }
 
   function apply(call: Call): StoredResult {
@@ -221,7 +222,8 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.error("partner.internal-error", { error });
-      if (!res.headersSent) send(res, { status: 500, body: { error: "internal", message: String(error) } });
+      if (!res.headersSent)
+        sendJson(res, { status: 500, body: { error: "internal", message: String(error) } });
       else req.socket.destroy();
     });
   });
@@ -406,14 +408,4 @@ function fail(status: number, error: string, message: string, headers?: Record<s
     ok: false,
     answer: headers ? { status, body: { error, message }, headers } : { status, body: { error, message } },
   };
-}
-
-function send(res: ServerResponse, answer: Answer): void {
-  const body = JSON.stringify(answer.body);
-  res.writeHead(answer.status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(body),
-    ...answer.headers,
-  });
-  res.end(body);
 }

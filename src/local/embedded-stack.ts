@@ -1,0 +1,82 @@
+import { SystemClock } from "../adapters/clock/system-clock.js";
+import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
+import { type Environment, loadPipelineSettings, type PipelineSettings } from "../config/settings.js";
+import { seededRandom } from "../domain/backoff.js";
+import type { Logger } from "../ports/logger.js";
+import type { PartnerFaults } from "./partner/faults.js";
+import { type PartnerService, startPartnerService } from "./partner/partner-service.js";
+import { LocalPipeline } from "./pipeline.js";
+
+/** Timings that let faults play out in seconds rather than minutes; any of them can be overridden. */
+export const DEMO_ENVIRONMENT: Environment = {
+  ATTEMPT_TIMEOUT_MS: "20000",
+  STEP_TIMEOUT_MS: "5000",
+  PARTNER_CALL_TIMEOUT_MS: "1000",
+  AGENT_BACKOFF_BASE_MS: "50",
+  AGENT_BACKOFF_CAP_MS: "500",
+  RECOVERY_BACKOFF_BASE_MS: "200",
+  RECOVERY_BACKOFF_CAP_MS: "2000",
+  EXTENDED_BACKOFF_AFTER: "3",
+  EXTENDED_BACKOFF_MS: "5000",
+  // Admission control: deadlines only mean something while the backlog in flight can meet them.
+  MAX_IN_FLIGHT: "100",
+};
+
+/** How long the simulated partner sits on a slow answer: past any step's deadline above. */
+export const DEMO_SLOW_MS = 8_000;
+
+export interface StackOptions {
+  readonly db: EmbeddedDatabase;
+  readonly logger: Logger;
+  readonly faults: PartnerFaults;
+  readonly duplicateReplies: number;
+  readonly seed: number;
+  readonly agent: "activity" | "queue";
+  /** Settings from the environment; they override the demo timings. */
+  readonly env: Environment;
+}
+
+export interface EmbeddedStack {
+  readonly pipeline: LocalPipeline;
+  readonly partner: PartnerService;
+  readonly settings: PipelineSettings;
+  /** Stops the partner first (ending calls that wait on slow answers), then the pipeline. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The simulated partner and the whole pipeline on real time, as `sas start` and `sas demo` run them.
+ * Settings are validated first, so a bad one stops start-up before anything is opened.
+ */
+export async function startEmbeddedStack(options: StackOptions): Promise<EmbeddedStack> {
+  const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
+  const clock = new SystemClock();
+  const partner = await startPartnerService({
+    clock,
+    logger: options.logger.child({ component: "partner" }),
+    faults: options.faults,
+    seed: options.seed,
+    slowMs: DEMO_SLOW_MS,
+  });
+  const pipeline = await LocalPipeline.open({
+    db: options.db,
+    clock,
+    random: seededRandom(options.seed),
+    logger: options.logger,
+    settings,
+    partnerUrl: partner.url,
+    starterIntervalMs: 500,
+    supervisorIntervalMs: 1_000,
+    duplicateReplies: options.duplicateReplies,
+  });
+  pipeline.start();
+  return {
+    pipeline,
+    partner,
+    settings,
+    stop: async () => {
+      await partner.close();
+      await pipeline.stop();
+    },
+  };
+}
