@@ -155,6 +155,25 @@ async function gaveUp(s: Scenario, ids: readonly string[]): Promise<boolean> {
   return true;
 }
 
+/** A Supervisor of the scenario's stores with its own lease name: sharing the name is leader election. */
+function supervisorFor(s: Scenario, holder: string, leaseName: string) {
+  return createSupervisor({
+    states: s.pipeline.states,
+    lease: new SqliteLease(s.db, s.clock, leaseName),
+    alerts: new LoggingAlertSink(s.logger),
+    notifier: new QueueStatusNotifier((name) => s.pipeline.queue(name)),
+    clock: s.clock,
+    random: seededRandom(3),
+    logger: s.logger,
+    holder,
+    policy: s.settings.recovery,
+    windowMs: s.settings.supervisorWindowMs,
+    pageSize: 2,
+    maxPages: 10,
+    leaseMs: 30_000,
+  });
+}
+
 /** A scenario whose own Supervisor never runs, so a test can run its own. */
 async function openWithoutSupervisor(): Promise<Scenario> {
   scenario = await openScenario({}, { supervisorIntervalMs: 1_000_000_000 });
@@ -169,22 +188,7 @@ describe("Supervisor", () => {
     for (const id of ids) await post(s, orderMessage(id));
     await runUntil(s, () => gaveUp(s, ids), { stepMs: 100 });
     await s.clock.advance(s.settings.attemptTimeoutMs);
-    const supervisor = (holder: string, leaseName: string) =>
-      createSupervisor({
-        states: s.pipeline.states,
-        lease: new SqliteLease(s.db, s.clock, leaseName),
-        alerts: new LoggingAlertSink(s.logger),
-        notifier: new QueueStatusNotifier((name) => s.pipeline.queue(name)),
-        clock: s.clock,
-        random: seededRandom(3),
-        logger: s.logger,
-        holder,
-        policy: s.settings.recovery,
-        windowMs: s.settings.supervisorWindowMs,
-        pageSize: 2,
-        maxPages: 10,
-        leaseMs: 30_000,
-      });
+    const supervisor = (holder: string, leaseName: string) => supervisorFor(s, holder, leaseName);
     // Sharing a lease: one scans, the other stands aside.
     const [one, two] = await Promise.all([supervisor("sup-1", "lead")(), supervisor("sup-2", "lead")()]);
     expect([one.skipped, two.skipped].sort()).toEqual([false, true]);
@@ -202,22 +206,7 @@ describe("Supervisor", () => {
     for (const id of ids) await post(s, orderMessage(id));
     await runUntil(s, () => gaveUp(s, ids), { stepMs: 100 });
     await s.clock.advance(s.settings.attemptTimeoutMs);
-    const supervisor = (holder: string) =>
-      createSupervisor({
-        states: s.pipeline.states,
-        lease: new SqliteLease(s.db, s.clock, `lease-of-${holder}`),
-        alerts: new LoggingAlertSink(s.logger),
-        notifier: new QueueStatusNotifier((name) => s.pipeline.queue(name)),
-        clock: s.clock,
-        random: seededRandom(3),
-        logger: s.logger,
-        holder,
-        policy: s.settings.recovery,
-        windowMs: s.settings.supervisorWindowMs,
-        pageSize: 2,
-        maxPages: 10,
-        leaseMs: 30_000,
-      });
+    const supervisor = (holder: string) => supervisorFor(s, holder, `lease-of-${holder}`);
     const [one, two] = await Promise.all([supervisor("a")(), supervisor("b")()]);
     expect(one.skipped || two.skipped).toBe(false);
     expect(one.resets + two.resets).toBe(6);
