@@ -15,7 +15,6 @@ import type { PartnerFaults } from "./partner/faults.js";
 import type { LocalPipeline } from "./pipeline.js";
 import { auditedWrites, enableStateAudit } from "./state-audit.js";
 
-
 export interface DemoOptions {
   readonly orders: number;
   readonly faults: PartnerFaults;

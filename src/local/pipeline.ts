@@ -65,7 +65,7 @@ export class LocalPipeline {
   readonly runtime: LocalDurableRuntime;
   readonly runStarter: () => Promise<StarterReport>;
   readonly runSupervisor: () => Promise<ScanReport>;
-  private readonly queues: Map<string, SqliteMessageQueue>;
+  private readonly queueNamed: (name: string) => SqliteMessageQueue;
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
   private readonly stopping = new AbortController();
@@ -80,12 +80,12 @@ export class LocalPipeline {
       orders: SqliteOrdersRepository;
       alerts: LoggingAlertSink;
       runSupervisor: () => Promise<ScanReport>;
-      queues: Map<string, SqliteMessageQueue>;
+      queueNamed: (name: string) => SqliteMessageQueue;
       agent: (request: AgentRequest) => Promise<AgentResponse>;
     },
   ) {
     setMaxListeners(0, this.stopping.signal);
-    this.queues = parts.queues;
+    this.queueNamed = parts.queueNamed;
     this.agent = parts.agent;
     this.runtime = runtime;
     this.states = parts.states;
@@ -200,7 +200,7 @@ export class LocalPipeline {
       orders,
       alerts,
       runSupervisor,
-      queues,
+      queueNamed,
       agent: partnerAgent,
     });
     return pipeline;
@@ -221,12 +221,7 @@ export class LocalPipeline {
 
   /** The named queue on this database (status queues are created on first use). */
   queue(name: string): SqliteMessageQueue {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = new SqliteMessageQueue(this.options.db, this.options.clock, name);
-      this.queues.set(name, queue);
-    }
-    return queue;
+    return this.queueNamed(name);
   }
 
   /**
