@@ -1,4 +1,5 @@
 import { createWriteStream, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { JsonLogger } from "../adapters/logging/json-logger.js";
@@ -33,7 +34,8 @@ export async function runHost(options: HostOptions): Promise<void> {
   loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
   const inMemory = options.data === ":memory:";
   if (!inMemory) mkdirSync(options.data, { recursive: true });
-  const logPath = inMemory ? "sas.log" : join(options.data, "sas.log");
+  // With the database in memory, the log goes to the temporary directory rather than the working one.
+  const logPath = join(inMemory ? tmpdir() : options.data, inMemory ? `sas-${process.pid}.log` : "sas.log");
   const logFile = createWriteStream(logPath, { flags: "a" });
   const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
   const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
