@@ -15,18 +15,24 @@ export function enableStateAudit(db: EmbeddedDatabase): void {
       after    TEXT NOT NULL
     );
     CREATE TRIGGER IF NOT EXISTS state_audit_insert AFTER INSERT ON state_records BEGIN
-      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, NEW.document);
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by, 'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'), 'updatedAt', json_extract(NEW.document, '$.updatedAt')));
     END;
     CREATE TRIGGER IF NOT EXISTS state_audit_update AFTER UPDATE ON state_records BEGIN
-      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, OLD.document, NEW.document);
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, json_object('orderId', OLD.order_id, 'processState', OLD.process_state, 'lockedBy', OLD.locked_by, 'completeBy', OLD.complete_by, 'failureCount', json_extract(OLD.document, '$.failureCount'), 'updatedAt', json_extract(OLD.document, '$.updatedAt')), json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by, 'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'), 'updatedAt', json_extract(NEW.document, '$.updatedAt')));
     END;
   `);
 }
 
+/** The fields of a record the write invariants judge; the audit keeps only these. */
+export type AuditedState = Pick<
+  StateRecord,
+  "orderId" | "processState" | "lockedBy" | "completeBy" | "failureCount" | "updatedAt"
+>;
+
 export interface AuditedWrite {
   readonly orderId: string;
-  readonly before: StateRecord | null;
-  readonly after: StateRecord;
+  readonly before: AuditedState | null;
+  readonly after: AuditedState;
 }
 
 export function auditedWrites(db: EmbeddedDatabase): AuditedWrite[] {
@@ -37,7 +43,7 @@ export function auditedWrites(db: EmbeddedDatabase): AuditedWrite[] {
   }[];
   return rows.map((row) => ({
     orderId: row.order_id,
-    before: row.before === null ? null : (JSON.parse(row.before) as StateRecord),
-    after: JSON.parse(row.after) as StateRecord,
+    before: row.before === null ? null : (JSON.parse(row.before) as AuditedState),
+    after: JSON.parse(row.after) as AuditedState,
   }));
 }
