@@ -156,6 +156,7 @@ export class LocalPipeline {
       clock,
       logger,
       agent,
+      onOrderSettled: () => pipeline?.nudgeStarter(),
       sendAgentRequest: async (request) => {
         await queueNamed(QUEUES.agentRequests).send({
           messageId: request.requestId,

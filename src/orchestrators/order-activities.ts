@@ -2,7 +2,7 @@ import type { AgentRequest, AgentResponse } from "../domain/agent-messages.js";
 import { orderTotalMinor } from "../domain/order.js";
 import type { StateRecord } from "../domain/state-record.js";
 import { type OrderStatus, STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
-import { toInstant } from "../domain/time.js";
+import { addMilliseconds, toInstant } from "../domain/time.js";
 import type { Command, FailureInput } from "../domain/transitions.js";
 import { ORDER_STEPS, type StepName } from "../domain/workflow.js";
 import type { AlertKind, AlertSink } from "../ports/alerts.js";
@@ -14,6 +14,7 @@ import type { StatusNotifier } from "../ports/status-notifier.js";
 import { type UpdateOutcome, updateRecord } from "../state/record-updates.js";
 import {
   ACTIVITIES,
+  type Advance,
   type AttemptPlan,
   type AttemptRef,
   type StepStart,
@@ -29,6 +30,8 @@ export interface OrderActivityDeps {
   readonly logger: Logger;
   /** The Agent in its activity form. */
   readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
+  /** Called when an order leaves `Processing` for good, so the starter can admit the next one at once. */
+  readonly onOrderSettled?: (orderId: string) => void;
   /** The Agent in its queue form: puts the request on the Agent's request queue. */
   readonly sendAgentRequest: (request: AgentRequest) => Promise<void>;
   readonly settings: {
@@ -53,7 +56,7 @@ export function createOrderActivities(
 
   const apply = async (
     ref: AttemptRef,
-    command: (record: StateRecord) => Command,
+    command: (record: StateRecord) => Command | readonly Command[],
     event: string,
     fields: Record<string, unknown> = {},
   ): Promise<UpdateOutcome> => {
@@ -83,11 +86,40 @@ export function createOrderActivities(
   const alert = (kind: AlertKind, orderId: string, reason: string) =>
     deps.alerts.raise({ kind, orderId, reason, at: now() });
 
+  const startStep = (ref: AttemptRef, step: StepName, completeBy: string): Command => ({
+    type: "startStep",
+    instanceId: ref.instanceId,
+    step,
+    now: now(),
+    completeBy,
+    requestedCalls: deps.settings.agentCallsPerStep,
+    amplification: deps.settings.agentAmplification,
+  });
+
+  /** What the orchestration needs to know of a step start: its allowance, or why it did not start. */
+  const startOf = (outcome: UpdateOutcome, step: StepName): StepStart => {
+    const refusal = outcome.ok
+      ? outcome.laterRefusal
+      : outcome.reason === "refused"
+        ? outcome.error
+        : undefined;
+    if (outcome.ok && !refusal) {
+      return { ok: true, allowance: outcome.record.steps.find((s) => s.name === step)?.allowance ?? 0 };
+    }
+    if (refusal?.code === "budgetExhausted")
+      return { ok: false, reason: "budgetExhausted", detail: refusal.message };
+    if (refusal?.code === "notOwner") return { ok: false, reason: "notOwner", detail: refusal.message };
+    return { ok: false, reason: "refused", detail: refusal?.message ?? (outcome.ok ? "" : outcome.reason) };
+  };
+
   const result = (outcome: UpdateOutcome): UpdateResult =>
     outcome.ok ? { ok: true } : { ok: false, detail: outcome.reason };
 
   return {
-    [ACTIVITIES.beginAttempt]: async (ref: AttemptRef): Promise<AttemptPlan> => {
+    [ACTIVITIES.beginAttempt]: async (
+      input: AttemptRef & { firstDeadlineFrom: string },
+    ): Promise<AttemptPlan> => {
+      const ref: AttemptRef = { orderId: input.orderId, instanceId: input.instanceId };
       const record = await deps.states.get(ref.orderId);
       if (!record || record.lockedBy !== ref.instanceId || record.processState !== "Processing") {
         deps.logger.warn("attempt.notOwner", { ...ref, lockedBy: record?.lockedBy ?? null });
@@ -105,9 +137,19 @@ export function createOrderActivities(
         step: entry.step,
         reference: entry.reference,
       }));
+      const pendingSteps = ORDER_STEPS.filter((step) => !completed.some((c) => c.step === step));
+      // Reading the plan also starts the first pending step: one update fewer per attempt.
+      const firstCompleteBy = addMilliseconds(input.firstDeadlineFrom, deps.settings.stepTimeoutMs);
+      const first = pendingSteps[0];
+      const firstStart: StepStart = first
+        ? startOf(
+            await apply(ref, () => startStep(ref, first, firstCompleteBy), "step.started", { step: first }),
+            first,
+          )
+        : { ok: false, reason: "refused", detail: "no step left to start" };
       return {
         owned: true,
-        pendingSteps: ORDER_STEPS.filter((step) => !completed.some((c) => c.step === step)),
+        pendingSteps,
         completed,
         payloads: {
           reserveInventory: { items: order.items },
@@ -118,68 +160,60 @@ export function createOrderActivities(
           },
           arrangeShipment: { customerId: order.customerId, items: order.items },
         },
+        firstStart,
+        firstCompleteBy,
         stepTimeoutMs: deps.settings.stepTimeoutMs,
         agentMode: deps.settings.agentMode,
         undoCalls: deps.settings.agentCallsPerStep,
       };
     },
 
-    [ACTIVITIES.startStep]: async (
-      input: AttemptRef & { step: StepName; completeBy: string },
-    ): Promise<StepStart> => {
-      const outcome = await apply(
-        input,
-        () => ({
-          type: "startStep",
-          instanceId: input.instanceId,
-          step: input.step,
-          now: now(),
-          completeBy: input.completeBy,
-          requestedCalls: deps.settings.agentCallsPerStep,
-          amplification: deps.settings.agentAmplification,
-        }),
-        "step.started",
-        { step: input.step, completeBy: input.completeBy },
-      );
-      if (outcome.ok) {
-        const step = outcome.record.steps.find((s) => s.name === input.step);
-        return { ok: true, allowance: step?.allowance ?? 0 };
-      }
-      if (outcome.reason === "refused" && outcome.error.code === "budgetExhausted") {
-        return { ok: false, reason: "budgetExhausted", detail: outcome.error.message };
-      }
-      const notOwner = outcome.reason === "refused" && outcome.error.code === "notOwner";
-      return { ok: false, reason: notOwner ? "notOwner" : "refused", detail: outcome.reason };
-    },
-
     [ACTIVITIES.callAgent]: async (request: AgentRequest) => deps.agent(request),
 
     [ACTIVITIES.sendAgentRequest]: async (request: AgentRequest) => deps.sendAgentRequest(request),
 
-    [ACTIVITIES.completeStep]: async (input: AttemptRef & { step: StepName; reference: string | null }) =>
-      result(
-        await apply(
-          input,
-          () => ({
-            type: "completeStep",
-            instanceId: input.instanceId,
-            step: input.step,
-            now: now(),
-            reference: input.reference,
-          }),
-          "step.completed",
-          { step: input.step, reference: input.reference },
-        ),
-      ),
-
-    [ACTIVITIES.finish]: async (ref: AttemptRef) => {
+    [ACTIVITIES.advance]: async (
+      input: AttemptRef & {
+        step: StepName | null;
+        reference?: string | null;
+        next: { step: StepName; completeBy: string } | null;
+      },
+    ): Promise<Advance> => {
+      const { step, next } = input;
+      const complete: Command[] = step
+        ? [
+            {
+              type: "completeStep",
+              instanceId: input.instanceId,
+              step,
+              now: now(),
+              reference: input.reference ?? null,
+            },
+          ]
+        : [];
+      const then: Command = next
+        ? startStep(input, next.step, next.completeBy)
+        : { type: "finish", instanceId: input.instanceId, now: now() };
       const outcome = await apply(
-        ref,
-        () => ({ type: "finish", instanceId: ref.instanceId, now: now() }),
-        "order.processed",
+        input,
+        () => [...complete, then],
+        next ? "step.advanced" : "order.processed",
+        {
+          step,
+          reference: input.reference ?? null,
+          next: next?.step ?? null,
+        },
       );
-      if (outcome.ok && outcome.changed) await notify(outcome.record, "completed");
-      return result(outcome);
+      if (!outcome.ok) return { ok: false, detail: outcome.reason };
+      if (!next) {
+        if (outcome.laterRefusal) return { ok: false, detail: outcome.laterRefusal.message };
+        if (outcome.changed) {
+          await notify(outcome.record, "completed");
+          deps.onOrderSettled?.(input.orderId);
+        }
+        return { ok: true, next: { ok: false, reason: "refused", detail: "the order is processed" } };
+      }
+      return { ok: true, next: startOf(outcome, next.step) };
     },
 
     [ACTIVITIES.fail]: async (input: AttemptRef & { failure: FailureInput }) => {
@@ -192,6 +226,7 @@ export function createOrderActivities(
       if (outcome.ok && outcome.changed) {
         await alert("OrderFailed", input.orderId, `${input.failure.code}: ${input.failure.message}`);
         await notify(outcome.record, "failed", input.failure.message);
+        deps.onOrderSettled?.(input.orderId);
       }
       return result(outcome);
     },
@@ -211,7 +246,10 @@ export function createOrderActivities(
         "compensation.started",
         { code: input.failure.code, step: input.failure.step },
       );
-      if (outcome.ok && outcome.changed) await notify(outcome.record, "compensating", input.failure.message);
+      if (outcome.ok && outcome.changed) {
+        await notify(outcome.record, "compensating", input.failure.message);
+        deps.onOrderSettled?.(input.orderId); // no longer Processing: its admission slot is free
+      }
       return result(outcome);
     },
 

@@ -7,11 +7,9 @@ import { idempotencyKeyFor, replyEventName, requestIdFor, type StepName } from "
 export const ORDER_PROCESSING = "orderProcessing";
 export const ACTIVITIES = {
   beginAttempt: "orderBeginAttempt",
-  startStep: "orderStartStep",
   callAgent: "orderCallAgent",
   sendAgentRequest: "orderSendAgentRequest",
-  completeStep: "orderCompleteStep",
-  finish: "orderFinish",
+  advance: "orderAdvance",
   fail: "orderFail",
   beginCompensation: "orderBeginCompensation",
   compensateStep: "orderCompensateStep",
@@ -39,6 +37,9 @@ export type AttemptPlan =
       /** Partner references of the steps completed by earlier attempts, in completion order. */
       readonly completed: readonly { readonly step: StepName; readonly reference: string | null }[];
       readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
+      /** The first pending step, already started with a deadline of `firstCompleteBy`. */
+      readonly firstStart: StepStart;
+      readonly firstCompleteBy: string;
       readonly stepTimeoutMs: number;
       readonly agentMode: "activity" | "queue";
       /** Partner calls each undo may make (undos are not charged to the order's budget; see README). */
@@ -54,6 +55,11 @@ export type StepStart =
       readonly reason: "notOwner" | "budgetExhausted" | "refused";
       readonly detail: string;
     };
+
+/** A step recorded and the next one started (`next`), or the order finished when there was none. */
+export type Advance =
+  | { readonly ok: true; readonly next: StepStart }
+  | { readonly ok: false; readonly detail: string };
 
 export interface UpdateResult {
   readonly ok: boolean;
@@ -94,17 +100,18 @@ export interface AttemptResult {
 export function* orderProcessing(context: OrchestrationContext): Generator<Task, AttemptResult, unknown> {
   const input = context.df.getInput() as AttemptInput;
   const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
-  const plan = (yield context.df.callActivity(ACTIVITIES.beginAttempt, ref)) as AttemptPlan;
+  // The first step's deadline goes with the plan: reading the plan also starts that step.
+  let completeBy = deadlineAfter(context, 0);
+  const plan = (yield context.df.callActivity(ACTIVITIES.beginAttempt, {
+    ...ref,
+    firstDeadlineFrom: completeBy,
+  })) as AttemptPlan;
   if (!plan.owned) return { outcome: "notOwner" };
 
   const completed = [...plan.completed];
-  for (const step of plan.pendingSteps) {
-    const completeBy = deadlineAfter(context, plan.stepTimeoutMs);
-    const started = (yield context.df.callActivity(ACTIVITIES.startStep, {
-      ...ref,
-      step,
-      completeBy,
-    })) as StepStart;
+  let started = plan.firstStart;
+  completeBy = plan.firstCompleteBy;
+  for (const [index, step] of plan.pendingSteps.entries()) {
     if (!started.ok && started.reason !== "budgetExhausted") return { outcome: "notOwner", step };
     const reply: StepReply | undefined = started.ok
       ? yield* askAgent(context, plan, input, step, "do", completeBy, started.allowance, plan.payloads[step])
@@ -115,13 +122,18 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
         };
     if (reply === undefined) return { outcome: "timedOut", step };
     if (reply.outcome === "succeeded") {
-      const done = (yield context.df.callActivity(ACTIVITIES.completeStep, {
+      // One update records this step and starts the next (or finishes the order after the last).
+      const nextStep = plan.pendingSteps[index + 1];
+      completeBy = deadlineAfter(context, plan.stepTimeoutMs);
+      const advanced = (yield context.df.callActivity(ACTIVITIES.advance, {
         ...ref,
         step,
         reference: reply.reference,
-      })) as UpdateResult;
-      if (!done.ok) return { outcome: "notOwner", step };
+        next: nextStep ? { step: nextStep, completeBy } : null,
+      })) as Advance;
+      if (!advanced.ok) return { outcome: "notOwner", step };
       completed.push({ step, reference: reply.reference });
+      started = advanced.next;
       continue;
     }
     if (reply.fault?.kind === "transient") return { outcome: "gaveUp", step };
@@ -137,7 +149,8 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
     }
     return yield* compensate(context, plan, input, ref, failure, completed);
   }
-  yield context.df.callActivity(ACTIVITIES.finish, ref);
+  if (plan.pendingSteps.length === 0)
+    yield context.df.callActivity(ACTIVITIES.advance, { ...ref, step: null, next: null });
   return { outcome: "processed" };
 }
 

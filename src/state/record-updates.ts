@@ -3,33 +3,52 @@ import { type Actor, applyTransition, type Command, type TransitionError } from 
 import type { StateStore } from "../ports/state-store.js";
 
 export type UpdateOutcome =
-  | { readonly ok: true; readonly record: StoredStateRecord; readonly changed: boolean }
+  | {
+      readonly ok: true;
+      readonly record: StoredStateRecord;
+      readonly changed: boolean;
+      /** When several commands were asked for: the one that was refused after the earlier ones applied. */
+      readonly laterRefusal?: TransitionError;
+    }
   | { readonly ok: false; readonly reason: "notFound" }
   | { readonly ok: false; readonly reason: "refused"; readonly error: TransitionError }
   | { readonly ok: false; readonly reason: "lostRace" };
 
 /**
- * One conditional update of a record as read: apply the transition, write it only if the record still
- * has the ETag it was read with. A writer that lost a race learns it and has written nothing.
+ * One conditional update of a record as read: apply the transitions in order (stopping at the first
+ * refusal), write the result only if the record still has the ETag it was read with. A writer that
+ * lost a race learns it and has written nothing.
  */
 export async function updateAsRead(
   states: StateStore,
   record: StoredStateRecord,
   actor: Actor,
-  command: Command,
+  commands: Command | readonly Command[],
 ): Promise<UpdateOutcome> {
-  const transition = applyTransition(record, actor, command);
-  if (!transition.ok) return { ok: false, reason: "refused", error: transition.error };
-  if (!transition.value.changed) return { ok: true, record, changed: false };
-  const written = await states.replace(transition.value.record, record._etag);
-  if (written.ok) return { ok: true, record: written.value, changed: true };
+  let next: StateRecord = record;
+  let changed = false;
+  let laterRefusal: TransitionError | undefined;
+  for (const [index, command] of (Array.isArray(commands) ? commands : [commands]).entries()) {
+    const transition = applyTransition(next, actor, command as Command);
+    if (!transition.ok) {
+      if (index === 0) return { ok: false, reason: "refused", error: transition.error };
+      laterRefusal = transition.error;
+      break;
+    }
+    next = transition.value.record;
+    changed ||= transition.value.changed;
+  }
+  const extra = laterRefusal ? { laterRefusal } : {};
+  if (!changed) return { ok: true, record, changed: false, ...extra };
+  const written = await states.replace(next, record._etag);
+  if (written.ok) return { ok: true, record: written.value, changed: true, ...extra };
   return written.error.kind === "NotFound"
     ? { ok: false, reason: "notFound" }
     : { ok: false, reason: "lostRace" };
 }
 
 /**
- * Reads the record and applies the transition, reading again when another writer got in between.
+ * Reads the record and applies the transitions, reading again when another writer got in between.
  * A changed record is judged afresh each time, so a write fenced on `lockedBy` is refused as soon as
  * the record belongs to someone else.
  */
@@ -37,13 +56,13 @@ export async function updateRecord(
   states: StateStore,
   orderId: string,
   actor: Actor,
-  command: (record: StateRecord) => Command,
+  commands: (record: StateRecord) => Command | readonly Command[],
   maxAttempts = 10,
 ): Promise<UpdateOutcome> {
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const record = await states.get(orderId);
     if (!record) return { ok: false, reason: "notFound" };
-    const outcome = await updateAsRead(states, record, actor, command(record));
+    const outcome = await updateAsRead(states, record, actor, commands(record));
     if (outcome.ok || outcome.reason !== "lostRace") return outcome;
   }
   return { ok: false, reason: "lostRace" };
