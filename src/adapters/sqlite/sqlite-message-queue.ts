@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Statement } from "better-sqlite3";
+import type { Statement, Transaction } from "better-sqlite3";
 import type { Clock } from "../../ports/clock.js";
 import {
   DEFAULT_QUEUE_OPTIONS,
@@ -248,9 +248,16 @@ export class SqliteMessageQueue extends SqliteQueueReceiver implements MessageQu
   }
 }
 
+const transactions = new WeakMap<EmbeddedDatabase, Transaction<(work: () => unknown) => unknown>>();
+
 /** Runs `work` in an IMMEDIATE transaction: the write lock is taken before the first read. */
 function immediate<T>(db: EmbeddedDatabase, work: () => T): T {
-  return db.transaction(work).immediate();
+  let run = transactions.get(db);
+  if (!run) {
+    run = db.transaction((unit: () => unknown) => unit());
+    transactions.set(db, run);
+  }
+  return run.immediate(work) as T;
 }
 
 function toMessage(row: MessageRow, withLock: boolean): ReceivedMessage {

@@ -78,7 +78,11 @@ interface RawInstance {
 export class DurableStore {
   private readonly statements;
 
-  constructor(private readonly db: EmbeddedDatabase) {
+  /** One transaction wrapper for every unit of work: building one per call costs more than the work. */
+  private readonly inTransaction;
+
+  constructor(db: EmbeddedDatabase) {
+    this.inTransaction = db.transaction((work: () => unknown) => work());
     const s = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
     this.statements = {
       instance: s<[string], RawInstance>("SELECT * FROM df_instances WHERE instance_id = ?"),
@@ -309,7 +313,7 @@ export class DurableStore {
   }
 
   private transaction<T>(work: () => T): T {
-    return this.db.transaction(work).immediate();
+    return this.inTransaction.immediate(work) as T;
   }
 }
 
