@@ -1,25 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { QUEUES } from "../../src/local/pipeline.js";
-import {
-  openScenario,
-  orderMessage,
-  post,
-  recordOf,
-  runUntil,
-  type Scenario,
-  terminal,
-} from "./pipeline-harness.js";
+import { orderMessage, post, recordOf, runUntil, scenarioPerTest, terminal } from "./pipeline-harness.js";
 
-let scenario: Scenario | undefined;
-afterEach(async () => {
-  await scenario?.close();
-  scenario = undefined;
-});
+const openScenario = scenarioPerTest();
 
 describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
   it("processes orders, every reply delivered twice, each effect once", async () => {
-    scenario = await openScenario({ AGENT_MODE: mode }, { duplicateReplies: 1 });
-    const s = scenario;
+    const s = await openScenario({ AGENT_MODE: mode }, { duplicateReplies: 1 });
     const ids = ["ord-f1", "ord-f2", "ord-f3"];
     for (const id of ids) await post(s, orderMessage(id));
     await runUntil(s, terminal(s, ...ids));
@@ -36,8 +23,7 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
   });
 
   it("recovers from a partner that is down for longer than a step's deadline", async () => {
-    scenario = await openScenario({ AGENT_MODE: mode });
-    const s = scenario;
+    const s = await openScenario({ AGENT_MODE: mode });
     s.partner.setFaults({ transient: 1 });
     await post(s, orderMessage("ord-outage"));
     await runUntil(s, async () => (await recordOf(s, "ord-outage")).failureCount >= 1);

@@ -1,4 +1,5 @@
 import { setTimeout as realDelay } from "node:timers/promises";
+import { afterEach } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
@@ -27,6 +28,13 @@ export const SCENARIO_ENV: Record<string, string> = {
   PARTNER_CALL_TIMEOUT_MS: "3000",
 };
 
+export interface ScenarioOptions {
+  /** Start consumers and timers at once (default true). */
+  readonly start?: boolean;
+  readonly supervisorIntervalMs?: number;
+  readonly duplicateReplies?: number;
+}
+
 export interface Scenario {
   readonly pipeline: LocalPipeline;
   readonly partner: PartnerService;
@@ -39,7 +47,7 @@ export interface Scenario {
 
 export async function openScenario(
   env: Record<string, string> = {},
-  options: { start?: boolean; supervisorIntervalMs?: number; duplicateReplies?: number } = {},
+  options: ScenarioOptions = {},
 ): Promise<Scenario> {
   const clock = new VirtualClock(START);
   const logger = new MemoryLogger();
@@ -75,6 +83,24 @@ export async function openScenario(
       await pipeline.stop();
       db.close();
     },
+  };
+}
+
+/**
+ * For a test file: a function that opens a scenario, each closed after the test that opened it.
+ */
+export function scenarioPerTest(): (
+  env?: Record<string, string>,
+  options?: ScenarioOptions,
+) => Promise<Scenario> {
+  let current: Scenario | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return async (env = {}, options = {}) => {
+    current = await openScenario(env, options);
+    return current;
   };
 }
 

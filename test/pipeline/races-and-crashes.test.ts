@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
@@ -11,26 +11,19 @@ import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
 import { createSupervisor } from "../../src/supervisor/supervisor.js";
 import {
-  openScenario,
   orderMessage,
   post,
   recordOf,
   runUntil,
   type Scenario,
+  scenarioPerTest,
   settle,
   terminal,
 } from "./pipeline-harness.js";
 
-let scenario: Scenario | undefined;
-afterEach(async () => {
-  await scenario?.close();
-  scenario = undefined;
-});
+const openScenario = scenarioPerTest();
 
-async function open(options: { start?: boolean } = {}): Promise<Scenario> {
-  scenario = await openScenario({}, options);
-  return scenario;
-}
+const open = (options: { start?: boolean } = {}): Promise<Scenario> => openScenario({}, options);
 
 describe("submission", () => {
   it("heals a crash between the two writes when the message is delivered again", async () => {
@@ -135,8 +128,7 @@ describe("starter", () => {
   });
 
   it("claims no more than MAX_IN_FLIGHT at once", async () => {
-    scenario = await openScenario({ MAX_IN_FLIGHT: "2" }, { start: false });
-    const s = scenario;
+    const s = await openScenario({ MAX_IN_FLIGHT: "2" }, { start: false });
     s.partner.setFaults({ transient: 1 });
     s.pipeline.start();
     for (let i = 0; i < 5; i++) await post(s, orderMessage(`ord-cap-${i}`));
@@ -175,10 +167,8 @@ function supervisorFor(s: Scenario, holder: string, leaseName: string) {
 }
 
 /** A scenario whose own Supervisor never runs, so a test can run its own. */
-async function openWithoutSupervisor(): Promise<Scenario> {
-  scenario = await openScenario({}, { supervisorIntervalMs: 1_000_000_000 });
-  return scenario;
-}
+const openWithoutSupervisor = (): Promise<Scenario> =>
+  openScenario({}, { supervisorIntervalMs: 1_000_000_000 });
 
 describe("Supervisor", () => {
   it("recovers each expired attempt once when two Supervisors scan at the same time", async () => {

@@ -1,25 +1,18 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decideFault } from "../../src/local/partner/faults.js";
 import {
-  openScenario,
   orderMessage,
   post,
   recordOf,
   runUntil,
   type Scenario,
+  scenarioPerTest,
   terminal,
 } from "./pipeline-harness.js";
 
-let scenario: Scenario | undefined;
-afterEach(async () => {
-  await scenario?.close();
-  scenario = undefined;
-});
+const openScenario = scenarioPerTest();
 
-async function open(env: Record<string, string> = {}): Promise<Scenario> {
-  scenario = await openScenario(env);
-  return scenario;
-}
+const open = (env: Record<string, string> = {}): Promise<Scenario> => openScenario(env);
 
 describe("the happy path", () => {
   it("processes an order through all three steps, each effect applied once", async () => {
