@@ -15,7 +15,8 @@ const identifier = text(1, 128);
  * What the Scheduler sends an Agent for one step: the work, the deadline after which the Agent must
  * start no new side effect, the calls it may make, and the stable key the partner deduplicates on.
  */
-export const agentRequestSchema = z.strictObject({
+/** What a request and its reply both carry: which order, attempt, step and operation, for which instance. */
+const stepIdentity = {
   schemaVersion: literal(AGENT_MESSAGE_SCHEMA_VERSION),
   /** `${orderId}:${attempt}:${step}` (or `...:undo`): the message id, stable across resends. */
   requestId: identifier,
@@ -23,10 +24,15 @@ export const agentRequestSchema = z.strictObject({
   attempt: integer(1, 1_000_000),
   step: oneOf(ORDER_STEPS),
   operation: oneOf(AGENT_OPERATIONS),
+  /** The orchestration instance waiting for the reply. */
+  instanceId: identifier,
+};
+
+export const agentRequestSchema = z.strictObject({
+  ...stepIdentity,
   /** `${orderId}:${step}`: the same for every attempt and every retry of this step. */
   idempotencyKey: identifier,
-  /** The orchestration instance waiting for the reply, and the event name it waits on. */
-  instanceId: identifier,
+  /** The event name the instance waits on. */
   replyEvent: identifier,
   completeBy: isoInstantSchema,
   maxCalls: integer(1, 1_000),
@@ -50,13 +56,7 @@ export type AgentFault = z.infer<typeof agentFaultSchema>;
  * retry-budget accounting and the logs.
  */
 export const agentResponseSchema = z.strictObject({
-  schemaVersion: literal(AGENT_MESSAGE_SCHEMA_VERSION),
-  requestId: identifier,
-  orderId: text(1, 64),
-  attempt: integer(1, 1_000_000),
-  step: oneOf(ORDER_STEPS),
-  operation: oneOf(AGENT_OPERATIONS),
-  instanceId: identifier,
+  ...stepIdentity,
   outcome: oneOf(["succeeded", "failed"] as const),
   reference: text(0, 256).nullable(),
   fault: agentFaultSchema.nullable(),
