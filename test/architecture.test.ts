@@ -29,7 +29,7 @@ const ALLOWED: Record<string, { layers: string[]; packages: RegExp }> = {
   orchestrators: { layers: ["domain", "ports", "state", "orchestrators"], packages: /^durable-functions$/ },
   agents: { layers: ["domain", "ports", "agents"], packages: /^node:/ },
   supervisor: { layers: ["domain", "ports", "state", "supervisor"], packages: /^$/ },
-  scheduler: { layers: ["domain", "ports", "state", "scheduler"], packages: /^$/ },
+  scheduler: { layers: ["domain", "ports", "state", "scheduler"], packages: /^node:crypto$/ },
   config: { layers: ["domain", "config"], packages: /^$/ },
   adapters: { layers: ["domain", "ports", "adapters"], packages: /.*/ },
 };

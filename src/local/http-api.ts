@@ -1,37 +1,24 @@
 /**
- * The embedded host's HTTP API, shaped like what `func start` serves on port 7071 for this app.
- *
- *   POST /api/orders          body: an order message (DESIGN.md, "Message contracts"), at most 64 KiB
- *     202 { "orderId", "status": "accepted", "statusUrl": "/api/orders/<id>" } with a Location header:
- *         the message is on the orders queue (submission validates it again there).
- *     400 { "error": "invalid order message", "issues": [{ "field", "rule", "message" }] }: every
- *         broken rule named, malformed JSON included. Nothing is queued.
- *     413 { "error": "order message too large", "maxBytes" }: the rest of the body is not read.
- *     503 { "error": "service unavailable", "message" }: the orders queue could not take the message.
- *
- *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
- *     200 the state record as the store keeps it, without its `_etag`.
- *     404 { "error": "order not found", "orderId" }
- *     400 { "error": "invalid order id", "issues": [...] } for an id longer than 64 characters or
- *         broken percent-encoding.
- *
- * Any other path is 404 and any other method 405 with an Allow header. Every answer is JSON.
+ * The embedded host's HTTP API, shaped like what `func start` serves on port 7071 for this app. The
+ * answers are decided by the shared orders API (src/scheduler/orders-api.ts); this server reads the
+ * request, stops reading a body past 64 KiB, and writes JSON. Any other path is 404 and any other
+ * method 405 with an Allow header. Every answer is JSON.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
-import { type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
+import { MAX_ORDER_MESSAGE_BYTES } from "../domain/order.js";
 import type { Logger } from "../ports/logger.js";
-import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import {
+  type ApiAnswer,
+  createOrdersApi,
+  ORDERS_PATH,
+  type OrdersApiBackend,
+  orderTooLarge,
+} from "../scheduler/orders-api.js";
 import { sendJson } from "./json-response.js";
 
-/** What the embedded pipeline provides to the API. */
-export interface OrdersApiBackend {
-  /** Puts an order message on the orders queue. */
-  post(body: JsonValue): Promise<SendResult>;
-  getRecord(orderId: string): Promise<StoredStateRecord | undefined>;
-}
+export type { OrdersApiBackend } from "../scheduler/orders-api.js";
 
 export interface HttpApiOptions {
   readonly backend: OrdersApiBackend;
@@ -50,74 +37,29 @@ export interface HttpApi {
   close(): Promise<void>;
 }
 
-const ORDERS_PATH = "/api/orders";
 const ORDER_PATH = /^\/api\/orders\/([^/]+)$/;
-const MAX_ORDER_ID_LENGTH = 64;
 
-interface Answer {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers?: Readonly<Record<string, string>>;
-}
+type Answer = ApiAnswer;
 
 export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   const { backend, logger } = options;
   const host = options.host ?? "127.0.0.1";
+  const api = createOrdersApi({ backend, logger });
 
   async function route(req: IncomingMessage, path: string): Promise<Answer> {
     if (path === ORDERS_PATH) {
       return req.method === "POST" ? postOrder(req) : methodNotAllowed(req, "POST");
     }
     const match = ORDER_PATH.exec(path);
-    if (match) return req.method === "GET" ? getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
+    if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
     return { status: 404, body: { error: "not found", path } };
   }
 
   async function postOrder(req: IncomingMessage): Promise<Answer> {
     const bytes = await readBody(req, MAX_ORDER_MESSAGE_BYTES);
     if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
-    if (bytes === "tooLarge") {
-      return {
-        status: 413,
-        body: { error: "order message too large", maxBytes: MAX_ORDER_MESSAGE_BYTES },
-        headers: { Connection: "close" },
-      };
-    }
-    const text = new TextDecoder().decode(bytes);
-    const parsed = parseOrderMessage(text);
-    if (!parsed.ok) {
-      return { status: 400, body: { error: "invalid order message", issues: parsed.error.issues } };
-    }
-    const { orderId } = parsed.value;
-    try {
-      await backend.post(JSON.parse(text) as JsonValue);
-    } catch (error) {
-      logger.error("http.backend-failed", { operation: "post", orderId, error });
-      return unavailable("the order could not be queued; try again");
-    }
-    const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
-    return {
-      status: 202,
-      body: { orderId, status: "accepted", statusUrl },
-      headers: { Location: statusUrl },
-    };
-  }
-
-  async function getOrder(encodedId: string): Promise<Answer> {
-    const orderId = decodePathSegment(encodedId);
-    if (orderId === undefined) return invalidOrderId("format", "is not correctly percent-encoded");
-    if (orderId.length > MAX_ORDER_ID_LENGTH) {
-      return invalidOrderId("max", `must be at most ${MAX_ORDER_ID_LENGTH} characters long`);
-    }
-    let record: StoredStateRecord | undefined;
-    try {
-      record = await backend.getRecord(orderId);
-    } catch (error) {
-      logger.error("http.backend-failed", { operation: "getRecord", orderId, error });
-      return unavailable("the order state could not be read; try again");
-    }
-    if (!record) return { status: 404, body: { error: "order not found", orderId } };
-    return { status: 200, body: withoutStoreMetadata(record) };
+    if (bytes === "tooLarge") return orderTooLarge();
+    return api.postOrder(new TextDecoder().decode(bytes));
   }
 
   const server = createServer((req, res) => {
@@ -188,22 +130,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "tooLar
     req.once("error", () => resolve("aborted"));
     req.once("close", () => resolve("aborted"));
   });
-}
-
-function decodePathSegment(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
-}
-
-function invalidOrderId(rule: string, message: string): Answer {
-  return { status: 400, body: { error: "invalid order id", issues: [{ field: "orderId", rule, message }] } };
-}
-
-function unavailable(message: string): Answer {
-  return { status: 503, body: { error: "service unavailable", message } };
 }
 
 function methodNotAllowed(req: IncomingMessage, allowed: string): Answer {

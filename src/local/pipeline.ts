@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../adapters/messaging/queue-status-notifier.js";
@@ -22,6 +21,7 @@ import type { Logger } from "../ports/logger.js";
 import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
+import { orderMessageId } from "../scheduler/order-message-id.js";
 import { createStarter, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
@@ -225,17 +225,9 @@ export class LocalPipeline {
     return this.queueNamed(name);
   }
 
-  /**
-   * Posts an order message to the orders queue, as an application posts to Service Bus. The message id
-   * is derived from the content: an identical resend is dropped by duplicate detection, while a
-   * different message reusing an order id reaches submission, which dead-letters it as a conflict.
-   */
+  /** Posts an order message to the orders queue, as an application posts to Service Bus. */
   async post(body: JsonValue): Promise<SendResult> {
-    const text = JSON.stringify(body);
-    const orderId =
-      typeof body === "object" && body !== null && !Array.isArray(body) ? String(body.orderId ?? "") : "";
-    const digest = createHash("sha256").update(text).digest("hex").slice(0, 16);
-    const result = await this.ordersQueue.send({ messageId: `${orderId.slice(0, 64)}:${digest}`, body });
+    const result = await this.ordersQueue.send({ messageId: orderMessageId(body), body });
     this.nudge(QUEUES.orders);
     return result;
   }

@@ -1,0 +1,114 @@
+/**
+ * The orders HTTP API's decisions, shared by the Functions HTTP triggers and the embedded host's
+ * server. Each host reads the request and writes the answer; what is answered is decided here.
+ *
+ *   POST /api/orders          body: an order message (DESIGN.md, "Message contracts"), at most 64 KiB
+ *     202 { "orderId", "status": "accepted", "statusUrl": "/api/orders/<id>" } with a Location header:
+ *         the message is on the orders queue (submission validates it again there).
+ *     400 { "error": "invalid order message", "issues": [{ "field", "rule", "message" }] }: every
+ *         broken rule named, malformed JSON included. Nothing is queued.
+ *     413 { "error": "order message too large", "maxBytes" }
+ *     503 { "error": "service unavailable", "message" }: the orders queue could not take the message.
+ *
+ *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
+ *     200 the state record as the store keeps it, without its `_etag`.
+ *     404 { "error": "order not found", "orderId" }
+ *     400 { "error": "invalid order id", "issues": [...] } for an id longer than 64 characters or
+ *         broken percent-encoding.
+ */
+import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
+import { type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
+import type { Logger } from "../ports/logger.js";
+import type { JsonValue, SendResult } from "../ports/message-queue.js";
+
+export const ORDERS_ROUTE = "orders";
+export const ORDER_ROUTE = "orders/{orderId}";
+export const ORDERS_PATH = `/api/${ORDERS_ROUTE}`;
+const MAX_ORDER_ID_LENGTH = 64;
+
+/** What the API needs from its host. */
+export interface OrdersApiBackend {
+  /** Puts an order message on the orders queue. */
+  post(body: JsonValue): Promise<SendResult>;
+  getRecord(orderId: string): Promise<StoredStateRecord | undefined>;
+}
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface OrdersApi {
+  /** `text` is the request body, already known to be at most MAX_ORDER_MESSAGE_BYTES long. */
+  postOrder(text: string): Promise<ApiAnswer>;
+  /** `encodedId` is the path segment as it arrived, still percent-encoded. */
+  getOrder(encodedId: string): Promise<ApiAnswer>;
+}
+
+export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logger }): OrdersApi {
+  const { backend, logger } = deps;
+  return {
+    async postOrder(text) {
+      const parsed = parseOrderMessage(text);
+      if (!parsed.ok) {
+        return { status: 400, body: { error: "invalid order message", issues: parsed.error.issues } };
+      }
+      const { orderId } = parsed.value;
+      try {
+        await backend.post(JSON.parse(text) as JsonValue);
+      } catch (error) {
+        logger.error("http.backend-failed", { operation: "post", orderId, error });
+        return unavailable("the order could not be queued; try again");
+      }
+      const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
+      return {
+        status: 202,
+        body: { orderId, status: "accepted", statusUrl },
+        headers: { Location: statusUrl },
+      };
+    },
+
+    async getOrder(encodedId) {
+      const orderId = decodePathSegment(encodedId);
+      if (orderId === undefined) return invalidOrderId("format", "is not correctly percent-encoded");
+      if (orderId.length > MAX_ORDER_ID_LENGTH) {
+        return invalidOrderId("max", `must be at most ${MAX_ORDER_ID_LENGTH} characters long`);
+      }
+      let record: StoredStateRecord | undefined;
+      try {
+        record = await backend.getRecord(orderId);
+      } catch (error) {
+        logger.error("http.backend-failed", { operation: "getRecord", orderId, error });
+        return unavailable("the order state could not be read; try again");
+      }
+      if (!record) return { status: 404, body: { error: "order not found", orderId } };
+      return { status: 200, body: withoutStoreMetadata(record) };
+    },
+  };
+}
+
+/** The answer to a body longer than MAX_ORDER_MESSAGE_BYTES; the host stops reading it. */
+export function orderTooLarge(): ApiAnswer {
+  return {
+    status: 413,
+    body: { error: "order message too large", maxBytes: MAX_ORDER_MESSAGE_BYTES },
+    headers: { Connection: "close" },
+  };
+}
+
+function decodePathSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function invalidOrderId(rule: string, message: string): ApiAnswer {
+  return { status: 400, body: { error: "invalid order id", issues: [{ field: "orderId", rule, message }] } };
+}
+
+function unavailable(message: string): ApiAnswer {
+  return { status: 503, body: { error: "service unavailable", message } };
+}
