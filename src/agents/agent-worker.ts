@@ -11,6 +11,11 @@ export interface AgentWorkerDeps {
 
 export const INVALID_AGENT_REQUEST = "InvalidAgentRequest";
 
+/** The reply's message id: stable per request, so a worker that answers twice sends a duplicate. */
+export function replyMessageId(response: AgentResponse): string {
+  return `${response.requestId}:reply`;
+}
+
 /**
  * The Agent's queue form: a worker behind a request queue, answering on a response queue. It does
  * the same work as the activity form. A crash mid-call redelivers the request, which the broker's

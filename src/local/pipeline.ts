@@ -6,7 +6,7 @@ import { SqliteLease } from "../adapters/sqlite/sqlite-lease.js";
 import { SqliteMessageQueue } from "../adapters/sqlite/sqlite-message-queue.js";
 import { SqliteOrdersRepository } from "../adapters/sqlite/sqlite-orders-repository.js";
 import { SqliteStateStore } from "../adapters/sqlite/sqlite-state-store.js";
-import { createAgentWorkerHandler } from "../agents/agent-worker.js";
+import { createAgentWorkerHandler, replyMessageId } from "../agents/agent-worker.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
 import { agentAmplification, type PipelineSettings } from "../config/settings.js";
 import type { AgentRequest, AgentResponse } from "../domain/agent-messages.js";
@@ -256,7 +256,7 @@ export class LocalPipeline {
           reply: async (response) => {
             const body = response as unknown as JsonValue;
             await responses.send({
-              messageId: `${response.requestId}:reply`,
+              messageId: replyMessageId(response),
               body,
               correlationId: response.orderId,
             });

@@ -1,0 +1,107 @@
+import {
+  type DurableClient,
+  InstanceAlreadyRunningError,
+  type OrchestrationStatus,
+  type RaiseEventResult,
+  type RuntimeStatus,
+  type StartOptions,
+} from "../../ports/durable-client.js";
+
+/** The calls this adapter makes on the durable-functions SDK's client (`df.getClient(context)`). */
+export interface SdkDurableClient {
+  startNew(name: string, options?: { instanceId?: string; input?: unknown }): Promise<string>;
+  raiseEvent(instanceId: string, eventName: string, eventData: unknown): Promise<void>;
+  getStatus(instanceId: string): Promise<SdkStatus>;
+  terminate(instanceId: string, reason: string): Promise<void>;
+  purgeInstanceHistory(instanceId: string): Promise<{ instancesDeleted: number }>;
+}
+
+export interface SdkStatus {
+  readonly name: string;
+  readonly instanceId: string;
+  readonly createdTime: Date;
+  readonly lastUpdatedTime: Date;
+  readonly input: unknown;
+  readonly output: unknown;
+  readonly runtimeStatus: string;
+  readonly customStatus?: unknown;
+}
+
+/**
+ * The DurableClient port over the Durable Functions client. The extension silently replaces an
+ * instance started again under a running id, and silently drops an event for an instance that does
+ * not wait for it; the port promises neither, so both calls look at the instance's status first.
+ */
+export class FunctionsDurableClient implements DurableClient {
+  constructor(private readonly sdk: SdkDurableClient) {}
+
+  async startNew(orchestrationName: string, options: StartOptions): Promise<string> {
+    const existing = await this.getStatus(options.instanceId);
+    if (existing && (existing.runtimeStatus === "Pending" || existing.runtimeStatus === "Running")) {
+      throw new InstanceAlreadyRunningError(options.instanceId, existing.runtimeStatus);
+    }
+    return this.sdk.startNew(orchestrationName, { instanceId: options.instanceId, input: options.input });
+  }
+
+  async raiseEvent(instanceId: string, eventName: string, eventData?: unknown): Promise<RaiseEventResult> {
+    const status = await this.getStatus(instanceId);
+    if (!status) return { delivered: false, reason: "notFound" };
+    if (status.runtimeStatus !== "Pending" && status.runtimeStatus !== "Running") {
+      return { delivered: false, reason: "notRunning" };
+    }
+    try {
+      await this.sdk.raiseEvent(instanceId, eventName, eventData ?? null);
+    } catch (error) {
+      // The instance was purged between the status read and the event.
+      if (error instanceof Error && error.message.startsWith("No instance with ID")) {
+        return { delivered: false, reason: "notFound" };
+      }
+      throw error;
+    }
+    return { delivered: true };
+  }
+
+  async getStatus(instanceId: string): Promise<OrchestrationStatus | undefined> {
+    let status: SdkStatus | undefined;
+    try {
+      status = await this.sdk.getStatus(instanceId);
+    } catch (error) {
+      if (isStatus(error, 404)) return undefined;
+      throw error;
+    }
+    if (!status?.instanceId) return undefined;
+    const output = status.output;
+    return {
+      instanceId: status.instanceId,
+      name: status.name,
+      runtimeStatus: runtimeStatusOf(status.runtimeStatus),
+      input: status.input,
+      output,
+      customStatus: status.customStatus ?? null,
+      failure: status.runtimeStatus === "Failed" ? String(output ?? "") : undefined,
+      createdTime: new Date(status.createdTime),
+      lastUpdatedTime: new Date(status.lastUpdatedTime),
+    };
+  }
+
+  async terminate(instanceId: string, reason: string): Promise<void> {
+    await this.sdk.terminate(instanceId, reason);
+  }
+
+  async purge(instanceId: string): Promise<boolean> {
+    const result = await this.sdk.purgeInstanceHistory(instanceId);
+    return result.instancesDeleted > 0;
+  }
+}
+
+/** Suspended and continued-as-new instances are still active: the port calls them Running. */
+function runtimeStatusOf(status: string): RuntimeStatus {
+  if (status === "Completed" || status === "Failed" || status === "Terminated" || status === "Pending")
+    return status;
+  return status === "Canceled" ? "Terminated" : "Running";
+}
+
+/** The SDK reports HTTP answers of the extension as errors whose message names the status. */
+function isStatus(error: unknown, status: number): boolean {
+  return error instanceof Error && error.message.includes(`HTTP ${status}`);
+}

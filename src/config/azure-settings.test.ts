@@ -1,0 +1,109 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { AZURE_SETTING_NAMES, isNcrontab, loadAzureSettings } from "./azure-settings.js";
+import { HOST_SETTING_NAMES } from "./names.js";
+import { AGENT_MODE_SETTING, INTEGER_SETTINGS, SettingsError } from "./settings.js";
+
+const sample = (
+  JSON.parse(readFileSync(join(import.meta.dirname, "../../local.settings.sample.json"), "utf8")) as {
+    Values: Record<string, string>;
+  }
+).Values;
+
+const identityBased = {
+  ServiceBusConnection__fullyQualifiedNamespace: "sb-orders.servicebus.windows.net",
+  CosmosDb__endpoint: "https://cosmos-orders.documents.azure.com:443/",
+  OrdersSql__server: "sql-orders.database.windows.net",
+  OrdersSql__database: "orders",
+  AzureWebJobsStorage__blobServiceUri: "https://storders.blob.core.windows.net",
+  PARTNER_URL: "https://partner.example.com",
+};
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadAzureSettings(env);
+  } catch (error) {
+    if (error instanceof SettingsError) return [...error.problems];
+    throw error;
+  }
+  return [];
+}
+
+describe("loadAzureSettings", () => {
+  it("accepts local.settings.sample.json: connection strings and the emulator's key", () => {
+    const settings = loadAzureSettings(sample);
+    expect(settings.serviceBus.kind).toBe("connectionString");
+    expect(settings.cosmos).toMatchObject({ kind: "key", allowSelfSignedCertificate: true });
+    expect(settings.sql.kind).toBe("connectionString");
+    expect(settings.storage.kind).toBe("connectionString");
+  });
+
+  it("chooses identity-based connections when only endpoints are given, with the documented defaults", () => {
+    const settings = loadAzureSettings(identityBased);
+    expect(settings).toMatchObject({
+      serviceBus: { kind: "identity", fullyQualifiedNamespace: "sb-orders.servicebus.windows.net" },
+      cosmos: { kind: "identity", endpoint: "https://cosmos-orders.documents.azure.com:443/" },
+      sql: { kind: "identity", server: "sql-orders.database.windows.net", database: "orders" },
+      storage: { kind: "identity", blobServiceUri: "https://storders.blob.core.windows.net" },
+      cosmosDatabase: "orders",
+      leaseContainer: "leases",
+      supervisorSchedule: "0 */1 * * * *",
+    });
+  });
+
+  it("names every missing connection, and both ways to give it", () => {
+    const problems = problemsOf({});
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace/),
+        expect.stringMatching(/CosmosDb__endpoint/),
+        expect.stringMatching(/OrdersSql or OrdersSql__server with OrdersSql__database/),
+        expect.stringMatching(/AzureWebJobsStorage or AzureWebJobsStorage__blobServiceUri/),
+        expect.stringMatching(/PARTNER_URL/),
+      ]),
+    );
+  });
+
+  it.each([
+    ["CosmosDb__endpoint", "http://cosmos:8081", /CosmosDb__endpoint.*https: URL/],
+    ["PARTNER_URL", "not a url", /PARTNER_URL/],
+    ["SUPERVISOR_SCHEDULE", "*/5 * * * *", /SUPERVISOR_SCHEDULE.*six-field/],
+    ["SUPERVISOR_LEASE_CONTAINER", "Leases_", /SUPERVISOR_LEASE_CONTAINER/],
+    ["CosmosDb__allowSelfSignedCertificate", "true", /only for the emulator/],
+    ["STEP_TIMEOUT_MS", "soon", /STEP_TIMEOUT_MS/],
+  ])("refuses %s=%s with a message naming it", (name, value, message) => {
+    expect(problemsOf({ ...identityBased, [name]: value })).toEqual([expect.stringMatching(message)]);
+  });
+
+  it("keeps local.settings.sample.json in step with the settings the code reads", () => {
+    const read = [
+      ...AZURE_SETTING_NAMES,
+      ...HOST_SETTING_NAMES,
+      AGENT_MODE_SETTING,
+      ...Object.values(INTEGER_SETTINGS).map((s) => s.name),
+    ];
+    const optionalInSample = new Set([
+      "ServiceBusConnection__fullyQualifiedNamespace",
+      "OrdersSql__server",
+      "OrdersSql__database",
+      "AzureWebJobsStorage__blobServiceUri",
+    ]);
+    for (const name of read)
+      if (!optionalInSample.has(name)) expect(Object.keys(sample), name).toContain(name);
+    for (const name of Object.keys(sample))
+      expect(read, `${name} is in the sample but nothing reads it`).toContain(name);
+  });
+});
+
+describe("isNcrontab", () => {
+  it.each(["0 */1 * * * *", "*/10 * * * * *", "0 0 9-17 * * Mon-Fri", "0 5,35 * * * *"])(
+    "accepts %s",
+    (e) => {
+      expect(isNcrontab(e)).toBe(true);
+    },
+  );
+  it.each(["* * * * *", "every minute", "0 */1 * * * * *", ""])("refuses %s", (e) => {
+    expect(isNcrontab(e)).toBe(false);
+  });
+});

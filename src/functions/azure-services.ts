@@ -1,0 +1,34 @@
+import type { InvocationContext } from "@azure/functions";
+import type { AzureSettings } from "../config/azure-settings.js";
+import type { AgentRequest, AgentResponse } from "../domain/agent-messages.js";
+import type { RandomSource } from "../domain/backoff.js";
+import type { AlertSink } from "../ports/alerts.js";
+import type { Clock } from "../ports/clock.js";
+import type { DurableClient } from "../ports/durable-client.js";
+import type { Lease } from "../ports/lease.js";
+import type { Logger } from "../ports/logger.js";
+import type { MessageQueue } from "../ports/message-queue.js";
+import type { OrdersRepository } from "../ports/orders-repository.js";
+import type { StateStore } from "../ports/state-store.js";
+import type { StatusNotifier } from "../ports/status-notifier.js";
+
+/** What the Azure app's handlers are wired to: in Azure, Cosmos DB, SQL, Service Bus and Blob Storage. */
+export interface AzureServices {
+  readonly settings: AzureSettings;
+  readonly states: StateStore;
+  readonly orders: OrdersRepository;
+  /** The Supervisor's leader-election lease. */
+  readonly lease: Lease;
+  /** A sender on the named queue (status queues are named by each order's `replyTo`). */
+  queue(name: string): MessageQueue;
+  readonly notifier: StatusNotifier;
+  readonly alerts: AlertSink;
+  readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly logger: Logger;
+  /** Names this worker process as the Supervisor lease's holder. */
+  readonly instanceName: string;
+  /** Tests replace the Durable Functions client, which only exists under the host. */
+  readonly durableClient?: (context: InvocationContext) => DurableClient;
+}

@@ -1,0 +1,10 @@
+/** The Functions app's function names, as the host lists them and the infrastructure refers to them. */
+export const FUNCTION_NAMES = {
+  submitOrder: "submitOrder",
+  starter: "starter",
+  supervisor: "supervisor",
+  agentWorker: "agentWorker",
+  agentReplies: "agentReplies",
+  postOrder: "postOrder",
+  getOrder: "getOrder",
+} as const;

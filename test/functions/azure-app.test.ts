@@ -1,0 +1,323 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
+import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
+import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
+import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
+import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
+import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
+import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import { loadAzureSettings } from "../../src/config/azure-settings.js";
+import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
+import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
+import { seededRandom } from "../../src/domain/backoff.js";
+import { registerFunctions } from "../../src/functions/app.js";
+import type { AzureServices } from "../../src/functions/azure-services.js";
+import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
+import { type AzureHandlers, createAzureHandlers } from "../../src/functions/handlers.js";
+import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
+import {
+  type CapturedFunction,
+  captureRegistrations,
+  type FunctionRegistry,
+  triggerOf,
+} from "../../src/local/registration-capture.js";
+import { ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-processing.js";
+import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+const SAMPLE = JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
+  Values: Record<string, string>;
+};
+
+function order(orderId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    schemaVersion: 1,
+    orderId,
+    customerId: "cust-1",
+    currency: "EUR",
+    items: [{ sku: "SKU-1", quantity: 2, unitPriceMinor: 1299 }],
+    replyTo: QUEUE_NAMES.orderStatus,
+    ...overrides,
+  };
+}
+
+/** The Azure app wired to SQLite stand-ins, with every registration captured as the host would see it. */
+class AppUnderTest {
+  readonly db: EmbeddedDatabase = openDatabase(":memory:");
+  readonly clock = new VirtualClock(new Date("2026-01-01T00:00:00Z"));
+  readonly logger = new MemoryLogger();
+  readonly agentCalls: AgentRequest[] = [];
+  readonly states = new SqliteStateStore(this.db);
+  readonly orders = new SqliteOrdersRepository(this.db, this.clock);
+  readonly queues = new Map<string, SqliteMessageQueue>();
+  registry!: FunctionRegistry;
+  runtime!: LocalDurableRuntime;
+  handlers!: AzureHandlers;
+
+  queue = (name: string): SqliteMessageQueue => {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new SqliteMessageQueue(this.db, this.clock, name);
+      this.queues.set(name, queue);
+    }
+    return queue;
+  };
+
+  async open(): Promise<void> {
+    const services: AzureServices = {
+      settings: loadAzureSettings(SAMPLE.Values),
+      states: this.states,
+      orders: this.orders,
+      lease: new SqliteLease(this.db, this.clock, "supervisor"),
+      queue: this.queue,
+      notifier: new QueueStatusNotifier(this.queue),
+      alerts: new LoggingAlertSink(this.logger),
+      agent: async (request) => {
+        this.agentCalls.push(request);
+        return succeeded(request, this.clock.now());
+      },
+      clock: this.clock,
+      random: seededRandom(1),
+      logger: this.logger,
+      instanceName: "test-worker",
+      durableClient: () => this.runtime,
+    };
+    let built = 0;
+    this.registry = await captureRegistrations(() =>
+      registerFunctions(() => {
+        built++;
+        this.handlers ??= createAzureHandlers(services);
+        return this.handlers;
+      }),
+    );
+    expect(built, "registration must not build the services").toBe(0);
+    this.runtime = LocalDurableRuntime.open({
+      db: this.db,
+      clock: this.clock,
+      registry: this.registry,
+      logger: this.logger,
+    });
+  }
+
+  fn(name: string): CapturedFunction {
+    const fn = this.registry.get(name);
+    if (!fn) throw new Error(`${name} is not registered`);
+    return fn;
+  }
+
+  /** Calls a captured function as the host calls it: trigger input plus an invocation context. */
+  invoke(name: string, input: unknown, triggerMetadata: Record<string, unknown> = {}): Promise<unknown> {
+    const context = { invocationId: "inv-1", functionName: name, triggerMetadata, extraInputs: new Map() };
+    return Promise.resolve(this.fn(name).handler(input, context));
+  }
+
+  async close(): Promise<void> {
+    await this.runtime.close();
+    this.db.close();
+  }
+}
+
+function succeeded(request: AgentRequest, now: Date): AgentResponse {
+  const { schemaVersion, requestId, orderId, attempt, step, operation, instanceId } = request;
+  return {
+    ...{ schemaVersion, requestId, orderId, attempt, step, operation, instanceId },
+    outcome: "succeeded",
+    reference: `ref-${step}`,
+    fault: null,
+    callsMade: 1,
+    completedAt: now.toISOString(),
+  };
+}
+
+let app: AppUnderTest;
+beforeEach(async () => {
+  app = new AppUnderTest();
+  await app.open();
+});
+afterEach(async () => {
+  await app.close();
+});
+
+describe("Azure app registrations", () => {
+  it("registers each function with the trigger, queue, schedule, connection and authorization level it needs", () => {
+    const summary = Object.fromEntries(
+      app.registry.all().map((fn) => {
+        const trigger = triggerOf(fn);
+        const { type, queueName, connection, schedule, authLevel, route, methods } =
+          trigger ?? ({} as Record<string, unknown>);
+        return [fn.name, { type, queueName, connection, schedule, authLevel, route, methods }];
+      }),
+    );
+    const sb = CONNECTION_NAMES.serviceBus;
+    expect(summary).toMatchObject({
+      [FUNCTION_NAMES.submitOrder]: {
+        type: "serviceBusTrigger",
+        queueName: QUEUE_NAMES.orders,
+        connection: sb,
+      },
+      [FUNCTION_NAMES.agentWorker]: {
+        type: "serviceBusTrigger",
+        queueName: QUEUE_NAMES.agentRequests,
+        connection: sb,
+      },
+      [FUNCTION_NAMES.agentReplies]: {
+        type: "serviceBusTrigger",
+        queueName: QUEUE_NAMES.agentResponses,
+        connection: sb,
+      },
+      [FUNCTION_NAMES.starter]: { type: "timerTrigger", schedule: `%${TIMER_SCHEDULE_SETTINGS.starter}%` },
+      [FUNCTION_NAMES.supervisor]: {
+        type: "timerTrigger",
+        schedule: `%${TIMER_SCHEDULE_SETTINGS.supervisor}%`,
+      },
+      [FUNCTION_NAMES.postOrder]: {
+        type: "httpTrigger",
+        authLevel: "function",
+        route: "orders",
+        methods: ["POST"],
+      },
+      [FUNCTION_NAMES.getOrder]: {
+        type: "httpTrigger",
+        authLevel: "function",
+        route: "orders/{orderId}",
+        methods: ["GET"],
+      },
+      [ORDER_PROCESSING]: { type: "orchestrationTrigger" },
+    });
+    for (const activity of Object.values(ACTIVITIES))
+      expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
+    expect(Object.keys(summary)).toHaveLength(7 + 1 + Object.values(ACTIVITIES).length);
+  });
+
+  it("gives a durable client input to exactly the functions that start or signal orchestrations", () => {
+    const withClient = app.registry
+      .all()
+      .filter((fn) => Object.values(fn.metadata.bindings).some((b) => b.type === "durableClient"))
+      .map((fn) => fn.name)
+      .sort();
+    expect(withClient).toEqual(
+      [FUNCTION_NAMES.agentReplies, FUNCTION_NAMES.starter, FUNCTION_NAMES.submitOrder].sort(),
+    );
+  });
+
+  it("uses peek-lock: no Service Bus trigger turns off settlement by the host", () => {
+    for (const fn of app.registry.withTrigger("serviceBusTrigger")) {
+      expect(triggerOf(fn)?.autoCompleteMessages, fn.name).not.toBe(false);
+    }
+  });
+});
+
+describe("Azure app handlers", () => {
+  it("takes an order from the orders-queue trigger to Processed through the registered orchestration", async () => {
+    await app.invoke(FUNCTION_NAMES.submitOrder, order("ord-1"), {
+      messageId: "m-1",
+      deliveryCount: 1,
+      enqueuedTimeUtc: "2026-01-01T00:00:00Z",
+    });
+    await app.runtime.idle();
+    const record = await app.states.get("ord-1");
+    expect(record?.processState).toBe("Processed");
+    expect(app.agentCalls.map((r) => r.step)).toEqual([
+      "reserveInventory",
+      "chargePayment",
+      "arrangeShipment",
+    ]);
+    const statuses = await app.queue(QUEUE_NAMES.orderStatus).peek(10);
+    expect(statuses.map((m) => m.subject)).toContain("completed");
+  });
+
+  it("moves a refused order message to the invalid-messages queue with its reason, and completes it", async () => {
+    await app.invoke(FUNCTION_NAMES.submitOrder, JSON.stringify({ orderId: "bad" }), { messageId: "m-bad" });
+    const [parked] = await app.queue(QUEUE_NAMES.invalidMessages).peek(10);
+    expect(parked?.applicationProperties).toMatchObject({
+      DeadLetterReason: DEAD_LETTER_REASONS.invalid,
+      sourceQueue: QUEUE_NAMES.orders,
+      sourceMessageId: "m-bad",
+    });
+    expect(await app.states.get("bad")).toBeUndefined();
+  });
+
+  it("parks a conflicting resend without overwriting the accepted order", async () => {
+    await app.invoke(FUNCTION_NAMES.submitOrder, order("ord-2"), { messageId: "m-2" });
+    await app.invoke(FUNCTION_NAMES.submitOrder, order("ord-2", { customerId: "someone-else" }), {
+      messageId: "m-3",
+    });
+    const parked = await app.queue(QUEUE_NAMES.invalidMessages).peek(10);
+    expect(parked.map((m) => m.applicationProperties.DeadLetterReason)).toEqual([
+      DEAD_LETTER_REASONS.conflict,
+    ]);
+    expect((await app.orders.get("ord-2"))?.customerId).toBe("cust-1");
+    await app.runtime.idle();
+    expect((await app.states.get("ord-2"))?.processState).toBe("Processed");
+  });
+
+  it("answers the HTTP API through the shared orders API: 202 and a queued message, then the record", async () => {
+    const post = (await app.invoke(FUNCTION_NAMES.postOrder, {
+      headers: new Headers({ "content-length": "10" }),
+      text: async () => JSON.stringify(order("ord-3")),
+    })) as { status: number; jsonBody: { statusUrl: string } };
+    expect(post.status).toBe(202);
+    const [queued] = await app.queue(QUEUE_NAMES.orders).peek(1);
+    expect(queued?.messageId).toMatch(/^ord-3:[0-9a-f]{16}$/);
+
+    const missing = (await app.invoke(FUNCTION_NAMES.getOrder, {
+      url: "http://localhost:7071/api/orders/ord-3",
+    })) as { status: number };
+    expect(missing.status).toBe(404);
+    await app.invoke(FUNCTION_NAMES.submitOrder, queued?.body, { messageId: queued?.messageId });
+    const found = (await app.invoke(FUNCTION_NAMES.getOrder, {
+      url: "http://localhost:7071/api/orders/ord-3",
+    })) as { status: number; jsonBody: { orderId: string } };
+    expect(found).toMatchObject({ status: 200, jsonBody: { orderId: "ord-3" } });
+  });
+
+  it("refuses an oversized order body with 413 before reading it", async () => {
+    let read = false;
+    const answer = (await app.invoke(FUNCTION_NAMES.postOrder, {
+      headers: new Headers({ "content-length": String(10_000_000) }),
+      text: async () => {
+        read = true;
+        return "";
+      },
+    })) as { status: number };
+    expect(answer.status).toBe(413);
+    expect(read).toBe(false);
+  });
+
+  it("runs the Agent's queue form: the worker replies on the response queue, the reply handler raises the event", async () => {
+    await app.invoke(FUNCTION_NAMES.agentWorker, { not: "a request" }, { messageId: "r-bad" });
+    const [parked] = await app.queue(QUEUE_NAMES.invalidMessages).peek(1);
+    expect(parked?.applicationProperties.sourceQueue).toBe(QUEUE_NAMES.agentRequests);
+
+    const reply = succeeded(
+      {
+        schemaVersion: 1,
+        requestId: "ord-9:1:reserveInventory",
+        orderId: "ord-9",
+        attempt: 1,
+        step: "reserveInventory",
+        operation: "do",
+        instanceId: "ord-9:1",
+        idempotencyKey: "ord-9:reserveInventory",
+        replyEvent: "reply:reserveInventory:do",
+        completeBy: "2026-01-01T00:01:00.000Z",
+        maxCalls: 3,
+        payload: {},
+      },
+      app.clock.now(),
+    );
+    await app.invoke(FUNCTION_NAMES.agentReplies, reply, { messageId: "reply-1" });
+    expect(app.logger.lines.some((l) => l.event === "agent.reply.dropped" && l.reason === "notFound")).toBe(
+      true,
+    );
+  });
+
+  it("runs the Supervisor from its timer under the lease", async () => {
+    await expect(app.invoke(FUNCTION_NAMES.supervisor, {})).resolves.toBeUndefined();
+    expect(app.logger.lines.some((l) => l.event.startsWith("supervisor."))).toBe(true);
+  });
+});
