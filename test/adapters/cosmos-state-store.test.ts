@@ -1,0 +1,262 @@
+import type { Agent } from "node:https";
+import { type Container, CosmosClient } from "@azure/cosmos";
+import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ORDER_STATE_CONTAINER } from "../../src/adapters/cosmos/container-definition.js";
+import {
+  cosmosClientOptions,
+  createCosmosClient,
+  ensureStateContainer,
+  stateContainerRequest,
+} from "../../src/adapters/cosmos/cosmos-client.js";
+import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.js";
+import { stateRecordSchema } from "../../src/domain/state-record.js";
+import { InvalidContinuationTokenError } from "../../src/ports/store-errors.js";
+import { describeStateStoreContract } from "../contracts/state-store.contract.js";
+import { type CosmosTestServer, startCosmosServer } from "../support/cosmos-server.js";
+import { pendingRecord, T0 } from "../support/records.js";
+
+let server: CosmosTestServer;
+let client: CosmosClient;
+let otherClient: CosmosClient;
+let databases = 0;
+
+beforeAll(async () => {
+  server = await startCosmosServer();
+  client = createCosmosClient(server.connection);
+  otherClient = createCosmosClient(server.connection);
+});
+
+afterAll(async () => {
+  client?.dispose();
+  otherClient?.dispose();
+  await server?.stop();
+});
+
+/** A database of its own, so no test sees another's records. */
+async function freshDatabase(): Promise<{ name: string; container: Container; drop(): Promise<void> }> {
+  const name = `state-${++databases}`;
+  const container = await ensureStateContainer(client, name);
+  return { name, container, drop: async () => void (await client.database(name).delete()) };
+}
+
+/**
+ * Opens a few connections on each client before a test uses it concurrently. The contract's race test
+ * has each claimant read, then write; a read that first has to open a TLS connection can arrive after
+ * another claimant's write and see the record already claimed, which the test does not expect.
+ */
+async function connect(...clients: CosmosClient[]): Promise<void> {
+  const requests = clients.flatMap((c) => Array.from({ length: 4 }, () => c.getDatabaseAccount()));
+  await Promise.all(requests);
+}
+
+describeStateStoreContract("Cosmos DB (in-process stand-in), two clients", async () => {
+  const { name, container, drop } = await freshDatabase();
+  return {
+    store: new CosmosStateStore(container),
+    secondHandle: async () => {
+      await connect(client, otherClient);
+      return new CosmosStateStore(otherClient.database(name).container(ORDER_STATE_CONTAINER.id));
+    },
+    dispose: drop,
+  };
+});
+
+describe("Cosmos DB state store", () => {
+  it("reports the request charge of every round trip of a page", async () => {
+    const { container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(container);
+      for (let i = 0; i < 5; i++) await store.createIfAbsent(pendingRecord(`ord-${i}`));
+      // The stand-in charges a flat 1 RU per request: one round trip per page here.
+      const page = await store.queryClaimable({ now: T0, maxItems: 3 });
+      expect(page.cost).toEqual({ requestUnits: 1, itemsReturned: 3, durationMs: expect.any(Number) });
+      expect(page.cost.durationMs).toBeGreaterThan(0);
+
+      // Cosmos DB may answer with fewer items than asked; the page keeps fetching and sums the charges.
+      const shortAnswers = new CosmosStateStore(withMaxItemCount(container, 2));
+      const gathered = await shortAnswers.queryClaimable({ now: T0, maxItems: 4 });
+      expect(gathered.items.map((r) => r.orderId)).toEqual(["ord-0", "ord-1", "ord-2", "ord-3"]);
+      expect(gathered.cost.requestUnits).toBe(3);
+      const rest = await shortAnswers.queryClaimable({
+        now: T0,
+        maxItems: 4,
+        continuationToken: gathered.continuationToken,
+      });
+      expect(rest.items.map((r) => r.orderId)).toEqual(["ord-4"]);
+      expect(rest.continuationToken).toBeNull();
+    } finally {
+      await drop();
+    }
+  });
+
+  it("stores id = orderId and returns records without Cosmos system properties", async () => {
+    const { container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(container);
+      const created = await store.createIfAbsent(pendingRecord("ord-sys"));
+      const { resource: raw } = await container.item("ord-sys", "ord-sys").read();
+      expect(raw).toMatchObject({
+        id: "ord-sys",
+        orderId: "ord-sys",
+        _rid: expect.any(String),
+        _ts: expect.any(Number),
+      });
+      expect(raw?._etag).toBe(created.created && created.record._etag);
+
+      const fields = [...Object.keys(stateRecordSchema.shape), "_etag"].sort();
+      expect(Object.keys((await store.get("ord-sys")) ?? {}).sort()).toEqual(fields);
+      const [claimable] = (await store.queryClaimable({ now: T0, maxItems: 1 })).items;
+      expect(Object.keys(claimable ?? {}).sort()).toEqual(fields);
+
+      // A system property this code has never seen is dropped too, not refused by the strict schema.
+      await container.items.upsert({ ...raw, _lsn: 7 });
+      expect((await store.get("ord-sys"))?.orderId).toBe("ord-sys");
+    } finally {
+      await drop();
+    }
+  });
+
+  it("refuses to read a document that is not a state record, or whose id is not its orderId", async () => {
+    const { container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(container);
+      await container.items.create({ ...pendingRecord("ord-odd"), id: "ord-odd", processState: "Finished" });
+      await expect(store.get("ord-odd")).rejects.toThrow(/state document ord-odd: .*processState/);
+      await container.items.create({ ...pendingRecord("ord-other"), id: "ord-moved" });
+      await expect(store.queryClaimable({ now: T0, maxItems: 5 })).rejects.toThrow(/id must equal orderId/);
+    } finally {
+      await drop();
+    }
+  });
+
+  it("refuses continuation tokens it did not issue for that query", async () => {
+    const { container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(container);
+      for (let i = 0; i < 3; i++) await store.createIfAbsent(pendingRecord(`ord-${i}`));
+      const iterator = container.items.query("SELECT * FROM c", { maxItemCount: 1 });
+      const sdkToken = (await iterator.fetchNext()).continuationToken;
+      expect(sdkToken).toEqual(expect.any(String));
+      const foreign = [
+        sdkToken ?? "",
+        Buffer.from(JSON.stringify(["claimable", T0, "ord-0"])).toString("base64url"),
+        Buffer.from(JSON.stringify([2, "claimable", T0, "ord-0"])).toString("base64url"),
+      ];
+      for (const continuationToken of foreign) {
+        await expect(
+          store.queryClaimable({ now: T0, maxItems: 1, continuationToken }),
+        ).rejects.toBeInstanceOf(InvalidContinuationTokenError);
+      }
+      const own = (await store.queryClaimable({ now: T0, maxItems: 1 })).continuationToken;
+      expect(own).toEqual(expect.any(String));
+      await expect(
+        store.queryExpired({ now: T0, expiredSince: T0, maxItems: 1, continuationToken: own }),
+      ).rejects.toThrow(/issued for the claimable query/);
+    } finally {
+      await drop();
+    }
+  });
+});
+
+describe("Cosmos DB state container", () => {
+  it("is created from the one definition, once, with its indexing policy", async () => {
+    const { name, container, drop } = await freshDatabase();
+    try {
+      const { resource } = await container.read();
+      expect(resource?.id).toBe(ORDER_STATE_CONTAINER.id);
+      expect(resource?.partitionKey).toEqual(ORDER_STATE_CONTAINER.partitionKey);
+      expect(resource?.indexingPolicy).toEqual(ORDER_STATE_CONTAINER.indexingPolicy);
+      const again = await ensureStateContainer(client, name);
+      expect(again.id).toBe(ORDER_STATE_CONTAINER.id);
+    } finally {
+      await drop();
+    }
+  });
+
+  it("needs its composite indexes: the queries' ORDER BY is refused without them", async () => {
+    const { resource } = await client.databases.createIfNotExists({ id: "no-composites" });
+    const database = client.database(resource?.id ?? "");
+    try {
+      const request = stateContainerRequest();
+      const { container } = await database.containers.create({
+        ...request,
+        indexingPolicy: { ...request.indexingPolicy, compositeIndexes: [] },
+      });
+      const store = new CosmosStateStore(container);
+      await expect(store.queryClaimable({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
+      await expect(store.queryExpired({ now: T0, expiredSince: T0, maxItems: 1 })).rejects.toThrow(
+        /composite index/,
+      );
+    } finally {
+      await database.delete();
+    }
+  });
+});
+
+describe("Cosmos DB client", () => {
+  const endpoint = "https://account.documents.azure.com:443/";
+
+  it("signs with the key when one is given, with Entra ID otherwise", () => {
+    const keyed = cosmosClientOptions({ endpoint, key: "a2V5" });
+    expect(keyed.key).toBe("a2V5");
+    expect(keyed.aadCredentials).toBeUndefined();
+
+    const identity = cosmosClientOptions({ endpoint });
+    expect(identity.key).toBeUndefined();
+    expect(identity.aadCredentials).toBeInstanceOf(DefaultAzureCredential);
+
+    const credential = fakeCredential();
+    expect(cosmosClientOptions({ endpoint, credential }).aadCredentials).toBe(credential);
+    expect(() => cosmosClientOptions({ endpoint, key: " " })).toThrow(/empty/);
+  });
+
+  it("verifies TLS and discovers endpoints unless told otherwise, and never relaxes TLS for Azure", () => {
+    const azure = cosmosClientOptions({ endpoint });
+    expect(azure.agent).toBeUndefined();
+    expect(azure.connectionPolicy?.enableEndpointDiscovery).toBe(true);
+
+    const emulator = cosmosClientOptions({ endpoint, key: "a2V5", allowSelfSignedCertificate: true });
+    expect((emulator.agent as Agent).options.rejectUnauthorized).toBe(false);
+    expect(emulator.connectionPolicy?.enableEndpointDiscovery).toBe(false);
+    const discovering = { endpoint, key: "k", allowSelfSignedCertificate: true, endpointDiscovery: true };
+    expect(cosmosClientOptions(discovering).connectionPolicy?.enableEndpointDiscovery).toBe(true);
+
+    expect(() => cosmosClientOptions({ endpoint, allowSelfSignedCertificate: true })).toThrow(/key/);
+  });
+
+  it("sends a master-key signature or an Entra ID token, as chosen", async () => {
+    const sent = () => server.requests.at(-1)?.authorization ?? "";
+    await client.databases.readAll().fetchAll();
+    expect(decodeURIComponent(sent())).toMatch(/^type=master&ver=1\.0&sig=/);
+
+    const emulatorTransport = cosmosClientOptions(server.connection);
+    const viaIdentity = new CosmosClient({
+      ...cosmosClientOptions({ endpoint: server.endpoint, credential: fakeCredential() }),
+      // The stand-in's certificate needs the emulator transport; the sign-in stays the identity one.
+      ...(emulatorTransport.agent ? { agent: emulatorTransport.agent } : {}),
+      connectionPolicy: { enableEndpointDiscovery: false },
+    });
+    try {
+      await viaIdentity.databases.readAll().fetchAll();
+      expect(decodeURIComponent(sent())).toBe("type=aad&ver=1.0&sig=token-for-test");
+    } finally {
+      viaIdentity.dispose();
+    }
+  });
+});
+
+function fakeCredential(): TokenCredential {
+  return { getToken: async () => ({ token: "token-for-test", expiresOnTimestamp: Date.now() + 3_600_000 }) };
+}
+
+/** The container, with every query answered in round trips of at most `n` items. */
+function withMaxItemCount(container: Container, n: number): Container {
+  const items = container.items;
+  const query: typeof items.query = (spec: Parameters<typeof items.query>[0], options = {}) =>
+    items.query(spec, { ...options, maxItemCount: n });
+  const limitedItems = Object.assign(Object.create(items) as typeof items, { query });
+  return new Proxy(container, {
+    get: (target, name) => (name === "items" ? limitedItems : Reflect.get(target, name)),
+  });
+}
