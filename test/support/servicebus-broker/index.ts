@@ -1,0 +1,2 @@
+export { ServiceBusTestBroker, type ServiceBusTestBrokerOptions } from "./broker.js";
+export type { QueueEntity } from "./entity.js";
