@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Azurite's documented development account; the key is public and works only against the emulator. */
+const ACCOUNT = "devstoreaccount1";
+const ACCOUNT_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/** Azurite's blob service prints this once it listens, with the port it actually bound. */
+const LISTENING = /Azurite Blob service successfully listens on (http:\/\/[^\s]+)/;
+
+export interface AzuriteBlob {
+  /** A storage connection string for the emulator's blob endpoint. */
+  readonly connectionString: string;
+  readonly blobEndpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Azurite's blob service as a child process on a port the OS picks, in a temporary directory,
+ * and resolves once it answers HTTP.
+ */
+export async function startAzuriteBlob(timeoutMs = 30_000): Promise<AzuriteBlob> {
+  const location = mkdtempSync(join(tmpdir(), "sas-azurite-"));
+  const main = createRequire(import.meta.url).resolve("azurite/dist/src/blob/main.js");
+  const child = spawn(
+    process.execPath,
+    [
+      main,
+      "--silent",
+      "--disableTelemetry",
+      "--skipApiVersionCheck",
+      "--location",
+      location,
+      "--blobHost",
+      "127.0.0.1",
+      "--blobPort",
+      "0",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  const cleanUp = async () => {
+    process.off("exit", killOnExit);
+    await stopChild(child);
+    rmSync(location, { recursive: true, force: true });
+  };
+
+  try {
+    const address = await listeningAddress(child, timeoutMs);
+    const blobEndpoint = `${address}/${ACCOUNT}`;
+    await untilAnswering(blobEndpoint, timeoutMs);
+    return {
+      connectionString: `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};BlobEndpoint=${blobEndpoint};`,
+      blobEndpoint,
+      stop: cleanUp,
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+function listeningAddress(child: ChildProcess, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(
+      () => fail(new Error(`Azurite did not start within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      reject(new Error(`${error.message}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    };
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = LISTENING.exec(stdout);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once("error", fail);
+    child.once("exit", (code, signal) => fail(new Error(`Azurite exited early (${code ?? signal})`)));
+  });
+}
+
+async function untilAnswering(endpoint: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      // Unauthenticated, so refused; any HTTP answer proves the service is up.
+      await fetch(`${endpoint}?comp=list`);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
