@@ -29,6 +29,12 @@ describe("pipeline settings", () => {
     expect(settings).toMatchObject({ maxInFlight: 7, stepTimeoutMs: 1_000, recovery: { maxRecoveries: 2 } });
   });
 
+  it("refuses a Supervisor lease that is not whole seconds", () => {
+    expect(problems({ SUPERVISOR_LEASE_MS: "15500" })).toEqual([
+      "SUPERVISOR_LEASE_MS=15500: must be whole seconds, as blob leases are",
+    ]);
+  });
+
   it("names every bad setting and its rule", () => {
     expect(problems({ MAX_IN_FLIGHT: "lots", STEP_TIMEOUT_MS: "-5", AGENT_MODE: "fax" })).toEqual([
       'STEP_TIMEOUT_MS="-5": must be an integer from 100 to 3600000',

@@ -109,6 +109,11 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
       `STEP_TIMEOUT_MS (${values.stepTimeoutMs}) x ${ORDER_STEPS.length} steps must fit in ATTEMPT_TIMEOUT_MS (${values.attemptTimeoutMs})`,
     );
   }
+  if (values.supervisorLeaseMs % 1_000 !== 0) {
+    problems.push(
+      `SUPERVISOR_LEASE_MS=${values.supervisorLeaseMs}: must be whole seconds, as blob leases are`,
+    );
+  }
   if (values.agentBackoffBaseMs > values.agentBackoffCapMs) {
     problems.push("AGENT_BACKOFF_BASE_MS must not exceed AGENT_BACKOFF_CAP_MS");
   }

@@ -10,7 +10,12 @@ commands:
   demo    submit a finite batch, wait until every order is settled, print a summary and check
           the invariants; exits 1 if one is broken
 
-flags (both commands):
+  partner run only the simulated partner service (for the Functions host's PARTNER_URL)
+  send    post generated order messages to the Service Bus queue named by the settings
+          (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
+          environment or from ./local.settings.json)
+
+flags (start, demo; fault flags and --seed for partner too):
   --transient-faults <rate>   share of partner calls failing with 503/429      (0 to 1)
   --permanent-faults <rate>   share of partner calls rejected with 422         (0 to 1)
   --slow <rate>               share of partner answers delayed past deadlines  (0 to 1)
@@ -24,6 +29,14 @@ flags (both commands):
 start only:
   --port <n>                  HTTP port (default 7071)
   --demo-orders <n>           orders submitted at start (default 20)
+
+partner only:
+  --port <n>                  HTTP port (default 7072)
+
+send only:
+  --count <n>                 orders to send (required)
+  --queue <name>              queue (default orders)
+  --reply-to <name>           status queue named in each order (default order-status)
 
 demo only:
   --orders <n>                orders to submit (default 100)
@@ -95,6 +108,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     if (command === "demo") return await demoCommand(rest);
     if (command === "start") return await startCommand(rest);
+    if (command === "partner") return await partnerCommand(rest);
+    if (command === "send") return await sendCommand(rest);
     throw new UsageError(`unknown command ${command}`);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
@@ -184,6 +199,69 @@ async function startCommand(args: readonly string[]): Promise<number> {
     agent: agentFrom(flags),
     env: process.env,
   });
+  return 0;
+}
+
+async function partnerCommand(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    options: { ...COMMON, port: { type: "string" } },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const flags = values as Flags;
+  const { startPartnerService } = await import("./partner/partner-service.js");
+  const { SystemClock } = await import("../adapters/clock/system-clock.js");
+  const { JsonLogger } = await import("../adapters/logging/json-logger.js");
+  const partner = await startPartnerService({
+    port: integer(flags, "port", 7072, 0, 65_535),
+    faults: faultsFrom(flags, { transient: 0, permanent: 0, slow: 0, lostReply: 0 }),
+    seed: integer(flags, "seed", 7, -2_147_483_648, 2_147_483_647),
+    clock: new SystemClock(),
+    logger: JsonLogger.toStream(process.stderr),
+  });
+  process.stdout.write(`simulated partner on ${partner.url}; set PARTNER_URL to it. Ctrl+C stops it.\n`);
+  await new Promise<void>((resolve) => process.once("SIGINT", resolve));
+  await partner.close();
+  process.stdout.write(`${JSON.stringify(partner.ledger())}\n`);
+  return 0;
+}
+
+async function sendCommand(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    options: {
+      count: { type: "string" },
+      queue: { type: "string" },
+      "reply-to": { type: "string" },
+      seed: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const flags = values as Flags;
+  if (flags.count === undefined) throw new UsageError("--count is required");
+  const count = integer(flags, "count", 0, 1, 1_000_000);
+  const seed = integer(flags, "seed", Date.now() % 1_000_000, 0, 2_147_483_647);
+  const queueName = typeof values.queue === "string" ? values.queue : "orders";
+  const replyTo = typeof values["reply-to"] === "string" ? values["reply-to"] : "order-status";
+  const { sendToServiceBus } = await import("./send-to-service-bus.js");
+  const result = await sendToServiceBus({
+    env: process.env,
+    cwd: process.cwd(),
+    queueName,
+    count,
+    seed,
+    replyTo,
+  });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
   return 0;
 }
 

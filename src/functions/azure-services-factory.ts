@@ -1,0 +1,135 @@
+import { hostname } from "node:os";
+import { SystemClock } from "../adapters/clock/system-clock.js";
+import { ORDER_STATE_CONTAINER } from "../adapters/cosmos/container-definition.js";
+import { createCosmosClient } from "../adapters/cosmos/cosmos-client.js";
+import { CosmosStateStore } from "../adapters/cosmos/cosmos-state-store.js";
+import { JsonLogger } from "../adapters/logging/json-logger.js";
+import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
+import { QueueStatusNotifier } from "../adapters/messaging/queue-status-notifier.js";
+import { createServiceBusClient } from "../adapters/servicebus/service-bus-client.js";
+import { ServiceBusMessageQueue } from "../adapters/servicebus/service-bus-queue.js";
+import { SqlOrdersRepository } from "../adapters/sql/sql-orders-repository.js";
+import {
+  applyMigrations,
+  openSqlPool,
+  type SqlConnection as SqlPoolConnection,
+} from "../adapters/sql/sql-pool.js";
+import { createBlobServiceClient } from "../adapters/storage/blob-client.js";
+import { BlobLease } from "../adapters/storage/blob-lease.js";
+import { createPartnerAgent } from "../agents/partner-agent.js";
+import type { AzureSettings } from "../config/azure-settings.js";
+import { QUEUE_NAMES } from "../config/names.js";
+import type { Lease } from "../ports/lease.js";
+import type { MessageQueue } from "../ports/message-queue.js";
+import type { OrdersRepository } from "../ports/orders-repository.js";
+import type { AzureServices } from "./azure-services.js";
+
+/**
+ * The Azure composition root: Cosmos DB for the state store, Azure SQL for orders, Service Bus for
+ * queues, a blob lease for the Supervisor. Nothing connects here; each client connects on first use.
+ */
+export function createAzureServices(settings: AzureSettings): AzureServices {
+  const clock = new SystemClock();
+  // One JSON object per line on stdout, which the host forwards to Application Insights as traces.
+  const logger = new JsonLogger((line) => console.log(JSON.stringify(line)), "info");
+  const cosmos = createCosmosClient(settings.cosmos);
+  const states = new CosmosStateStore(
+    cosmos.database(settings.cosmosDatabase).container(ORDER_STATE_CONTAINER.id),
+  );
+  const serviceBus = createServiceBusClient(
+    settings.serviceBus.kind === "connectionString"
+      ? { connectionString: settings.serviceBus.connectionString }
+      : { fullyQualifiedNamespace: settings.serviceBus.fullyQualifiedNamespace },
+  );
+  const queues = new Map<string, MessageQueue>();
+  const queue = (name: string): MessageQueue => {
+    let found = queues.get(name);
+    if (!found) {
+      const options =
+        name === QUEUE_NAMES.agentRequests
+          ? { maxDeliveryCount: settings.pipeline.agentRequestMaxDeliveries }
+          : {};
+      found = new ServiceBusMessageQueue(serviceBus, name, options, { clock });
+      queues.set(name, found);
+    }
+    return found;
+  };
+  const random = Math.random;
+  return {
+    settings,
+    states,
+    orders: lazyOrders(toPoolConnection(settings), clock),
+    lease: lazyLease(settings, clock),
+    queue,
+    notifier: new QueueStatusNotifier(queue),
+    alerts: new LoggingAlertSink(logger),
+    agent: createPartnerAgent({
+      partnerUrl: settings.partnerUrl,
+      clock,
+      random,
+      logger,
+      backoff: settings.pipeline.agentBackoff,
+      callTimeoutMs: settings.pipeline.partnerCallTimeoutMs,
+    }),
+    clock,
+    random,
+    logger,
+    instanceName: `${process.env.WEBSITE_INSTANCE_ID ?? hostname()}:${process.pid}`,
+  };
+}
+
+function toPoolConnection(settings: AzureSettings): SqlPoolConnection {
+  const sql = settings.sql;
+  return sql.kind === "connectionString"
+    ? { kind: "connectionString", connectionString: sql.connectionString }
+    : { kind: "entra", server: sql.server, database: sql.database };
+}
+
+/** Connects, and brings the schema up to date, on the first call; a failed connection is retried next call. */
+function lazyOrders(connection: SqlPoolConnection, clock: SystemClock): OrdersRepository {
+  let repository: Promise<SqlOrdersRepository> | undefined;
+  const get = () => {
+    repository ??= (async () => {
+      const pool = await openSqlPool(connection);
+      await applyMigrations(pool);
+      return new SqlOrdersRepository(pool, clock);
+    })().catch((error: unknown) => {
+      repository = undefined;
+      throw error;
+    });
+    return repository;
+  };
+  return {
+    insertIfAbsent: async (order) => (await get()).insertIfAbsent(order),
+    get: async (orderId) => (await get()).get(orderId),
+  };
+}
+
+/** The Supervisor's lease blob, in a container created on first use if the deployment did not. */
+function lazyLease(settings: AzureSettings, clock: SystemClock): Lease {
+  const storage = settings.storage;
+  const blobs = createBlobServiceClient(
+    storage.kind === "connectionString"
+      ? { kind: "connectionString", connectionString: storage.connectionString }
+      : { kind: "identity", blobServiceUri: storage.blobServiceUri },
+  );
+  const container = blobs.getContainerClient(settings.leaseContainer);
+  const lease = new BlobLease(container, "supervisor", clock);
+  let ready: Promise<unknown> | undefined;
+  const ensure = () => {
+    ready ??= container.createIfNotExists().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    return ready;
+  };
+  return {
+    name: lease.name,
+    tryAcquire: async (holder, durationMs) => {
+      await ensure();
+      return lease.tryAcquire(holder, durationMs);
+    },
+    renew: (grant) => lease.renew(grant),
+    release: (grant) => lease.release(grant),
+  };
+}

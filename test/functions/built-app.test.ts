@@ -1,0 +1,43 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { captureRegistrations, triggerOf } from "../../src/local/registration-capture.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+const outDir = mkdtempSync(join(ROOT, ".built-app-"));
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+describe("the built Azure app", () => {
+  it("compiles, and its package.json entry registers every function without connecting to anything", async () => {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", outDir],
+      {
+        cwd: ROOT,
+        stdio: "pipe",
+      },
+    );
+    const main = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { main: string }).main;
+    const entry = join(outDir, main.replace(/^dist\//, ""));
+    const sample = (
+      JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
+        Values: Record<string, string>;
+      }
+    ).Values;
+    const saved = { ...process.env };
+    Object.assign(process.env, sample);
+    try {
+      const registry = await captureRegistrations(() => import(pathToFileURL(entry).href));
+      const triggers = registry.all().map((fn) => triggerOf(fn)?.type);
+      expect(triggers.filter((t) => t === "serviceBusTrigger")).toHaveLength(3);
+      expect(triggers.filter((t) => t === "timerTrigger")).toHaveLength(2);
+      expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(2);
+      expect(triggers.filter((t) => t === "orchestrationTrigger")).toHaveLength(1);
+      expect(triggers.filter((t) => t === "activityTrigger").length).toBeGreaterThan(0);
+    } finally {
+      for (const key of Object.keys(sample)) if (!(key in saved)) delete process.env[key];
+    }
+  }, 120_000);
+});
