@@ -1,0 +1,172 @@
+// Scheduler Agent Supervisor order processing: `azd up` provisions everything in one resource group.
+targetScope = 'subscription'
+
+@minLength(1)
+@maxLength(64)
+@description('The azd environment name: it names the resource group and seeds the resource token.')
+param environmentName string
+
+@minLength(1)
+@description('Region of every resource; it must offer Flex Consumption.')
+@metadata({ azd: { type: 'location' } })
+param location string
+
+@description('Object id of the deploying principal (AZURE_PRINCIPAL_ID): the SQL administrator, allowed to send orders.')
+param principalId string
+
+@allowed(['User', 'ServicePrincipal'])
+param principalType string = 'User'
+
+@minLength(1)
+@description('Base URL of the partner service the Agents call (PARTNER_URL), reachable from Azure. No default on purpose.')
+param partnerUrl string
+
+@description('Email address that receives operator alerts (ALERT_EMAIL); alerts fire without notification when empty.')
+param alertEmail string = ''
+
+@description('CanNotDelete locks on the state store and the orders database (PROTECT_DATA).')
+param protectData bool = true
+
+@description('Node.js major version of the Functions worker.')
+@allowed(['20', '22'])
+param nodeVersion string = '20'
+
+var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
+var tags = { 'azd-env-name': environmentName }
+var serviceName = 'api'
+var queues = loadJsonContent('queues.json')
+var stateContainer = loadJsonContent('state-container.json')
+var deploymentContainerName = 'deployment-package'
+var leaseContainerName = 'leases'
+var taskHubName = 'Orders'
+
+resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+  name: 'rg-${environmentName}'
+  location: location
+  tags: tags
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  scope: rg
+  params: {
+    logAnalyticsName: 'log-${resourceToken}'
+    appInsightsName: 'appi-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  scope: rg
+  params: {
+    name: 'st${resourceToken}'
+    location: location
+    tags: tags
+    containerNames: [deploymentContainerName, leaseContainerName]
+  }
+}
+
+module serviceBus 'modules/service-bus.bicep' = {
+  name: 'service-bus'
+  scope: rg
+  params: {
+    name: 'sb-${resourceToken}'
+    location: location
+    tags: tags
+    queues: queues
+  }
+}
+
+module cosmos 'modules/cosmos.bicep' = {
+  name: 'cosmos'
+  scope: rg
+  params: {
+    accountName: 'cosmos-${resourceToken}'
+    location: location
+    tags: tags
+    container: stateContainer
+    protect: protectData
+  }
+}
+
+module sql 'modules/sql.bicep' = {
+  name: 'sql'
+  scope: rg
+  params: {
+    serverName: 'sql-${resourceToken}'
+    databaseName: 'orders'
+    location: location
+    tags: tags
+    adminPrincipalId: principalId
+    adminPrincipalType: principalType
+    protect: protectData
+  }
+}
+
+module functionApp 'modules/function-app.bicep' = {
+  name: 'function-app'
+  scope: rg
+  params: {
+    name: 'func-${resourceToken}'
+    planName: 'plan-${resourceToken}'
+    location: location
+    tags: tags
+    serviceName: serviceName
+    nodeVersion: nodeVersion
+    storageAccountName: storage.outputs.name
+    deploymentContainerName: deploymentContainerName
+    leaseContainerName: leaseContainerName
+    taskHubName: taskHubName
+    appInsightsName: monitoring.outputs.appInsightsName
+    serviceBusNamespace: serviceBus.outputs.fullyQualifiedNamespace
+    cosmosEndpoint: cosmos.outputs.endpoint
+    cosmosDatabaseName: cosmos.outputs.databaseName
+    sqlServerFqdn: sql.outputs.fullyQualifiedDomainName
+    sqlDatabaseName: sql.outputs.databaseName
+    partnerUrl: partnerUrl
+    agentRequestMaxDeliveries: queues.agentRequests.maxDeliveryCount
+  }
+}
+
+module access 'modules/access.bicep' = {
+  name: 'access'
+  scope: rg
+  params: {
+    appPrincipalId: functionApp.outputs.principalId
+    deployerPrincipalId: principalId
+    deployerPrincipalType: principalType
+    storageAccountName: storage.outputs.name
+    serviceBusNamespaceName: serviceBus.outputs.name
+    cosmosAccountName: cosmos.outputs.name
+    appInsightsName: monitoring.outputs.appInsightsName
+  }
+}
+
+module alerts 'modules/alerts.bicep' = {
+  name: 'alerts'
+  scope: rg
+  params: {
+    location: location
+    tags: tags
+    serviceBusNamespaceName: serviceBus.outputs.name
+    invalidMessagesQueueName: queues.invalidMessages.name
+    appInsightsName: monitoring.outputs.appInsightsName
+    alertEmail: alertEmail
+  }
+}
+
+// azd writes these to the environment (.azure/<env>/.env); the post-provision hook and `sas send` read them.
+output AZURE_LOCATION string = location
+output AZURE_TENANT_ID string = tenant().tenantId
+output AZURE_RESOURCE_GROUP string = rg.name
+output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+output AZURE_FUNCTION_APP_PRINCIPAL_ID string = functionApp.outputs.principalId
+output AZURE_FUNCTION_APP_URL string = 'https://${functionApp.outputs.defaultHostName}'
+output AZURE_SQL_SERVER_NAME string = sql.outputs.serverName
+output AZURE_SQL_SERVER_FQDN string = sql.outputs.fullyQualifiedDomainName
+output AZURE_SQL_DATABASE string = sql.outputs.databaseName
+output AZURE_COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
+output ServiceBusConnection__fullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace

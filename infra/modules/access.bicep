@@ -1,0 +1,98 @@
+// What the Function App's identity may do, and the one thing the deploying principal needs besides
+// being the SQL administrator: sending test orders (`sas send`). Azure SQL access is granted in the
+// database itself (infra/scripts/grant-sql-access.sh).
+
+param appPrincipalId string
+@description('The deploying principal; no assignment when empty.')
+param deployerPrincipalId string
+@allowed(['User', 'ServicePrincipal'])
+param deployerPrincipalType string
+param storageAccountName string
+param serviceBusNamespaceName string
+param cosmosAccountName string
+param appInsightsName string
+
+// Built-in Azure role definition ids: https://learn.microsoft.com/azure/role-based-access-control/built-in-roles
+var roles = {
+  storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+  storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
+  storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
+  serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
+  serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+}
+
+// Cosmos DB's data plane has its own RBAC, not Azure's: its built-in Data Contributor role definition.
+var cosmosDataContributor = '00000000-0000-0000-0000-000000000002'
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+  name: serviceBusNamespaceName
+}
+
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+  name: cosmosAccountName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+// Host storage, the durable task hub (blobs, queues, tables), the lease blobs and the deployment package.
+resource appStorageRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for role in [roles.storageBlobDataOwner, roles.storageQueueDataContributor, roles.storageTableDataContributor]: {
+    name: guid(storage.id, appPrincipalId, role)
+    scope: storage
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role)
+      principalId: appPrincipalId
+      principalType: 'ServicePrincipal'
+    }
+  }
+]
+
+// Namespace scope: the app replies to whatever status queue an order names in `replyTo`.
+resource appServiceBusRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for role in [roles.serviceBusDataSender, roles.serviceBusDataReceiver]: {
+    name: guid(serviceBus.id, appPrincipalId, role)
+    scope: serviceBus
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role)
+      principalId: appPrincipalId
+      principalType: 'ServicePrincipal'
+    }
+  }
+]
+
+resource appTelemetryRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(appInsights.id, appPrincipalId, roles.monitoringMetricsPublisher)
+  scope: appInsights
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.monitoringMetricsPublisher)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource appCosmosRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+  parent: cosmos
+  name: guid(cosmos.id, appPrincipalId, cosmosDataContributor)
+  properties: {
+    roleDefinitionId: '${cosmos.id}/sqlRoleDefinitions/${cosmosDataContributor}'
+    principalId: appPrincipalId
+    scope: cosmos.id
+  }
+}
+
+resource deployerSenderRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(deployerPrincipalId)) {
+  name: guid(serviceBus.id, deployerPrincipalId, roles.serviceBusDataSender)
+  scope: serviceBus
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
+    principalId: deployerPrincipalId
+    principalType: deployerPrincipalType
+  }
+}

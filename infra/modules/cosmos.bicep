@@ -1,0 +1,71 @@
+// The state store: one Cosmos DB account with the state container of state-container.json. Keys are off
+// (Entra ID and data-plane RBAC only), and continuous backup allows a point-in-time restore of every
+// state record, compensation log included.
+
+param accountName string
+param location string
+param tags object
+@description('The state container of state-container.json: database, id, partitionKey, indexingPolicy.')
+param container object
+@description('Autoscale ceiling of the state container, in RU/s (it scales down to a tenth of it).')
+param maxThroughput int = 1000
+@description('Puts a CanNotDelete lock on the account.')
+param protect bool
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: accountName
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    locations: [
+      { locationName: location, failoverPriority: 0, isZoneRedundant: false }
+    ]
+    consistencyPolicy: { defaultConsistencyLevel: 'Session' }
+    disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
+    minimalTlsVersion: 'Tls12'
+    publicNetworkAccess: 'Enabled'
+    backupPolicy: {
+      type: 'Continuous'
+      continuousModeProperties: { tier: 'Continuous30Days' }
+    }
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+  parent: account
+  name: container.database
+  properties: {
+    resource: { id: container.database }
+  }
+}
+
+resource stateContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: container.id
+  properties: {
+    resource: {
+      id: container.id
+      partitionKey: container.partitionKey
+      indexingPolicy: container.indexingPolicy
+    }
+    options: {
+      autoscaleSettings: { maxThroughput: maxThroughput }
+    }
+  }
+}
+
+resource deleteLock 'Microsoft.Authorization/locks@2020-05-01' = if (protect) {
+  name: 'protect-state-store'
+  scope: account
+  properties: {
+    level: 'CanNotDelete'
+    notes: 'The order state records and compensation logs live here. Remove this lock before deleting.'
+  }
+}
+
+output name string = account.name
+output endpoint string = account.properties.documentEndpoint
+output databaseName string = database.name

@@ -1,0 +1,112 @@
+// The Function App on Flex Consumption, with a system-assigned identity and identity-based connections
+// only: every setting below names an endpoint, never a key, password, SAS or connection string.
+
+param name string
+param planName string
+param location string
+param tags object
+@description('The service name of azure.yaml; azd finds the app by this tag.')
+param serviceName string
+param nodeVersion string
+param maximumInstanceCount int = 40
+param instanceMemoryMB int = 2048
+param storageAccountName string
+param deploymentContainerName string
+param leaseContainerName string
+param taskHubName string
+param appInsightsName string
+param serviceBusNamespace string
+param cosmosEndpoint string
+param cosmosDatabaseName string
+param sqlServerFqdn string
+param sqlDatabaseName string
+param partnerUrl string
+param agentRequestMaxDeliveries int
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+// Names follow src/config (names.ts, azure-settings.ts, settings.ts); test/infra keeps them in step. A plain
+// list, because a for-expression cannot range over values known only during the deployment.
+// FUNCTIONS_WORKER_RUNTIME is not set: on Flex Consumption, functionAppConfig.runtime declares it.
+var appSettings = [
+  // The host and Durable Functions (Azure Storage backend) need all three services; the code reads the blob one.
+  { name: 'AzureWebJobsStorage__blobServiceUri', value: storage.properties.primaryEndpoints.blob }
+  { name: 'AzureWebJobsStorage__queueServiceUri', value: storage.properties.primaryEndpoints.queue }
+  { name: 'AzureWebJobsStorage__tableServiceUri', value: storage.properties.primaryEndpoints.table }
+  { name: 'TASKHUB_NAME', value: taskHubName }
+  // Identifies the resource only: with local auth off, ingestion needs the Entra token asked for below.
+  { name: 'APPLICATIONINSIGHTS_CONNECTION_STRING', value: appInsights.properties.ConnectionString }
+  { name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', value: 'Authorization=AAD' }
+  { name: 'ServiceBusConnection__fullyQualifiedNamespace', value: serviceBusNamespace }
+  { name: 'CosmosDb__endpoint', value: cosmosEndpoint }
+  { name: 'CosmosDb__database', value: cosmosDatabaseName }
+  { name: 'OrdersSql__server', value: sqlServerFqdn }
+  { name: 'OrdersSql__database', value: sqlDatabaseName }
+  { name: 'SUPERVISOR_LEASE_CONTAINER', value: leaseContainerName }
+  { name: 'PARTNER_URL', value: partnerUrl }
+  // The retry budget counts the broker's deliveries of a request: keep the setting equal to the queue's.
+  { name: 'AGENT_REQUEST_MAX_DELIVERIES', value: string(agentRequestMaxDeliveries) }
+]
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: { name: 'FC1', tier: 'FlexConsumption' }
+  properties: { reserved: true }
+}
+
+resource app 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: union(tags, { 'azd-service-name': serviceName })
+  kind: 'functionapp,linux'
+  identity: { type: 'SystemAssigned' }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storage.properties.primaryEndpoints.blob}${deploymentContainerName}'
+          authentication: { type: 'SystemAssignedIdentity' }
+        }
+      }
+      scaleAndConcurrency: {
+        maximumInstanceCount: maximumInstanceCount
+        instanceMemoryMB: instanceMemoryMB
+      }
+      runtime: { name: 'node', version: nodeVersion }
+    }
+    siteConfig: {
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      appSettings: appSettings
+    }
+  }
+}
+
+// Deployments (azd included) authenticate with Entra ID; publishing user names and passwords stay off.
+resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: app
+  name: 'ftp'
+  properties: { allow: false }
+}
+
+resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: app
+  name: 'scm'
+  properties: { allow: false }
+}
+
+output name string = app.name
+output principalId string = app.identity.principalId
+output defaultHostName string = app.properties.defaultHostName

@@ -1,0 +1,55 @@
+#!/usr/bin/env sh
+# azd postprovision hook: gives the Function App's managed identity its user in the orders database.
+# ARM cannot create a contained database user, so this runs app-database-user.sql as the server's Entra
+# administrator (the deploying principal) with go-sqlcmd, signed in through `az login`.
+#
+# The server admits only Azure-internal traffic, so the hook opens a firewall rule for this machine's
+# public address (SQL_CLIENT_IP, or looked up) and removes it when done.
+set -eu
+
+: "${AZURE_RESOURCE_GROUP:?is not set: run this through azd (azd provision), or load the azd environment first}"
+: "${AZURE_SQL_SERVER_NAME:?is not set}"
+: "${AZURE_SQL_SERVER_FQDN:?is not set}"
+: "${AZURE_SQL_DATABASE:?is not set}"
+: "${AZURE_FUNCTION_APP_NAME:?is not set}"
+: "${AZURE_FUNCTION_APP_PRINCIPAL_ID:?is not set}"
+
+script_dir=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+
+if ! command -v az >/dev/null 2>&1; then
+  echo "grant-sql-access: the Azure CLI (az) is required, signed in as the deploying account (az login)" >&2
+  exit 1
+fi
+# The ODBC sqlcmd has no --authentication-method; go-sqlcmd has.
+if ! sqlcmd --help 2>&1 | grep -q -- '--authentication-method'; then
+  echo "grant-sql-access: go-sqlcmd is required: https://learn.microsoft.com/sql/tools/sqlcmd/sqlcmd-download-install" >&2
+  exit 1
+fi
+
+client_ip=${SQL_CLIENT_IP:-$(curl -fsS https://api.ipify.org)}
+rule="azd-postprovision-$(printf '%s' "$client_ip" | tr '.:' '--')"
+
+remove_rule() {
+  az sql server firewall-rule delete --resource-group "$AZURE_RESOURCE_GROUP" --server "$AZURE_SQL_SERVER_NAME" \
+    --name "$rule" --output none || echo "grant-sql-access: could not remove firewall rule $rule; remove it by hand" >&2
+}
+
+echo "grant-sql-access: allowing $client_ip on $AZURE_SQL_SERVER_NAME for this step"
+az sql server firewall-rule create --resource-group "$AZURE_RESOURCE_GROUP" --server "$AZURE_SQL_SERVER_NAME" \
+  --name "$rule" --start-ip-address "$client_ip" --end-ip-address "$client_ip" --output none
+trap remove_rule EXIT
+
+# A new firewall rule can take a little while to apply.
+attempt=1
+until sqlcmd -S "tcp:$AZURE_SQL_SERVER_FQDN,1433" -d "$AZURE_SQL_DATABASE" \
+  --authentication-method ActiveDirectoryDefault -b \
+  -v APP_NAME="$AZURE_FUNCTION_APP_NAME" -v APP_PRINCIPAL_ID="$AZURE_FUNCTION_APP_PRINCIPAL_ID" \
+  -i "$script_dir/app-database-user.sql"; do
+  if [ "$attempt" -ge 5 ]; then
+    echo "grant-sql-access: sqlcmd failed $attempt times; see above" >&2
+    exit 1
+  fi
+  attempt=$((attempt + 1))
+  sleep 15
+done
+echo "grant-sql-access: $AZURE_FUNCTION_APP_NAME is a user of $AZURE_SQL_DATABASE (db_datareader, db_datawriter, db_ddladmin)"

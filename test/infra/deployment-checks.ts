@@ -1,0 +1,285 @@
+/**
+ * Checks of the deployment in infra/ against the code, at the level of text: what the Function App's
+ * settings are, which roles its identity holds where, how long the broker remembers message ids. Each
+ * check returns the problems it finds, so that a test can also show it failing on a doctored input.
+ */
+import { AZURE_SETTING_DEFAULTS, AZURE_SETTING_NAMES } from "../../src/config/azure-settings.js";
+import { CONNECTION_NAMES, HOST_SETTING_NAMES } from "../../src/config/names.js";
+import { AGENT_MODE_SETTING, INTEGER_SETTINGS } from "../../src/config/settings.js";
+import { backoffCeilingMs } from "../../src/domain/backoff.js";
+import { declarations, objectEntries, stringLiteral } from "./bicep-text.js";
+
+/** App setting name to the Bicep expression of its value. */
+export type AppSettings = ReadonlyMap<string, string>;
+
+const { serviceBus, cosmos, sql, storage } = CONNECTION_NAMES;
+
+/** Every setting src/config reads, under the Functions host. */
+export const SETTINGS_READ: readonly string[] = [
+  ...AZURE_SETTING_NAMES,
+  ...HOST_SETTING_NAMES,
+  ...Object.values(INTEGER_SETTINGS).map((setting) => setting.name),
+  AGENT_MODE_SETTING,
+];
+
+/**
+ * Defaults written inline in src/config rather than exported; the test that loads the settings the Bicep
+ * sets proves the code accepts their absence.
+ */
+export const INLINE_DEFAULTS: Readonly<Record<string, string>> = {
+  [AGENT_MODE_SETTING]: "activity",
+  [`${cosmos}__allowSelfSignedCertificate`]: "false",
+};
+
+/** Provided by the platform, not by app settings. */
+export const PLATFORM_SETTINGS: Readonly<Record<string, string>> = {
+  FUNCTIONS_WORKER_RUNTIME: "Flex Consumption takes the worker from functionAppConfig.runtime",
+};
+
+/**
+ * Settings that hold a connection string or a key when set, and the identity-based settings that must
+ * replace each of them in Azure.
+ */
+export const IDENTITY_FORMS: Readonly<Record<string, readonly string[]>> = {
+  [serviceBus]: [`${serviceBus}__fullyQualifiedNamespace`],
+  [`${cosmos}__key`]: [`${cosmos}__endpoint`],
+  [sql]: [`${sql}__server`, `${sql}__database`],
+  // The code reads the blob endpoint; the host and Durable Functions' Azure Storage backend need all three.
+  [storage]: [`${storage}__blobServiceUri`, `${storage}__queueServiceUri`, `${storage}__tableServiceUri`],
+};
+
+/** Settings read by the Functions host or the Application Insights agent rather than by src/config. */
+export const HOST_ONLY_SETTINGS: readonly string[] = [
+  `${storage}__queueServiceUri`,
+  `${storage}__tableServiceUri`,
+  "APPLICATIONINSIGHTS_CONNECTION_STRING",
+  "APPLICATIONINSIGHTS_AUTHENTICATION_STRING",
+];
+
+/** Settings Flex Consumption rejects or ignores (its runtime and deployment are in functionAppConfig). */
+export const FLEX_UNSUPPORTED_SETTINGS: readonly string[] = [
+  "FUNCTIONS_WORKER_RUNTIME",
+  "FUNCTIONS_EXTENSION_VERSION",
+  "WEBSITE_RUN_FROM_PACKAGE",
+  "WEBSITE_NODE_DEFAULT_VERSION",
+  "WEBSITE_CONTENTSHARE",
+  "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING",
+  "SCM_DO_BUILD_DURING_DEPLOYMENT",
+];
+
+const SECRET_VALUE =
+  /AccountKey=|SharedAccessKey|SharedAccessSignature|Password=|\blist\w*\(|connectionString/i;
+const SECRET_NAME = /(key|password|secret|sas|token)$/i;
+
+/** Values that match SECRET_VALUE and still hold no secret, with the reason. */
+export const NOT_SECRET: Readonly<Record<string, string>> = {
+  APPLICATIONINSIGHTS_CONNECTION_STRING:
+    "an instrumentation key and endpoints identify the resource; with local auth off, ingestion needs the " +
+    "Entra token that APPLICATIONINSIGHTS_AUTHENTICATION_STRING asks for",
+};
+
+/** Connection strings, keys, passwords and ARM list*() calls (which return keys) have no place here. */
+export function secretProblems(settings: AppSettings): string[] {
+  const problems: string[] = [];
+  for (const [name, value] of settings) {
+    if (name in IDENTITY_FORMS) problems.push(`${name}: holds a connection string or key when set`);
+    else if (SECRET_NAME.test(name)) problems.push(`${name}: its name says it holds a secret`);
+    if (SECRET_VALUE.test(value) && !(name in NOT_SECRET)) {
+      problems.push(`${name}: its value looks like a secret: ${value}`);
+    }
+  }
+  return problems;
+}
+
+/** Whether the code or the platform supplies a value when no app setting does. */
+export function hasDefault(name: string): boolean {
+  return (
+    name in AZURE_SETTING_DEFAULTS ||
+    name in INLINE_DEFAULTS ||
+    name in PLATFORM_SETTINGS ||
+    Object.values(INTEGER_SETTINGS).some((setting) => setting.name === name)
+  );
+}
+
+/** Every setting the code reads is set, defaulted in code, or provided by the platform. */
+export function coverageProblems(settings: AppSettings): string[] {
+  const problems: string[] = [];
+  for (const name of new Set(SETTINGS_READ)) {
+    const forms = IDENTITY_FORMS[name];
+    if (forms) {
+      const unset = forms.filter((form) => !settings.has(form));
+      if (unset.length > 0) problems.push(`${name}: its identity-based form needs ${unset.join(", ")}`);
+    } else if (!settings.has(name) && !hasDefault(name)) {
+      problems.push(`${name}: read by src/config, but neither set by the Bicep nor defaulted in code`);
+    }
+  }
+  const known = new Set([...SETTINGS_READ, ...Object.values(IDENTITY_FORMS).flat(), ...HOST_ONLY_SETTINGS]);
+  for (const name of settings.keys()) {
+    if (!known.has(name)) problems.push(`${name}: set by the Bicep, but nothing reads it`);
+    if (FLEX_UNSUPPORTED_SETTINGS.includes(name))
+      problems.push(`${name}: not an app setting on Flex Consumption`);
+  }
+  return problems;
+}
+
+/** Reference ids of Azure's built-in roles (learn.microsoft.com/azure/role-based-access-control/built-in-roles). */
+export const BUILT_IN_ROLES = {
+  storageBlobDataOwner: "b7e6dc6d-f1e8-4753-8033-0f276bb0955b",
+  storageQueueDataContributor: "974c5e8b-45b9-4653-ba55-5f855dd0fb88",
+  storageTableDataContributor: "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3",
+  serviceBusDataSender: "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39",
+  serviceBusDataReceiver: "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0",
+  monitoringMetricsPublisher: "3913510d-42f4-4e42-8a64-420c390055eb",
+  /** Cosmos DB data plane (a sqlRoleDefinition of the account, not an Azure role). */
+  cosmosDataContributor: "00000000-0000-0000-0000-000000000002",
+} as const;
+
+export interface RoleAssignment {
+  /** Resource type of the scope, e.g. Microsoft.Storage/storageAccounts. */
+  readonly scope: string;
+  readonly role: string;
+  /** The parameter naming the principal. */
+  readonly principal: string;
+}
+
+/** The role assignments of a Bicep file (Azure RBAC and Cosmos DB data-plane), with role ids resolved. */
+export function roleAssignments(source: string): RoleAssignment[] {
+  const decls = declarations(source);
+  const literal = (name: string): string => {
+    const value = decls.find((d) => d.keyword === "var" && d.name === name)?.value ?? "";
+    return stringLiteral(value) ?? `<${name}>`;
+  };
+  const rolesVar = decls.find((d) => d.keyword === "var" && d.name === "roles");
+  const roleIds = rolesVar ? objectEntries(rolesVar.value) : new Map<string, string>();
+  const typeOf = (symbol: string): string =>
+    decls.find((d) => d.keyword === "resource" && d.name === symbol)?.target ?? `<${symbol}>`;
+  const group = (pattern: RegExp, text: string): string => pattern.exec(text)?.[1] ?? "<missing>";
+
+  const result: RoleAssignment[] = [];
+  for (const d of decls.filter((decl) => decl.keyword === "resource")) {
+    const principal = group(/\bprincipalId:\s*(\w+)/, d.value);
+    if (d.target === "Microsoft.Authorization/roleAssignments") {
+      const scope = typeOf(group(/\bscope:\s*(\w+)/, d.value));
+      const names = new Set([...d.value.matchAll(/\broles\.(\w+)/g)].map((m) => m[1] ?? ""));
+      for (const name of names) {
+        result.push({ scope, role: stringLiteral(roleIds.get(name) ?? "") ?? `<${name}>`, principal });
+      }
+    } else if (d.target === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments") {
+      const scope = typeOf(group(/\bparent:\s*(\w+)/, d.value));
+      result.push({ scope, role: literal(group(/sqlRoleDefinitions\/\$\{(\w+)\}/, d.value)), principal });
+    }
+  }
+  return result;
+}
+
+/** What the app's identity needs, on what: everything the code and the host talk to. */
+export const APP_NEEDS: readonly { readonly scope: string; readonly role: string; readonly why: string }[] = [
+  {
+    scope: "Microsoft.Storage/storageAccounts",
+    role: BUILT_IN_ROLES.storageBlobDataOwner,
+    why: "host, task hub blobs, Supervisor lease, deployment package",
+  },
+  {
+    scope: "Microsoft.Storage/storageAccounts",
+    role: BUILT_IN_ROLES.storageQueueDataContributor,
+    why: "task hub control and work-item queues",
+  },
+  {
+    scope: "Microsoft.Storage/storageAccounts",
+    role: BUILT_IN_ROLES.storageTableDataContributor,
+    why: "task hub history and instances tables",
+  },
+  {
+    scope: "Microsoft.ServiceBus/namespaces",
+    role: BUILT_IN_ROLES.serviceBusDataReceiver,
+    why: "queue triggers",
+  },
+  {
+    scope: "Microsoft.ServiceBus/namespaces",
+    role: BUILT_IN_ROLES.serviceBusDataSender,
+    why: "agent requests and replies, status messages, parked messages, POST /api/orders",
+  },
+  {
+    scope: "Microsoft.DocumentDB/databaseAccounts",
+    role: BUILT_IN_ROLES.cosmosDataContributor,
+    why: "the state store",
+  },
+  {
+    scope: "Microsoft.Insights/components",
+    role: BUILT_IN_ROLES.monitoringMetricsPublisher,
+    why: "telemetry with local auth off",
+  },
+];
+
+export function missingRoles(
+  assignments: readonly RoleAssignment[],
+  principal: string,
+  needs: readonly { readonly scope: string; readonly role: string; readonly why: string }[],
+): string[] {
+  return needs
+    .filter(
+      (need) =>
+        !assignments.some((a) => a.principal === principal && a.scope === need.scope && a.role === need.role),
+    )
+    .map((need) => `${principal} lacks role ${need.role} on ${need.scope} (${need.why})`);
+}
+
+/** An ISO 8601 duration of days, hours, minutes and seconds (what Service Bus takes), in milliseconds. */
+export function isoDurationMs(duration: string): number {
+  const match = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(duration);
+  if (!match || duration === "P" || duration.endsWith("T")) throw new Error(`not a duration: ${duration}`);
+  const [days, hours, minutes, seconds] = match.slice(1).map((part) => Number(part ?? 0));
+  return ((((days ?? 0) * 24 + (hours ?? 0)) * 60 + (minutes ?? 0)) * 60 + (seconds ?? 0)) * 1_000;
+}
+
+/** The period of a regular six-field NCRONTAB schedule: `*\/n` seconds, or every n minutes or hours. */
+export function schedulePeriodMs(expression: string): number {
+  const fields = expression.trim().split(/\s+/);
+  const every = (field: string | undefined): number | undefined => {
+    const match = /^\*(?:\/(\d+))?$/.exec(field ?? "");
+    return match ? Number(match[1] ?? 1) : undefined;
+  };
+  const fixed = (field: string | undefined) => /^\d+$/.test(field ?? "");
+  const rest = (from: number) => fields.slice(from).every((field) => field === "*");
+  const [second, minute, hour] = fields;
+  if (fields.length === 6) {
+    const seconds = every(second);
+    if (seconds !== undefined && rest(1)) return seconds * 1_000;
+    const minutes = every(minute);
+    if (fixed(second) && minutes !== undefined && rest(2)) return minutes * 60_000;
+    const hours = every(hour);
+    if (fixed(second) && fixed(minute) && hours !== undefined && rest(3)) return hours * 3_600_000;
+  }
+  throw new Error(`not a regular schedule this check can measure: ${expression}`);
+}
+
+/**
+ * The longest an order can keep the pipeline retrying, with the default settings: every attempt runs to
+ * its deadline, every recovery waits its longest backoff, and each expiry and each claim waits a whole
+ * Supervisor and starter period to be noticed.
+ */
+export function retryHorizonMs(): {
+  readonly totalMs: number;
+  readonly parts: Readonly<Record<string, number>>;
+} {
+  const value = (key: keyof typeof INTEGER_SETTINGS) => INTEGER_SETTINGS[key].defaultValue;
+  const recoveries = value("maxRecoveries");
+  const attempts = recoveries + 1;
+  let backoffs = 0;
+  for (let failure = 1; failure <= recoveries; failure++) {
+    backoffs +=
+      failure > value("extendedBackoffAfter")
+        ? value("extendedBackoffMs")
+        : backoffCeilingMs(
+            { baseMs: value("recoveryBackoffBaseMs"), capMs: value("recoveryBackoffCapMs") },
+            failure,
+          );
+  }
+  const parts = {
+    attempts: attempts * value("attemptTimeoutMs"),
+    backoffs,
+    supervisorDetection: recoveries * schedulePeriodMs(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE),
+    starterPickup: attempts * schedulePeriodMs(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE),
+  };
+  return { totalMs: Object.values(parts).reduce((a, b) => a + b, 0), parts };
+}
