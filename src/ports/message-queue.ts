@@ -31,8 +31,8 @@ export interface ReceivedMessage {
 }
 
 /**
- * What the queue knows of a send. The embedded queue counts duplicates exactly; a broker that drops
- * duplicates silently (Service Bus does) reports every message as accepted.
+ * What the queue knows of a send. The embedded queue counts duplicates exactly. Service Bus drops
+ * duplicates silently, so its adapter counts only repeats of ids it sent itself inside the window.
  */
 export interface SendResult {
   readonly accepted: number;
