@@ -114,17 +114,16 @@ export function describeStateStoreContract(
       it("lets exactly one of two concurrent claims of one record succeed", async () => {
         await create(pendingRecord("ord-race"));
         const other = fixture.secondHandle ? await fixture.secondHandle() : store;
-        const claimVia = async (handle: StateStore) => {
-          const seen = await handle.get("ord-race");
-          if (!seen) throw new Error("record missing");
-          return handle.replace(transition(seen, claimCommand()), seen._etag);
-        };
-        const results = await Promise.all([
-          claimVia(store),
-          claimVia(other),
-          claimVia(store),
-          claimVia(other),
-        ]);
+        // Every claimant reads before any writes, so all four race on the same ETag.
+        const handles = [store, other, store, other];
+        const seen = await Promise.all(handles.map((handle) => handle.get("ord-race")));
+        const results = await Promise.all(
+          handles.map((handle, i) => {
+            const record = seen[i];
+            if (!record) throw new Error("record missing");
+            return handle.replace(transition(record, claimCommand()), record._etag);
+          }),
+        );
         expect(results.filter((r) => r.ok)).toHaveLength(1);
         for (const lost of results.filter((r) => !r.ok)) {
           expect(!lost.ok && lost.error).toBeInstanceOf(PreconditionFailedError);
