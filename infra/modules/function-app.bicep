@@ -22,6 +22,9 @@ param sqlServerFqdn string
 param sqlDatabaseName string
 param partnerUrl string
 param agentRequestMaxDeliveries int
+@description('NCRONTAB schedules of the starter and the Supervisor; the host resolves %STARTER_SCHEDULE% and %SUPERVISOR_SCHEDULE% from these settings.')
+param starterSchedule string = '*/10 * * * * *'
+param supervisorSchedule string = '0 */1 * * * *'
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -40,6 +43,9 @@ var appSettings = [
   { name: 'AzureWebJobsStorage__queueServiceUri', value: storage.properties.primaryEndpoints.queue }
   { name: 'AzureWebJobsStorage__tableServiceUri', value: storage.properties.primaryEndpoints.table }
   { name: 'TASKHUB_NAME', value: taskHubName }
+  // Timer schedules are binding expressions: the host needs the settings themselves, not the code's defaults.
+  { name: 'STARTER_SCHEDULE', value: starterSchedule }
+  { name: 'SUPERVISOR_SCHEDULE', value: supervisorSchedule }
   // Identifies the resource only: with local auth off, ingestion needs the Entra token asked for below.
   { name: 'APPLICATIONINSIGHTS_CONNECTION_STRING', value: appInsights.properties.ConnectionString }
   { name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', value: 'Authorization=AAD' }

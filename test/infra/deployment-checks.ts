@@ -4,7 +4,7 @@
  * check returns the problems it finds, so that a test can also show it failing on a doctored input.
  */
 import { AZURE_SETTING_DEFAULTS, AZURE_SETTING_NAMES } from "../../src/config/azure-settings.js";
-import { CONNECTION_NAMES, HOST_SETTING_NAMES } from "../../src/config/names.js";
+import { CONNECTION_NAMES, HOST_SETTING_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
 import { AGENT_MODE_SETTING, INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { backoffCeilingMs } from "../../src/domain/backoff.js";
 import { declarations, objectEntries, stringLiteral } from "./bicep-text.js";
@@ -101,9 +101,21 @@ export function hasDefault(name: string): boolean {
   );
 }
 
+/**
+ * Settings the Functions host resolves itself (`%NAME%` in a binding or in host.json): a default in our
+ * code does not reach the host, so the app setting must exist.
+ */
+export const HOST_RESOLVED_SETTINGS: readonly string[] = [
+  ...Object.values(TIMER_SCHEDULE_SETTINGS),
+  "TASKHUB_NAME",
+];
+
 /** Every setting the code reads is set, defaulted in code, or provided by the platform. */
 export function coverageProblems(settings: AppSettings): string[] {
   const problems: string[] = [];
+  for (const name of HOST_RESOLVED_SETTINGS) {
+    if (!settings.has(name)) problems.push(`${name}: resolved by the Functions host, so it must be set`);
+  }
   for (const name of new Set(SETTINGS_READ)) {
     const forms = IDENTITY_FORMS[name];
     if (forms) {

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ORDER_STATE_CONTAINER } from "../../src/adapters/cosmos/container-definition.js";
-import { loadAzureSettings } from "../../src/config/azure-settings.js";
+import { AZURE_SETTING_DEFAULTS, loadAzureSettings } from "../../src/config/azure-settings.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { ALERT_KINDS } from "../../src/ports/alerts.js";
@@ -108,7 +108,11 @@ describe("app settings", () => {
         const placeholder = /(Uri|endpoint|URL)$/i.test(name)
           ? "https://resource.example/"
           : `value-of-${name}`;
-        return [name, literalValue(expression) ?? (integer ? String(integer.defaultValue) : placeholder)];
+        const codeDefault = (AZURE_SETTING_DEFAULTS as Readonly<Record<string, string>>)[name];
+        return [
+          name,
+          literalValue(expression) ?? (integer ? String(integer.defaultValue) : (codeDefault ?? placeholder)),
+        ];
       }),
     );
     const settings = loadAzureSettings(env);
@@ -119,6 +123,15 @@ describe("app settings", () => {
       settings.storage.kind,
     ]).toEqual(["identity", "identity", "identity", "identity"]);
     expect(settings.pipeline.agentMode).toBe("activity");
+  });
+
+  it("schedule the timers as the code's defaults do, unless a deployment overrides them", () => {
+    const bicep = read("infra/modules/function-app.bicep");
+    const paramDefault = (param: string) => new RegExp(`param ${param} string = '([^']+)'`).exec(bicep)?.[1];
+    expect(appSettings.get("STARTER_SCHEDULE")).toBe("starterSchedule");
+    expect(paramDefault("starterSchedule")).toBe(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE);
+    expect(appSettings.get("SUPERVISOR_SCHEDULE")).toBe("supervisorSchedule");
+    expect(paramDefault("supervisorSchedule")).toBe(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE);
   });
 
   it("pass the Durable Functions task hub a name it accepts", () => {
@@ -174,7 +187,9 @@ describe("the checks catch a doctored deployment", () => {
     const doctored = new Map(appSettings);
     doctored.delete("CosmosDb__endpoint");
     doctored.delete("AzureWebJobsStorage__tableServiceUri");
+    doctored.delete("SUPERVISOR_SCHEDULE");
     expect(coverageProblems(doctored)).toEqual([
+      "SUPERVISOR_SCHEDULE: resolved by the Functions host, so it must be set",
       "CosmosDb__endpoint: read by src/config, but neither set by the Bicep nor defaulted in code",
       "CosmosDb__key: its identity-based form needs CosmosDb__endpoint",
       "AzureWebJobsStorage: its identity-based form needs AzureWebJobsStorage__tableServiceUri",
