@@ -8,10 +8,7 @@ import { pathToFileURL } from "node:url";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { BlobLeaseClient, BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  blobConnectionFromSettings,
-  createBlobServiceClient,
-} from "../../src/adapters/storage/blob-client.js";
+import { createBlobServiceClient } from "../../src/adapters/storage/blob-client.js";
 import { BlobLease, MAX_LEASE_MS, MIN_LEASE_MS } from "../../src/adapters/storage/blob-lease.js";
 import type { LeaseGrant } from "../../src/ports/lease.js";
 import { describeLeaseContract } from "../contracts/lease.contract.js";
@@ -228,46 +225,6 @@ describe("BlobLease", () => {
 });
 
 describe("blob service connection", () => {
-  it("prefers the connection string when both forms are set", () => {
-    expect(
-      blobConnectionFromSettings({
-        AzureWebJobsStorage: "UseDevelopmentStorage=true",
-        AzureWebJobsStorage__accountName: "account",
-      }),
-    ).toEqual({ kind: "connectionString", connectionString: "UseDevelopmentStorage=true" });
-  });
-
-  it("builds an identity-based connection from the blob service URI or the account name", () => {
-    expect(
-      blobConnectionFromSettings({
-        AzureWebJobsStorage: " ",
-        AzureWebJobsStorage__blobServiceUri: "https://custom.blob.example/",
-        AzureWebJobsStorage__accountName: "ignored",
-      }),
-    ).toEqual({ kind: "identity", blobServiceUri: "https://custom.blob.example/" });
-    expect(blobConnectionFromSettings({ Leases__accountName: "sasleases" }, "Leases")).toEqual({
-      kind: "identity",
-      blobServiceUri: "https://sasleases.blob.core.windows.net",
-    });
-  });
-
-  it("passes a user-assigned identity's client id only with credential=managedidentity", () => {
-    const settings = {
-      AzureWebJobsStorage__accountName: "account",
-      AzureWebJobsStorage__clientId: "11111111-2222-3333-4444-555555555555",
-    };
-    expect(blobConnectionFromSettings(settings)).not.toHaveProperty("clientId");
-    expect(
-      blobConnectionFromSettings({ ...settings, AzureWebJobsStorage__credential: "managedidentity" }),
-    ).toMatchObject({ clientId: "11111111-2222-3333-4444-555555555555" });
-  });
-
-  it("names the settings it looked for when none is set", () => {
-    expect(() => blobConnectionFromSettings({})).toThrow(
-      /AzureWebJobsStorage.*AzureWebJobsStorage__blobServiceUri.*AzureWebJobsStorage__accountName/,
-    );
-  });
-
   it("reaches Azurite through a client built from a connection string", async () => {
     const client = createBlobServiceClient({
       kind: "connectionString",

@@ -8,9 +8,7 @@ import {
   SELECT_SCHEMA_VERSIONS,
 } from "./statements.js";
 
-export type Settings = Readonly<Record<string, string | undefined>>;
-
-/** How to reach the orders database. */
+/** How to reach the orders database: a connection string (local SQL Server), or Azure SQL with Entra authentication. */
 export type SqlConnection =
   | { readonly kind: "connectionString"; readonly connectionString: string }
   | {
@@ -19,30 +17,6 @@ export type SqlConnection =
       readonly database: string;
       readonly clientId?: string;
     };
-
-/**
- * `<prefix>` holds a connection string (a local SQL Server or Azure SQL Edge, SQL authentication); else
- * `<prefix>__server` and `<prefix>__database` connect to Azure SQL with Entra authentication
- * (DefaultAzureCredential: managed identity in Azure, the developer's login locally), `<prefix>__clientId`
- * naming a user-assigned identity.
- */
-export function sqlConnectionFromSettings(settings: Settings, prefix = "OrdersDb"): SqlConnection {
-  const value = (suffix: string): string | undefined => {
-    const raw = settings[`${prefix}${suffix}`]?.trim();
-    return raw === "" ? undefined : raw;
-  };
-  const connectionString = value("");
-  if (connectionString) return { kind: "connectionString", connectionString };
-  const server = value("__server");
-  const database = value("__database");
-  if (!server || !database) {
-    throw new Error(
-      `no orders database connection: set ${prefix} to a connection string, or both ${prefix}__server and ${prefix}__database for Entra authentication`,
-    );
-  }
-  const clientId = value("__clientId");
-  return clientId ? { kind: "entra", server, database, clientId } : { kind: "entra", server, database };
-}
 
 export function sqlPoolConfig(connection: SqlConnection): string | mssql.config {
   if (connection.kind === "connectionString") return connection.connectionString;
