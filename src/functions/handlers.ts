@@ -13,6 +13,7 @@ import type { DurableClient } from "../ports/durable-client.js";
 import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
+import { CoalescedRuns } from "../scheduler/coalesced-runs.js";
 import { orderMessageId } from "../scheduler/order-message-id.js";
 import { type ApiAnswer, createOrdersApi, orderTooLarge } from "../scheduler/orders-api.js";
 import { createStarter } from "../scheduler/starter.js";
@@ -46,15 +47,11 @@ export function createAzureHandlers(services: AzureServices) {
     });
   };
 
-  // One starter run at a time in this worker process; a nudge during a run asks for one more.
-  let starterRun: Promise<void> | undefined;
-  let starterAgain = false;
-  const nudgeStarter = (durable: DurableClient): Promise<void> => {
-    if (starterRun) {
-      starterAgain = true;
-      return starterRun;
-    }
-    const starter = createStarter({
+  // One starter run at a time in this worker process, with the durable client of the latest trigger.
+  let durable: DurableClient | undefined;
+  const starterRuns = new CoalescedRuns(() => {
+    if (!durable) throw new Error("the starter ran before any trigger gave it a durable client");
+    return createStarter({
       states: services.states,
       durable,
       clock,
@@ -63,16 +60,11 @@ export function createAzureHandlers(services: AzureServices) {
       attemptTimeoutMs: pipeline.attemptTimeoutMs,
       maxInFlight: pipeline.maxInFlight,
       pageSize: pipeline.starterPageSize,
-    });
-    starterRun = (async () => {
-      do {
-        starterAgain = false;
-        await starter();
-      } while (starterAgain);
-    })().finally(() => {
-      starterRun = undefined;
-    });
-    return starterRun;
+    })();
+  });
+  const nudgeStarter = (client: DurableClient): Promise<void> => {
+    durable = client;
+    return starterRuns.trigger();
   };
 
   const submission = (onAccepted: () => void) =>

@@ -21,6 +21,7 @@ import type { Logger } from "../ports/logger.js";
 import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
+import { CoalescedRuns } from "../scheduler/coalesced-runs.js";
 import { orderMessageId } from "../scheduler/order-message-id.js";
 import { createStarter, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
@@ -69,8 +70,7 @@ export class LocalPipeline {
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
   private readonly stopping = new AbortController();
-  private starterBusy: Promise<StarterReport> | undefined;
-  private starterAgain = false;
+  private readonly starterRuns: CoalescedRuns;
 
   private constructor(
     private readonly options: PipelineOptions,
@@ -103,6 +103,7 @@ export class LocalPipeline {
       maxInFlight: options.settings.maxInFlight,
       pageSize: options.settings.starterPageSize,
     });
+    this.starterRuns = new CoalescedRuns(this.runStarter, () => this.stopping.signal.aborted);
   }
 
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
@@ -286,30 +287,15 @@ export class LocalPipeline {
 
   /** Runs the starter now (or once more after the run in progress): never two at once. */
   nudgeStarter(): void {
-    if (this.starterBusy) {
-      this.starterAgain = true;
-      return;
-    }
     void this.starter();
   }
 
-  private async starter(): Promise<StarterReport | undefined> {
-    if (this.starterBusy) {
-      this.starterAgain = true;
-      return undefined;
-    }
+  private async starter(): Promise<void> {
     try {
-      do {
-        this.starterAgain = false;
-        this.starterBusy = this.runStarter();
-        await this.starterBusy;
-      } while (this.starterAgain && !this.stopping.signal.aborted);
+      await this.starterRuns.trigger();
     } catch (error) {
       this.options.logger.error("starter.error", { error });
-    } finally {
-      this.starterBusy = undefined;
     }
-    return undefined;
   }
 
   private async every(intervalMs: number, run: () => Promise<unknown>): Promise<void> {
@@ -331,7 +317,7 @@ export class LocalPipeline {
   async idle(): Promise<void> {
     for (let round = 0; round < 3; round++) {
       await Promise.all(this.consumers.map((c) => c.idle()));
-      await this.starterBusy;
+      await this.starterRuns.running;
       await this.runtime.idle();
     }
   }
@@ -339,7 +325,7 @@ export class LocalPipeline {
   async stop(): Promise<void> {
     this.stopping.abort();
     await Promise.all(this.consumers.map((c) => c.stop()));
-    await this.starterBusy;
+    await this.starterRuns.running;
     await this.runtime.close();
   }
 }

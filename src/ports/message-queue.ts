@@ -101,3 +101,20 @@ export class MessageLockLostError extends Error {
     super(`the lock on message ${messageId} in ${queue} was lost (expired, or the message was settled)`);
   }
 }
+
+/** Service Bus's limit on a message id. */
+export const MAX_MESSAGE_ID_LENGTH = 128;
+
+/** What every adapter refuses before sending anything: an id Service Bus would refuse, or an invalid schedule. */
+export function checkOutgoingMessage(message: OutgoingMessage): void {
+  const id = message.messageId;
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_MESSAGE_ID_LENGTH) {
+    throw new RangeError(
+      `messageId must be 1 to ${MAX_MESSAGE_ID_LENGTH} characters; got ${JSON.stringify(id)}`,
+    );
+  }
+  const scheduled = message.scheduledEnqueueTime;
+  if (scheduled !== undefined && Number.isNaN(scheduled.getTime())) {
+    throw new RangeError(`scheduledEnqueueTime of message ${id} is not a valid date`);
+  }
+}

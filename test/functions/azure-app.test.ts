@@ -14,6 +14,7 @@ import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import { seededRandom } from "../../src/domain/backoff.js";
+import type { OrderMessage } from "../../src/domain/order.js";
 import { registerFunctions } from "../../src/functions/app.js";
 import type { AzureServices } from "../../src/functions/azure-services.js";
 import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
@@ -27,22 +28,15 @@ import {
 } from "../../src/local/registration-capture.js";
 import { ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-processing.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
+import { orderMessage } from "../pipeline/pipeline-harness.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const SAMPLE = JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
   Values: Record<string, string>;
 };
 
-function order(orderId: string, overrides: Record<string, unknown> = {}) {
-  return {
-    schemaVersion: 1,
-    orderId,
-    customerId: "cust-1",
-    currency: "EUR",
-    items: [{ sku: "SKU-1", quantity: 2, unitPriceMinor: 1299 }],
-    replyTo: QUEUE_NAMES.orderStatus,
-    ...overrides,
-  };
+function order(orderId: string, overrides: Partial<OrderMessage> = {}): OrderMessage {
+  return orderMessage(orderId, { replyTo: QUEUE_NAMES.orderStatus, ...overrides });
 }
 
 /** The Azure app wired to SQLite stand-ins, with every registration captured as the host would see it. */

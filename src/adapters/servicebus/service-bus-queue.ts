@@ -1,6 +1,7 @@
 import type { ServiceBusClient, ServiceBusMessage, ServiceBusSender } from "@azure/service-bus";
 import type { Clock } from "../../ports/clock.js";
 import {
+  checkOutgoingMessage,
   DEFAULT_QUEUE_OPTIONS,
   type DeadLetterDetails,
   type MessageQueue,
@@ -24,7 +25,6 @@ export interface ServiceBusQueueSettings {
 export const DEFAULT_RECEIVE_WAIT_MS = 1_000;
 
 /** The longest message id Service Bus accepts. */
-const MAX_MESSAGE_ID_LENGTH = 128;
 
 /**
  * The MessageQueue port on a Service Bus queue. The queue's lock duration, maximum delivery count and
@@ -83,7 +83,7 @@ export class ServiceBusMessageQueue implements MessageQueue {
    */
   async send(messages: OutgoingMessage | readonly OutgoingMessage[]): Promise<SendResult> {
     const batch = isBatch(messages) ? messages : [messages];
-    for (const message of batch) checkMessage(message);
+    for (const message of batch) checkOutgoingMessage(message);
     if (batch.length === 0) return { accepted: 0, duplicates: 0 };
     const ids = batch.map((m) => m.messageId);
     const sentAt = this.clock.now().getTime();
@@ -137,19 +137,6 @@ export class ServiceBusMessageQueue implements MessageQueue {
       }
     }
     if (batch.count > 0) await this.sender.sendMessages(batch);
-  }
-}
-
-function checkMessage(message: OutgoingMessage): void {
-  const id = message.messageId;
-  if (typeof id !== "string" || id.length === 0 || id.length > MAX_MESSAGE_ID_LENGTH) {
-    throw new RangeError(
-      `messageId must be 1 to ${MAX_MESSAGE_ID_LENGTH} characters; got ${JSON.stringify(id)}`,
-    );
-  }
-  const scheduled = message.scheduledEnqueueTime;
-  if (scheduled !== undefined && Number.isNaN(scheduled.getTime())) {
-    throw new RangeError(`scheduledEnqueueTime of message ${id} is not a valid date`);
   }
 }
 

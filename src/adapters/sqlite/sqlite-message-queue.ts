@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Statement, Transaction } from "better-sqlite3";
 import type { Clock } from "../../ports/clock.js";
 import {
+  checkOutgoingMessage,
   DEFAULT_QUEUE_OPTIONS,
   type DeadLetterDetails,
   type JsonValue,
@@ -36,8 +37,6 @@ interface DeadLettering {
   readonly queue: string;
   readonly maxDeliveryCount: number;
 }
-
-const MAX_MESSAGE_ID_LENGTH = 128;
 
 /**
  * Peek-lock receiving over the rows of one queue name in `queue_messages`. A message is locked while
@@ -219,7 +218,7 @@ export class SqliteMessageQueue extends SqliteQueueReceiver implements MessageQu
 
   async send(messages: OutgoingMessage | readonly OutgoingMessage[]): Promise<SendResult> {
     const batch = isBatch(messages) ? messages : [messages];
-    for (const message of batch) checkMessage(message);
+    for (const message of batch) checkOutgoingMessage(message);
     return immediate(this.db, () => {
       const now = this.clock.now().getTime();
       const expiredBefore = now - this.options.duplicateDetectionWindowMs;
@@ -286,19 +285,6 @@ function resolveOptions(options: Partial<QueueOptions>): QueueOptions {
   checkPositiveInteger("maxDeliveryCount", resolved.maxDeliveryCount);
   checkPositiveInteger("duplicateDetectionWindowMs", resolved.duplicateDetectionWindowMs);
   return resolved;
-}
-
-function checkMessage(message: OutgoingMessage): void {
-  const id = message.messageId;
-  if (typeof id !== "string" || id.length === 0 || id.length > MAX_MESSAGE_ID_LENGTH) {
-    throw new RangeError(
-      `messageId must be 1 to ${MAX_MESSAGE_ID_LENGTH} characters; got ${JSON.stringify(id)}`,
-    );
-  }
-  const scheduled = message.scheduledEnqueueTime;
-  if (scheduled !== undefined && Number.isNaN(scheduled.getTime())) {
-    throw new RangeError(`scheduledEnqueueTime of message ${id} is not a valid date`);
-  }
 }
 
 function checkPositiveInteger(option: string, value: number): void {
