@@ -1,4 +1,5 @@
 import { SystemClock } from "../adapters/clock/system-clock.js";
+import { startBackgroundCheckpoints } from "../adapters/sqlite/background-checkpoints.js";
 import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings } from "../config/settings.js";
 import { seededRandom } from "../domain/backoff.js";
@@ -52,6 +53,7 @@ export interface EmbeddedStack {
 export async function startEmbeddedStack(options: StackOptions): Promise<EmbeddedStack> {
   const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
   const clock = new SystemClock();
+  const checkpoints = startBackgroundCheckpoints(options.db);
   const partner = await startPartnerService({
     clock,
     logger: options.logger.child({ component: "partner" }),
@@ -78,6 +80,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
     stop: async () => {
       await partner.close();
       await pipeline.stop();
+      await checkpoints?.stop();
     },
   };
 }

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
+import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
+
+const PAGE = 4_096;
+const opened: { db: EmbeddedDatabase; directory: string }[] = [];
+
+function fileDatabase(): { db: EmbeddedDatabase; path: string } {
+  const directory = mkdtempSync(join(tmpdir(), "sas-checkpoints-"));
+  const path = join(directory, "embedded.db");
+  const db = openDatabase(path, { synchronous: "NORMAL" });
+  db.exec("CREATE TABLE blobs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+  opened.push({ db, directory });
+  return { db, path };
+}
+
+/** Commits `count` rows of about a page each, one commit per row, yielding now and then as a host does. */
+async function commitRows(db: EmbeddedDatabase, count: number): Promise<void> {
+  const insert = db.prepare("INSERT INTO blobs (body) VALUES (?)");
+  const body = "x".repeat(PAGE - 200);
+  for (let i = 0; i < count; i++) {
+    insert.run(body);
+    if (i % 25 === 24) await delay(1);
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await delay(10);
+  }
+}
+
+afterEach(() => {
+  for (const { db, directory } of opened.splice(0)) {
+    if (db.open) db.close();
+    rmSync(directory, { recursive: true, force: true });
+  }
+});
+
+describe("background WAL checkpoints", () => {
+  it("turns SQLite's own checkpoints off while the worker runs, and back on when it stops", async () => {
+    const { db } = fileDatabase();
+    const checkpoints = startBackgroundCheckpoints(db);
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+    await checkpoints?.stop();
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(1_000);
+  });
+
+  it("copies committed pages into the database file from the worker", async () => {
+    const { db, path } = fileDatabase();
+    const checkpoints = startBackgroundCheckpoints(db, { intervalMs: 5 });
+    const before = statSync(path).size;
+    await commitRows(db, 300);
+    // Nothing on this thread checkpoints (automatic checkpoints are off), so only the worker can grow the file.
+    await until(() => statSync(path).size >= before + 300 * PAGE);
+    await checkpoints?.stop();
+  });
+
+  it("keeps the WAL bounded under a steady stream of commits by restarting it", async () => {
+    const { db, path } = fileDatabase();
+    const restartAfterPages = 64;
+    const checkpoints = startBackgroundCheckpoints(db, { intervalMs: 5, restartAfterPages });
+    await checkpoints?.ready;
+    await commitRows(db, 2_000); // about 8 MiB committed
+    const walBytes = statSync(`${path}-wal`).size;
+    await checkpoints?.stop();
+    expect(walBytes).toBeLessThan(2_000 * PAGE * 0.25);
+    expect((db.prepare("SELECT COUNT(*) AS n FROM blobs").get() as { n: number }).n).toBe(2_000);
+  });
+
+  it("without the worker, the same commits leave the database file as it was", async () => {
+    const { db, path } = fileDatabase();
+    db.pragma("wal_autocheckpoint = 0");
+    const before = statSync(path).size;
+    await commitRows(db, 300);
+    await delay(50);
+    expect(statSync(path).size).toBe(before);
+  });
+
+  it("does nothing for a database in memory, which has no WAL", () => {
+    const db = openDatabase(":memory:");
+    expect(startBackgroundCheckpoints(db)).toBeUndefined();
+    db.close();
+  });
+});
