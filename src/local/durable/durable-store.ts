@@ -253,14 +253,21 @@ export class DurableStore {
     return this.statements.timers.all();
   }
 
-  /** Turns a due timer into a TimerFired inbox event. False if the timer was cancelled or its instance ended. */
-  fireTimer(id: number, event: (timer: TimerWork) => HistoryEvent): boolean {
+  /**
+   * Turns due timers into TimerFired inbox events, in one transaction. Returns the instances that got
+   * one; a timer cancelled meanwhile, or of an instance that ended, yields nothing.
+   */
+  fireTimers(ids: readonly number[], event: (timer: TimerWork) => HistoryEvent): Set<string> {
     return this.transaction(() => {
-      const timer = this.statements.timer.get(id);
-      if (!timer) return false;
-      this.statements.deleteTimer.run(id);
-      this.statements.addInbox.run(timer.instanceId, timer.executionId, JSON.stringify(event(timer)));
-      return true;
+      const fired = new Set<string>();
+      for (const id of ids) {
+        const timer = this.statements.timer.get(id);
+        if (!timer) continue;
+        this.statements.deleteTimer.run(id);
+        this.statements.addInbox.run(timer.instanceId, timer.executionId, JSON.stringify(event(timer)));
+        fired.add(timer.instanceId);
+      }
+      return fired;
     });
   }
 

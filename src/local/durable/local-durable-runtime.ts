@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
 // @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
 import azureFunctions, { type InvocationContext } from "@azure/functions";
 import type { EmbeddedDatabase } from "../../adapters/sqlite/database.js";
@@ -33,6 +32,7 @@ import {
   scheduledTasks,
   toPayload,
 } from "./history.js";
+import { TimerQueue } from "./timer-queue.js";
 
 export interface LocalDurableRuntimeOptions {
   readonly db: EmbeddedDatabase;
@@ -100,7 +100,8 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly orchestrators = new Map<string, CapturedFunction>();
   private readonly activities = new Map<string, CapturedFunction>();
   private readonly runningActivities = new Map<number, Promise<void>>();
-  private readonly timerShutdown = new AbortController();
+  /** Armed timers of every instance, behind one sleep on the clock. */
+  private readonly timers: TimerQueue<TimerWork>;
   /** Activity work committed but not yet started, oldest first. */
   private queuedActivities: ActivityWork[] = [];
   /** What replay needs of each instance (name, input, execution); fixed for an execution's lifetime. */
@@ -119,8 +120,7 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
-    // Every armed timer listens on this one signal: many at once is expected.
-    setMaxListeners(0, this.timerShutdown.signal);
+    this.timers = new TimerQueue(options.clock, (due) => this.fireTimers(due));
     this.store = new DurableStore(options.db);
     this.clock = options.clock;
     this.logger = options.logger;
@@ -249,7 +249,7 @@ export class LocalDurableRuntime implements DurableClient {
   async close(): Promise<void> {
     if (this.state !== "running") return;
     this.state = "closing";
-    this.timerShutdown.abort(new Error("runtime closed"));
+    this.timers.close(); // armed timers stay in the store and are armed again on the next open
     await Promise.allSettled(this.runningActivities.values());
     this.state = "closed";
   }
@@ -257,7 +257,7 @@ export class LocalDurableRuntime implements DurableClient {
   /** Stops at once, as a killed process would: nothing more is written, running activities are abandoned. */
   halt(): void {
     this.state = "halted";
-    this.timerShutdown.abort(new Error("runtime halted"));
+    this.timers.close();
   }
 
   private assertRunning(): void {
@@ -524,17 +524,17 @@ export class LocalDurableRuntime implements DurableClient {
   }
 
   private armTimer(timer: TimerWork): void {
-    const delay = Math.max(0, timer.fireAt - this.clock.now().getTime());
-    this.clock.sleep(delay, this.timerShutdown.signal).then(
-      () => {
-        if (this.state !== "running") return;
-        const fired = this.store.fireTimer(timer.id, (t) =>
-          history.timerFired(this.clock.now(), t.timerId, new Date(t.fireAt)),
-        );
-        if (fired) this.schedule(timer.instanceId);
-      },
-      () => undefined, // shut down: the timer stays in the store and is armed again on the next open
+    this.timers.add(timer, timer.fireAt);
+  }
+
+  /** Turns due timers into events, in one transaction; a timer cancelled meanwhile yields nothing. */
+  private fireTimers(due: readonly TimerWork[]): void {
+    if (this.state !== "running") return;
+    const fired = this.store.fireTimers(
+      due.map((timer) => timer.id),
+      (t) => history.timerFired(this.clock.now(), t.timerId, new Date(t.fireAt)),
     );
+    for (const instanceId of fired) this.schedule(instanceId);
   }
 
   private isIdle(): boolean {
