@@ -81,6 +81,16 @@ export class DurableStore {
   /** One transaction wrapper for every unit of work: building one per call costs more than the work. */
   private readonly inTransaction;
 
+  /**
+   * The inbox as committed, per instance, oldest first: read on every episode, so it is kept in memory
+   * rather than queried and parsed each time. Every inbox write goes through this store, and each
+   * one changes this copy only once its transaction has committed.
+   */
+  private inboxes: Map<string, InboxEntry[]> | undefined;
+  /** Changes to `inboxes` made by the transaction under way, applied when it commits. */
+  private staged: ((inboxes: Map<string, InboxEntry[]>) => void)[] = [];
+  private inTransactionDepth = 0;
+
   constructor(db: EmbeddedDatabase) {
     this.inTransaction = db.transaction((work: () => unknown) => work());
     const s = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
@@ -93,11 +103,8 @@ export class DurableStore {
         `INSERT INTO df_history (instance_id, episode, events)
          SELECT ?, COALESCE(MAX(episode), 0) + 1, ? FROM df_history WHERE instance_id = ?`,
       ),
-      inbox: s<[string], { id: number; event: string }>(
-        "SELECT id, event FROM df_inbox WHERE instance_id = ? ORDER BY id",
-      ),
-      instancesWithInbox: s<[], { instance_id: string }>(
-        "SELECT instance_id FROM df_inbox GROUP BY instance_id ORDER BY MIN(id)",
+      inboxes: s<[], { id: number; instance_id: string; event: string }>(
+        "SELECT id, instance_id, event FROM df_inbox ORDER BY id",
       ),
       addInbox: s<[string, string, string]>(
         "INSERT INTO df_inbox (instance_id, execution_id, event) VALUES (?, ?, ?)",
@@ -159,11 +166,12 @@ export class DurableStore {
   }
 
   inbox(instanceId: string): InboxEntry[] {
-    return this.statements.inbox.all(instanceId).map((r) => ({ id: r.id, event: JSON.parse(r.event) }));
+    return [...(this.committedInboxes().get(instanceId) ?? [])];
   }
 
+  /** Instances with events waiting, the one with the oldest event first. */
   instancesWithInbox(): string[] {
-    return this.statements.instancesWithInbox.all().map((r) => r.instance_id);
+    return [...this.committedInboxes().keys()];
   }
 
   /** Creates the instance (replacing a finished one with the same id) and queues its start. */
@@ -179,7 +187,7 @@ export class DurableStore {
         row.createdAt,
         row.updatedAt,
       );
-      this.statements.addInbox.run(row.instanceId, row.executionId, JSON.stringify(started));
+      this.addInbox(row.instanceId, row.executionId, started);
     });
   }
 
@@ -196,9 +204,14 @@ export class DurableStore {
     // One row per episode: its events are only ever read back together with the rest of the history.
     this.statements.appendHistory.run(instanceId, JSON.stringify(commit.events), instanceId);
     this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
+    this.stage((inboxes) => {
+      const rest = inboxes.get(instanceId)?.filter((entry) => entry.id > commit.consumedUpTo) ?? [];
+      if (rest.length > 0) inboxes.set(instanceId, rest);
+      else inboxes.delete(instanceId);
+    });
     const finished = commit.status !== "Running" && commit.status !== "Pending";
     // A finished instance takes no more work; events that arrived during its last episode are dropped.
-    if (finished) for (const remove of this.statements.deleteWork) remove.run(instanceId);
+    if (finished) this.deleteWork(instanceId);
     const activities = (finished ? [] : commit.activities).map((a) => {
       const { id } = this.statements.addActivity.get(instanceId, executionId, a.taskId, a.name, a.input) as {
         id: number;
@@ -242,7 +255,7 @@ export class DurableStore {
         if (!work) continue;
         this.statements.deleteActivity.run(activityId);
         // The work row proves its execution is current and active: ending or restarting deletes it.
-        this.statements.addInbox.run(work.instanceId, work.executionId, JSON.stringify(event));
+        this.addInbox(work.instanceId, work.executionId, event);
         delivered.add(work.instanceId);
       }
       return delivered;
@@ -264,7 +277,7 @@ export class DurableStore {
         const timer = this.statements.timer.get(id);
         if (!timer) continue;
         this.statements.deleteTimer.run(id);
-        this.statements.addInbox.run(timer.instanceId, timer.executionId, JSON.stringify(event(timer)));
+        this.addInbox(timer.instanceId, timer.executionId, event(timer));
         fired.add(timer.instanceId);
       }
       return fired;
@@ -284,7 +297,7 @@ export class DurableStore {
     return this.transaction(() => {
       const instance = this.instance(instanceId);
       if (!instance || !isActive(instance.status)) return false;
-      for (const remove of this.statements.deleteWork) remove.run(instanceId);
+      this.deleteWork(instanceId);
       this.statements.updateInstance.run(
         "Terminated",
         JSON.stringify(reason),
@@ -310,17 +323,62 @@ export class DurableStore {
   private deliver(instanceId: string, executionId: string, event: HistoryEvent): boolean {
     const instance = this.instance(instanceId);
     if (!instance || instance.executionId !== executionId || !isActive(instance.status)) return false;
-    this.statements.addInbox.run(instanceId, executionId, JSON.stringify(event));
+    this.addInbox(instanceId, executionId, event);
     return true;
   }
 
-  private deleteEverything(instanceId: string): void {
+  private addInbox(instanceId: string, executionId: string, event: HistoryEvent): void {
+    const json = JSON.stringify(event);
+    const { lastInsertRowid } = this.statements.addInbox.run(instanceId, executionId, json);
+    // The event as it reads back from the table, so the copy in memory and a reload never differ.
+    const entry: InboxEntry = { id: Number(lastInsertRowid), event: JSON.parse(json) };
+    this.stage((inboxes) => {
+      const entries = inboxes.get(instanceId);
+      if (entries) entries.push(entry);
+      else inboxes.set(instanceId, [entry]);
+    });
+  }
+
+  private deleteWork(instanceId: string): void {
     for (const remove of this.statements.deleteWork) remove.run(instanceId);
+    this.stage((inboxes) => inboxes.delete(instanceId));
+  }
+
+  private deleteEverything(instanceId: string): void {
+    this.deleteWork(instanceId);
     this.statements.deleteHistory.run(instanceId);
   }
 
+  private committedInboxes(): Map<string, InboxEntry[]> {
+    if (!this.inboxes) {
+      this.inboxes = new Map();
+      for (const row of this.statements.inboxes.all()) {
+        const entry: InboxEntry = { id: row.id, event: JSON.parse(row.event) };
+        const entries = this.inboxes.get(row.instance_id);
+        if (entries) entries.push(entry);
+        else this.inboxes.set(row.instance_id, [entry]);
+      }
+    }
+    return this.inboxes;
+  }
+
+  private stage(change: (inboxes: Map<string, InboxEntry[]>) => void): void {
+    this.staged.push(change);
+  }
+
   private transaction<T>(work: () => T): T {
-    return this.inTransaction.immediate(work) as T;
+    if (this.inTransactionDepth > 0) return work();
+    const inboxes = this.committedInboxes();
+    this.staged = [];
+    this.inTransactionDepth++;
+    try {
+      const result = this.inTransaction.immediate(work) as T;
+      for (const change of this.staged) change(inboxes);
+      return result;
+    } finally {
+      this.inTransactionDepth--;
+      this.staged = [];
+    }
   }
 }
 

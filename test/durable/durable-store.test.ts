@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
+import { DurableStore } from "../../src/local/durable/durable-store.js";
+import { type HistoryEvent, history } from "../../src/local/durable/history.js";
+import { temporaryDatabasePath } from "./runtime-harness.js";
+
+const AT = new Date("2026-03-01T10:00:00.000Z");
+const cleanups: (() => void)[] = [];
+
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function fileStore(): { store: DurableStore; db: EmbeddedDatabase; reopen: () => DurableStore } {
+  const { path, remove } = temporaryDatabasePath();
+  const db = openDatabase(path);
+  const others: EmbeddedDatabase[] = [];
+  cleanups.push(() => {
+    for (const other of others) other.close();
+    db.close();
+    remove();
+  });
+  return {
+    store: new DurableStore(db),
+    db,
+    reopen: () => {
+      const other = openDatabase(path);
+      others.push(other);
+      return new DurableStore(other);
+    },
+  };
+}
+
+function startInstance(store: DurableStore, instanceId: string): void {
+  store.createInstance(
+    {
+      instanceId,
+      executionId: `${instanceId}-exec`,
+      name: "test",
+      status: "Pending",
+      input: null,
+      createdAt: AT.getTime(),
+      updatedAt: AT.getTime(),
+    },
+    history.executionStarted(AT, "test", undefined),
+  );
+}
+
+function commitEverything(store: DurableStore, instanceId: string, status: "Running" | "Completed") {
+  const inbox = store.inbox(instanceId);
+  return store.commitEpisodes([
+    {
+      instanceId,
+      executionId: `${instanceId}-exec`,
+      consumedUpTo: inbox[inbox.length - 1]?.id ?? 0,
+      events: inbox.map((entry) => entry.event),
+      activities:
+        status === "Running"
+          ? [
+              { taskId: 0, name: "work", input: null },
+              { taskId: 1, name: "work", input: null },
+            ]
+          : [],
+      timers: [],
+      canceledTimerIds: [],
+      status,
+      output: null,
+      failure: null,
+      customStatus: null,
+      at: AT.getTime(),
+    },
+  ]);
+}
+
+const types = (events: readonly { event: HistoryEvent }[]) => events.map((entry) => entry.event.EventType);
+
+describe("DurableStore inbox", () => {
+  it("reads back every event written, and drops them as episodes consume them", () => {
+    const { store } = fileStore();
+    startInstance(store, "a");
+    expect(types(store.inbox("a"))).toEqual([0]);
+    const [work] = commitEverything(store, "a", "Running");
+    expect(store.inbox("a")).toEqual([]);
+    const activity = work?.activities[0];
+    if (!activity) throw new Error("the episode queued no activity");
+    store.completeActivities([{ activityId: activity.id, event: history.taskCompleted(AT, 0, '"ok"') }]);
+    expect(store.raiseEvent("a", history.eventRaised(AT, "reply", '"yes"'))).toBe("delivered");
+    expect(types(store.inbox("a"))).toEqual([5, 15]);
+    expect(store.instancesWithInbox()).toEqual(["a"]);
+  });
+
+  it("reads the same as a store opened afresh on the file", () => {
+    const { store, reopen } = fileStore();
+    startInstance(store, "a");
+    startInstance(store, "b");
+    commitEverything(store, "a", "Running");
+    store.raiseEvent("a", history.eventRaised(AT, "reply", undefined));
+    const fresh = reopen();
+    for (const id of ["a", "b"]) expect(store.inbox(id)).toEqual(fresh.inbox(id));
+    expect(store.instancesWithInbox()).toEqual(fresh.instancesWithInbox());
+  });
+
+  it("keeps nothing of a transaction that failed", () => {
+    const { store, reopen } = fileStore();
+    startInstance(store, "a");
+    const [work] = commitEverything(store, "a", "Running");
+    const [first, second] = work?.activities ?? [];
+    if (!first || !second) throw new Error("the episode queued no activities");
+    // JSON cannot hold a BigInt: the second write throws after the first one was made.
+    const unwritable = { ...history.eventRaised(AT, "x", undefined), Bad: 1n } as unknown as HistoryEvent;
+    expect(() =>
+      store.completeActivities([
+        { activityId: first.id, event: history.taskCompleted(AT, 0, '"ok"') },
+        { activityId: second.id, event: unwritable },
+      ]),
+    ).toThrow(/BigInt/);
+    expect(store.inbox("a")).toEqual([]);
+    expect(reopen().inbox("a")).toEqual([]);
+  });
+
+  it("drops the waiting events of an instance that finishes or is terminated", () => {
+    const { store } = fileStore();
+    startInstance(store, "a");
+    startInstance(store, "b");
+    commitEverything(store, "b", "Running");
+    store.raiseEvent("b", history.eventRaised(AT, "late", undefined));
+    store.terminate("b", "stop", AT.getTime());
+    expect(store.inbox("b")).toEqual([]);
+    store.raiseEvent("a", history.eventRaised(AT, "early", undefined));
+    commitEverything(store, "a", "Completed");
+    expect(store.inbox("a")).toEqual([]);
+    expect(store.instancesWithInbox()).toEqual([]);
+  });
+});
