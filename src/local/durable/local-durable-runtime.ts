@@ -117,6 +117,8 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly histories = new Map<string, HistoryEvent[]>();
   /** Activity results not yet written; the next pump writes them all in one transaction. */
   private completions: { activityId: number; event: HistoryEvent }[] = [];
+  /** Each recorded event in the form the SDK replays, made once; entries go with their events. */
+  private readonly sdkEvents = new WeakMap<HistoryEvent, Readonly<Record<string, unknown>>>();
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
@@ -445,8 +447,7 @@ export class LocalDurableRuntime implements DurableClient {
     events: HistoryEvent[],
   ): Promise<Replay> {
     const trigger = {
-      // Fresh event objects, timestamps already Dates: the SDK would otherwise convert them in place.
-      history: events.map((event) => ({ ...event, Timestamp: new Date(event.Timestamp) })),
+      history: events.map((event) => this.sdkEvent(event)),
       input: instance.input === null ? undefined : JSON.parse(instance.input),
       instanceId: instance.instanceId,
       isReplaying: events.some((e) => e.EventType === 13),
@@ -482,6 +483,20 @@ export class LocalDurableRuntime implements DurableClient {
         tasks: [],
       };
     }
+  }
+
+  /**
+   * The event as the SDK reads it, its timestamp a Date (the SDK would otherwise convert it in place).
+   * Made once per event and handed to every later replay: frozen, so an SDK that wrote to it would fail
+   * loudly rather than leak state from one replay into the next.
+   */
+  private sdkEvent(event: HistoryEvent): Readonly<Record<string, unknown>> {
+    let converted = this.sdkEvents.get(event);
+    if (!converted) {
+      converted = Object.freeze({ ...event, Timestamp: new Date(event.Timestamp) });
+      this.sdkEvents.set(event, converted);
+    }
+    return converted;
   }
 
   private startActivities(): void {
