@@ -216,6 +216,9 @@ export class Ledger {
       PARTNER_OPERATIONS.map((op) => [op, { ...this.countsOf(op) }]),
     ) as Record<PartnerOperation, OperationCounts>;
     const keyCalls = new Map(this.keyCalls);
+    const effectsByKey = new Map<string, number>();
+    for (const effect of effectLog)
+      effectsByKey.set(effect.idempotencyKey, (effectsByKey.get(effect.idempotencyKey) ?? 0) + 1);
     const orderCalls = new Map(this.orderCalls);
     const counter = (name: LedgerCounter) => this.counters.get(name) ?? 0;
     return {
@@ -234,7 +237,7 @@ export class Ledger {
       effectsByOrder,
       callsForKey: (key) => keyCalls.get(key) ?? 0,
       callsForOrder: (orderId) => orderCalls.get(orderId) ?? 0,
-      effectsForKey: (key) => effectLog.filter((e) => e.idempotencyKey === key).length,
+      effectsForKey: (key) => effectsByKey.get(key) ?? 0,
     };
   }
 
