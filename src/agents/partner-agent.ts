@@ -9,6 +9,7 @@ import { toInstant } from "../domain/time.js";
 import type { StepName } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
+import { HttpTimeoutError, postJson } from "./http-post.js";
 
 /** The partner operation behind each step, and the one that undoes it. */
 export const PARTNER_OPERATIONS: Readonly<Record<StepName, { readonly do: string; readonly undo: string }>> =
@@ -117,32 +118,24 @@ async function callPartner(
   request: AgentRequest,
   timeoutMs: number,
 ): Promise<CallResult> {
-  const abort = new AbortController();
-  let answered = false;
-  // The call's own deadline runs on the injected clock, so tests on virtual time control it too. The
-  // sleep is left to run out rather than cancelled: cancelling costs more than an idle timer.
-  void deps.clock.sleep(timeoutMs).then(() => {
-    if (!answered) abort.abort(new Error(`no answer within ${timeoutMs} ms`));
-  });
   try {
-    const response = await fetch(`${deps.partnerUrl}/operations/${operation}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": request.idempotencyKey },
-      body: JSON.stringify({ orderId: request.orderId, ...request.payload }),
-      signal: abort.signal,
-    });
-    const text = await response.text();
-    return classify(response.status, text);
+    const answer = await postJson(
+      new URL(`${deps.partnerUrl}/operations/${operation}`),
+      { "idempotency-key": request.idempotencyKey },
+      JSON.stringify({ orderId: request.orderId, ...request.payload }),
+      { clock: deps.clock, timeoutMs },
+    );
+    return classify(answer.status, answer.body);
   } catch (error) {
-    const message = abort.signal.aborted
-      ? String((abort.signal.reason as Error).message)
-      : (error as Error).message;
+    const timedOut = error instanceof HttpTimeoutError;
     return {
       kind: "fault",
-      fault: { kind: "transient", code: abort.signal.aborted ? "Timeout" : "NetworkError", message },
+      fault: {
+        kind: "transient",
+        code: timedOut ? "Timeout" : "NetworkError",
+        message: (error as Error).message,
+      },
     };
-  } finally {
-    answered = true;
   }
 }
 

@@ -1,0 +1,78 @@
+import http from "node:http";
+import https from "node:https";
+import type { Clock } from "../ports/clock.js";
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** No answer (status and whole body) came within the time allowed; the request was abandoned. */
+export class HttpTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+    this.name = "HttpTimeoutError";
+  }
+}
+
+// Connections to the partner are kept open between calls: an Agent makes many small calls to one host.
+const agents = {
+  "http:": new http.Agent({ keepAlive: true }),
+  "https:": new https.Agent({ keepAlive: true }),
+};
+
+/**
+ * POSTs a JSON body and reads the whole answer as text. The time allowed runs on the injected clock,
+ * so tests on virtual time control it too. Node's own HTTP client rather than `fetch`: the Agent makes
+ * one small call per step and retry, and `fetch` costs several times more per call in streams,
+ * abort signals and request objects.
+ */
+export function postJson(
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  options: { readonly clock: Clock; readonly timeoutMs: number },
+): Promise<HttpAnswer> {
+  const client = url.protocol === "https:" ? https : http;
+  const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      outcome();
+    };
+    const request = client.request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () =>
+          settle(() =>
+            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+          ),
+        );
+        response.on("error", (error) => settle(() => reject(error)));
+        // Closed before its end: the partner or the network dropped the connection mid-answer.
+        response.on("close", () => settle(() => reject(new Error("the answer was cut off"))));
+      },
+    );
+    request.on("error", (error) => settle(() => reject(error)));
+    // The sleep is left to run out rather than cancelled: cancelling costs more than an idle timer.
+    void options.clock.sleep(options.timeoutMs).then(() => {
+      if (settled) return;
+      settle(() => reject(new HttpTimeoutError(options.timeoutMs)));
+      request.destroy();
+    });
+    request.end(body);
+  });
+}

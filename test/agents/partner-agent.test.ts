@@ -1,0 +1,102 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { classify, createPartnerAgent } from "../../src/agents/partner-agent.js";
+import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../../src/domain/agent-messages.js";
+
+const servers: Server[] = [];
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function partner(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => handler(req, res));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function request(clock: VirtualClock, maxCalls = 1): AgentRequest {
+  return {
+    schemaVersion: AGENT_MESSAGE_SCHEMA_VERSION,
+    requestId: "ord-1:1:reserveInventory",
+    orderId: "ord-1",
+    attempt: 1,
+    step: "reserveInventory",
+    operation: "do",
+    instanceId: "ord-1:1",
+    idempotencyKey: "ord-1:reserveInventory",
+    replyEvent: "reply.reserveInventory",
+    completeBy: new Date(clock.now().getTime() + 60_000).toISOString(),
+    maxCalls,
+    payload: { items: [] },
+  };
+}
+
+function agentFor(partnerUrl: string, clock: VirtualClock) {
+  return createPartnerAgent({
+    partnerUrl,
+    clock,
+    random: () => 0.5,
+    logger: new MemoryLogger(),
+    backoff: { baseMs: 10, capMs: 10 },
+    callTimeoutMs: 1_000,
+  });
+}
+
+describe("partner Agent over HTTP", () => {
+  it("reports a call that got no answer in time as a transient Timeout", async () => {
+    const clock = new VirtualClock();
+    const url = await partner(() => undefined);
+    const reply = agentFor(url, clock)(request(clock));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await clock.advance(1_000);
+    const response = await reply;
+    expect(response.outcome).toBe("failed");
+    expect(response.fault).toMatchObject({ kind: "transient", code: "Timeout" });
+    expect(response.fault?.message).toContain("no answer within 1000 ms");
+  });
+
+  it("reports a dropped connection as a transient NetworkError", async () => {
+    const clock = new VirtualClock();
+    const url = await partner((req) => req.socket.destroy());
+    const response = await agentFor(url, clock)(request(clock));
+    expect(response.fault).toMatchObject({ kind: "transient", code: "NetworkError" });
+  });
+
+  it("sends the idempotency key and takes the reference from a success", async () => {
+    const clock = new VirtualClock();
+    const keys: unknown[] = [];
+    const url = await partner((req, res) => {
+      keys.push(req.headers["idempotency-key"]);
+      res.end(JSON.stringify({ reference: "res-000001" }));
+    });
+    const response = await agentFor(url, clock)(request(clock));
+    expect(response).toMatchObject({ outcome: "succeeded", reference: "res-000001", callsMade: 1 });
+    expect(keys).toEqual(["ord-1:reserveInventory"]);
+  });
+});
+
+describe("classify", () => {
+  it.each([
+    [408, "transient"],
+    [429, "transient"],
+    [500, "transient"],
+    [503, "transient"],
+    [400, "permanent"],
+    [409, "permanent"],
+    [422, "permanent"],
+  ])("HTTP %i is %s", (status, kind) => {
+    const result = classify(status, JSON.stringify({ error: "x" }));
+    expect(result).toMatchObject({ kind: "fault", fault: { kind, code: `Http${status}` } });
+  });
+});
