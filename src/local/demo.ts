@@ -86,7 +86,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const deadLettered = new Map<string, string>();
     const records = new Map<string, StateRecord>();
     await collect(pipeline, records, deadLettered);
-    const ledger = partner.ledger();
+    const ledger = await partner.ledger();
     const invariants = checkInvariants({
       submitted: messages.map((m) => m.orderId),
       records,

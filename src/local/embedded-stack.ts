@@ -5,7 +5,7 @@ import { type Environment, loadPipelineSettings, type PipelineSettings } from ".
 import { seededRandom } from "../domain/backoff.js";
 import type { Logger } from "../ports/logger.js";
 import type { PartnerFaults } from "./partner/faults.js";
-import { type PartnerService, startPartnerService } from "./partner/partner-service.js";
+import { type PartnerThread, startPartnerThread } from "./partner/partner-thread.js";
 import { LocalPipeline } from "./pipeline.js";
 
 /** Timings that let faults play out in seconds rather than minutes; any of them can be overridden. */
@@ -40,7 +40,7 @@ export interface StackOptions {
 
 export interface EmbeddedStack {
   readonly pipeline: LocalPipeline;
-  readonly partner: PartnerService;
+  readonly partner: PartnerThread;
   readonly settings: PipelineSettings;
   /** Stops the partner first (ending calls that wait on slow answers), then the pipeline. */
   stop(): Promise<void>;
@@ -54,8 +54,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
   const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
   const clock = new SystemClock();
   const checkpoints = startBackgroundCheckpoints(options.db);
-  const partner = await startPartnerService({
-    clock,
+  const partner = await startPartnerThread({
     logger: options.logger.child({ component: "partner" }),
     faults: options.faults,
     seed: options.seed,

@@ -64,6 +64,39 @@ export interface PartnerLedger {
   effectsForKey(key: string): number;
 }
 
+/** The ledger as plain data: what `Ledger.data()` copies out and `ledgerView` reads. */
+export interface LedgerData {
+  readonly totals: Omit<
+    PartnerLedger,
+    "byOperation" | "effectLog" | "effectsByOrder" | "callsForKey" | "callsForOrder" | "effectsForKey"
+  >;
+  readonly byOperation: Readonly<Record<PartnerOperation, OperationCounts>>;
+  readonly effectLog: readonly EffectEntry[];
+  readonly keyCalls: ReadonlyMap<string, number>;
+  readonly orderCalls: ReadonlyMap<string, number>;
+}
+
+/** The ledger's questions answered from a copy of its data. */
+export function ledgerView(data: LedgerData): PartnerLedger {
+  const effectsByOrder: Record<string, EffectEntry[]> = Object.create(null);
+  const effectsByKey = new Map<string, number>();
+  for (const effect of data.effectLog) {
+    const entries = effectsByOrder[effect.orderId] ?? [];
+    entries.push(effect);
+    effectsByOrder[effect.orderId] = entries;
+    effectsByKey.set(effect.idempotencyKey, (effectsByKey.get(effect.idempotencyKey) ?? 0) + 1);
+  }
+  return {
+    ...data.totals,
+    byOperation: data.byOperation,
+    effectLog: data.effectLog,
+    effectsByOrder,
+    callsForKey: (key) => data.keyCalls.get(key) ?? 0,
+    callsForOrder: (orderId) => data.orderCalls.get(orderId) ?? 0,
+    effectsForKey: (key) => effectsByKey.get(key) ?? 0,
+  };
+}
+
 export type LedgerCounter =
   | "badRequests"
   | "rejections"
@@ -205,39 +238,31 @@ export class Ledger {
   }
 
   snapshot(): PartnerLedger {
-    const effectLog = this.effectLog.map((e): EffectEntry => ({ ...e }));
-    const effectsByOrder: Record<string, EffectEntry[]> = Object.create(null);
-    for (const effect of effectLog) {
-      const entries = effectsByOrder[effect.orderId] ?? [];
-      entries.push(effect);
-      effectsByOrder[effect.orderId] = entries;
-    }
-    const byOperation = Object.fromEntries(
-      PARTNER_OPERATIONS.map((op) => [op, { ...this.countsOf(op) }]),
-    ) as Record<PartnerOperation, OperationCounts>;
-    const keyCalls = new Map(this.keyCalls);
-    const effectsByKey = new Map<string, number>();
-    for (const effect of effectLog)
-      effectsByKey.set(effect.idempotencyKey, (effectsByKey.get(effect.idempotencyKey) ?? 0) + 1);
-    const orderCalls = new Map(this.orderCalls);
+    return ledgerView(this.data());
+  }
+
+  /** A copy of the books as plain data (no functions), which can cross to another thread. */
+  data(): LedgerData {
     const counter = (name: LedgerCounter) => this.counters.get(name) ?? 0;
     return {
-      calls: this.calls,
-      badRequests: counter("badRequests"),
-      effects: effectLog.length,
-      undos: this.undos,
-      duplicateEffects: this.duplicateEffects,
-      rejections: counter("rejections"),
-      conflicts: counter("conflicts"),
-      transientFaults: counter("transientFaults"),
-      slowReplies: counter("slowReplies"),
-      lostReplies: counter("lostReplies"),
-      byOperation,
-      effectLog,
-      effectsByOrder,
-      callsForKey: (key) => keyCalls.get(key) ?? 0,
-      callsForOrder: (orderId) => orderCalls.get(orderId) ?? 0,
-      effectsForKey: (key) => effectsByKey.get(key) ?? 0,
+      totals: {
+        calls: this.calls,
+        badRequests: counter("badRequests"),
+        effects: this.effectLog.length,
+        undos: this.undos,
+        duplicateEffects: this.duplicateEffects,
+        rejections: counter("rejections"),
+        conflicts: counter("conflicts"),
+        transientFaults: counter("transientFaults"),
+        slowReplies: counter("slowReplies"),
+        lostReplies: counter("lostReplies"),
+      },
+      byOperation: Object.fromEntries(
+        PARTNER_OPERATIONS.map((op) => [op, { ...this.countsOf(op) }]),
+      ) as Record<PartnerOperation, OperationCounts>,
+      effectLog: this.effectLog.map((e): EffectEntry => ({ ...e })),
+      keyCalls: new Map(this.keyCalls),
+      orderCalls: new Map(this.orderCalls),
     };
   }
 

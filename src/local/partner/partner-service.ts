@@ -43,7 +43,7 @@ import type { Clock } from "../../ports/clock.js";
 import type { Logger } from "../../ports/logger.js";
 import { sendJson } from "../json-response.js";
 import { decideFault, FAULT_KINDS, type FaultKind, type PartnerFaults, resolveFaults } from "./faults.js";
-import { type KeyBinding, Ledger, type PartnerLedger, type StoredResult } from "./ledger.js";
+import { type KeyBinding, Ledger, type LedgerData, type PartnerLedger, type StoredResult } from "./ledger.js";
 import {
   isPartnerOperation,
   isUndoOperation,
@@ -53,7 +53,7 @@ import {
 } from "./operations.js";
 
 export { FAULT_KINDS, type FaultKind, NO_FAULTS, type PartnerFaults } from "./faults.js";
-export type { EffectEntry, OperationCounts, PartnerLedger } from "./ledger.js";
+export type { EffectEntry, LedgerData, OperationCounts, PartnerLedger } from "./ledger.js";
 export {
   EFFECT_OPERATIONS,
   type EffectOperation,
@@ -82,6 +82,8 @@ export interface PartnerService {
   /** Base URL, e.g. `http://127.0.0.1:41234`, without a trailing slash. */
   readonly url: string;
   ledger(): PartnerLedger;
+  /** The ledger as plain data, for a caller on another thread (see `ledgerView`). */
+  ledgerData(): LedgerData;
   /** Forgets every key, effect and counter (the fault rates and seed stay). */
   reset(): void;
   /** Replaces the fault rates from the next call on (missing rates are 0): a partner that goes down and back. */
@@ -243,6 +245,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
   return {
     url,
     ledger: () => ledger.snapshot(),
+    ledgerData: () => ledger.data(),
     reset: () => ledger.reset(),
     setFaults: (next) => {
       faults = resolveFaults(next);
