@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
@@ -81,6 +83,32 @@ describe("background WAL checkpoints", () => {
     await commitRows(db, 300);
     await delay(50);
     expect(statSync(path).size).toBe(before);
+  });
+
+  it("keeps the process alive while it stops, so whatever follows stop() still runs", () => {
+    const directory = mkdtempSync(join(tmpdir(), "sas-checkpoints-"));
+    opened.push({ db: openDatabase(":memory:"), directory });
+    const script = join(directory, "stop.mts");
+    const modules = (name: string) => pathToFileURL(join(process.cwd(), "src/adapters/sqlite", name)).href;
+    writeFileSync(
+      script,
+      `import { openDatabase } from ${JSON.stringify(modules("database.ts"))};
+       import { startBackgroundCheckpoints } from ${JSON.stringify(modules("background-checkpoints.ts"))};
+       const db = openDatabase(${JSON.stringify(join(directory, "child.db"))});
+       const checkpoints = startBackgroundCheckpoints(db);
+       await checkpoints?.ready;
+       await checkpoints?.stop();
+       db.close();
+       console.log("after stop");`,
+    );
+    const child = spawnSync(process.execPath, ["--import", "tsx", script], {
+      cwd: process.cwd(),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(child.stderr).toBe("");
+    expect(child.stdout.trim()).toBe("after stop");
+    expect(child.status).toBe(0);
   });
 
   it("does nothing for a database in memory, which has no WAL", () => {

@@ -80,17 +80,28 @@ export function startBackgroundCheckpoints(
   };
   worker.unref(); // a host that exits without stopping it loses nothing: SQLite recovers the WAL on open
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+  // Whoever waits for the worker keeps the process alive meanwhile: an unreferenced worker would not.
   const ready = new Promise<void>((resolve, reject) => {
     worker.once("message", () => resolve());
     worker.once("error", reject);
+    worker.once("exit", () => reject(new Error("the checkpoint worker exited before it was ready")));
   });
   ready.catch(() => undefined); // a failure is handled below; waiting for readiness is optional
   worker.once("error", handBack);
+  let waiting = 0;
+  const held = <T>(promise: Promise<T>): Promise<T> => {
+    if (waiting++ === 0) worker.ref();
+    return promise.finally(() => {
+      if (--waiting === 0) worker.unref();
+    });
+  };
   return {
-    ready,
+    get ready() {
+      return held(ready);
+    },
     stop: async () => {
       worker.postMessage("stop");
-      await exited;
+      await held(exited);
       handBack();
     },
   };
