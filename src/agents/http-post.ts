@@ -15,11 +15,19 @@ export class HttpTimeoutError extends Error {
   }
 }
 
-// Connections to the partner are kept open between calls: an Agent makes many small calls to one host.
+/**
+ * Connections to the partner are kept open between calls: an Agent makes many small calls to one
+ * host. An idle connection is closed after 4 s, before a server's own idle timeout (Node's is 5 s)
+ * can close it under a call that is just reusing it.
+ */
+const IDLE_CONNECTION_MS = 4_000;
 const agents = {
-  "http:": new http.Agent({ keepAlive: true }),
-  "https:": new https.Agent({ keepAlive: true }),
+  "http:": new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+  "https:": new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
 };
+
+/** Longest answer read; a partner's answers are a few hundred bytes. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /**
  * POSTs a JSON body and reads the whole answer as text. The time allowed runs on the injected clock,
@@ -37,9 +45,12 @@ export function postJson(
   const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
   return new Promise((resolve, reject) => {
     let settled = false;
+    // Cleared once settled, so the timeout's pending sleep does not hold the request and its answer.
+    let pending: http.ClientRequest | undefined;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
+      pending = undefined;
       outcome();
     };
     const request = client.request(
@@ -55,7 +66,15 @@ export function postJson(
       },
       (response) => {
         const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
+          else {
+            settle(() => reject(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`)));
+            response.destroy();
+          }
+        });
         response.on("end", () =>
           settle(() =>
             resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
@@ -67,11 +86,13 @@ export function postJson(
       },
     );
     request.on("error", (error) => settle(() => reject(error)));
+    pending = request;
     // The sleep is left to run out rather than cancelled: cancelling costs more than an idle timer.
     void options.clock.sleep(options.timeoutMs).then(() => {
-      if (settled) return;
+      const unanswered = pending;
+      if (!unanswered) return;
       settle(() => reject(new HttpTimeoutError(options.timeoutMs)));
-      request.destroy();
+      unanswered.destroy();
     });
     request.end(body);
   });

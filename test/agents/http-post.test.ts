@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
-import { HttpTimeoutError, postJson } from "../../src/agents/http-post.js";
+import { HttpTimeoutError, MAX_ANSWER_BYTES, postJson } from "../../src/agents/http-post.js";
 
 const servers: Server[] = [];
 
@@ -97,5 +97,16 @@ describe("postJson", () => {
     const clock = new SystemClock();
     for (let i = 0; i < 3; i++) await postJson(url, {}, "{}", { clock, timeoutMs: 5_000 });
     expect(ports.size).toBe(1);
+  });
+
+  it("refuses an answer larger than it reads, without waiting for the rest", async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(200);
+      res.write(Buffer.alloc(MAX_ANSWER_BYTES + 1, 120));
+    });
+    const error = await postJson(url, {}, "{}", { clock: new VirtualClock(), timeoutMs: 1_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toBe(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
   });
 });
