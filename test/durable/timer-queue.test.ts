@@ -80,3 +80,32 @@ describe("TimerQueue", () => {
     expect(clock.pendingSleeps).toBe(0);
   });
 });
+
+describe("TimerQueue when handing over fails", () => {
+  it("hands the same timers over again later, and keeps the ones behind them on time", async () => {
+    const clock = new VirtualClock();
+    const t0 = clock.now().getTime();
+    const handed: { at: number; items: string[] }[] = [];
+    const errors: string[][] = [];
+    let failures = 1;
+    const queue = new TimerQueue<string>(
+      clock,
+      (items) => {
+        if (failures-- > 0) throw new Error("store busy");
+        handed.push({ at: clock.now().getTime() - t0, items });
+      },
+      (_error, items) => errors.push([...items]),
+      100,
+    );
+    queue.add("a", t0 + 10);
+    queue.add("b", t0 + 50);
+    await clock.advance(10);
+    expect(errors).toEqual([["a"]]);
+    await clock.advance(200);
+    expect(handed).toEqual([
+      { at: 50, items: ["b"] },
+      { at: 110, items: ["a"] },
+    ]);
+    expect(queue.size).toBe(0);
+  });
+});

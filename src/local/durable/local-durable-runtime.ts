@@ -122,7 +122,11 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
-    this.timers = new TimerQueue(options.clock, (due) => this.fireTimers(due));
+    this.timers = new TimerQueue(
+      options.clock,
+      (due) => this.fireTimers(due),
+      (error, due) => this.logger.error("durable.timer.fire.failed", { timers: due.length, error }),
+    );
     this.store = new DurableStore(options.db);
     this.clock = options.clock;
     this.logger = options.logger;

@@ -18,9 +18,15 @@ export class TimerQueue<T> {
   private sleeping: { readonly wakeAt: number; readonly abort: AbortController } | undefined;
   private closed = false;
 
+  /**
+   * `onDue` gets the timers due together. If it throws, they are handed over again `retryMs` later
+   * and `onError` hears of it; the timers behind them are not held up.
+   */
   constructor(
     private readonly clock: Clock,
     private readonly onDue: (items: T[]) => void,
+    private readonly onError: (error: unknown, items: readonly T[]) => void = () => undefined,
+    private readonly retryMs = 100,
   ) {}
 
   get size(): number {
@@ -65,8 +71,14 @@ export class TimerQueue<T> {
       due.push(first.item);
       this.pop();
     }
-    if (due.length > 0) this.onDue(due);
-    this.arm();
+    try {
+      if (due.length > 0) this.onDue(due);
+    } catch (error) {
+      for (const item of due) this.push({ item, fireAt: now + this.retryMs, sequence: this.sequence++ });
+      this.onError(error, due);
+    } finally {
+      this.arm();
+    }
   }
 
   private push(entry: Entry<T>): void {
