@@ -54,32 +54,55 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
   const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
   const clock = new SystemClock();
   const checkpoints = startBackgroundCheckpoints(options.db);
-  const partner = await startPartnerThread({
-    logger: options.logger.child({ component: "partner" }),
-    faults: options.faults,
-    seed: options.seed,
-    slowMs: DEMO_SLOW_MS,
-  });
-  const pipeline = await LocalPipeline.open({
+  let partner: PartnerThread | undefined;
+  let pipeline: LocalPipeline | undefined;
+  // Every part stops even if another fails to, so a shutdown never leaves a thread or a consumer running.
+  const stop = async () => {
+    const outcomes = [
+      await settle(partner?.close()),
+      await settle(pipeline?.stop()),
+      await settle(checkpoints?.stop()),
+    ];
+    const failure = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failure) throw failure.reason;
+  };
+  try {
+    partner = await startPartnerThread({
+      logger: options.logger.child({ component: "partner" }),
+      faults: options.faults,
+      seed: options.seed,
+      slowMs: DEMO_SLOW_MS,
+    });
+    pipeline = await openPipeline(options, settings, clock, partner.url);
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  pipeline.start();
+  return { pipeline, partner, settings, stop };
+}
+
+function settle(work: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {
+  return Promise.allSettled([work ?? Promise.resolve()]).then(
+    ([outcome]) => outcome as PromiseSettledResult<void>,
+  );
+}
+
+function openPipeline(
+  options: StackOptions,
+  settings: PipelineSettings,
+  clock: SystemClock,
+  partnerUrl: string,
+): Promise<LocalPipeline> {
+  return LocalPipeline.open({
     db: options.db,
     clock,
     random: seededRandom(options.seed),
     logger: options.logger,
     settings,
-    partnerUrl: partner.url,
+    partnerUrl,
     starterIntervalMs: 500,
     supervisorIntervalMs: 1_000,
     duplicateReplies: options.duplicateReplies,
   });
-  pipeline.start();
-  return {
-    pipeline,
-    partner,
-    settings,
-    stop: async () => {
-      await partner.close();
-      await pipeline.stop();
-      await checkpoints?.stop();
-    },
-  };
 }

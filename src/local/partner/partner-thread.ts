@@ -117,10 +117,13 @@ export async function startPartnerThread(options: PartnerThreadOptions): Promise
     reset: async () => {
       await ask({ type: "reset" });
     },
+    // Resolves however the thread ends, even if it had already failed: closing must not stop a shutdown.
     close: () => {
-      closed ??= ask({ type: "close" }).then(async () => {
-        await worker.terminate();
-      });
+      closed ??= ask({ type: "close" })
+        .catch(() => undefined)
+        .then(async () => {
+          await worker.terminate();
+        });
       return closed;
     },
   };
