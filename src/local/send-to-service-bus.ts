@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { SystemClock } from "../adapters/clock/system-clock.js";
 import { createServiceBusClient } from "../adapters/servicebus/service-bus-client.js";
 import { ServiceBusMessageQueue } from "../adapters/servicebus/service-bus-queue.js";
 import { CONNECTION_NAMES } from "../config/names.js";
@@ -30,7 +31,7 @@ export async function sendToServiceBus(options: SendToServiceBusOptions) {
     throw new SettingsError([`Service Bus connection: set ${name} or ${name}__fullyQualifiedNamespace`]);
   }
   const client = createServiceBusClient({ connectionString, fullyQualifiedNamespace });
-  const queue = new ServiceBusMessageQueue(client, options.queueName);
+  const queue = new ServiceBusMessageQueue(client, options.queueName, {}, { clock: new SystemClock() });
   try {
     const prefix = `send-${options.seed.toString(36)}`;
     const { sent, orderIds } = await sendOrders({ ...options, queue, prefix });

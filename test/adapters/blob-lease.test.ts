@@ -8,6 +8,7 @@ import { pathToFileURL } from "node:url";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { BlobLeaseClient, BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createBlobServiceClient } from "../../src/adapters/storage/blob-client.js";
 import { BlobLease, MAX_LEASE_MS, MIN_LEASE_MS } from "../../src/adapters/storage/blob-lease.js";
 import type { LeaseGrant } from "../../src/ports/lease.js";
@@ -35,7 +36,7 @@ function leaseContainer() {
   return {
     containerName,
     container,
-    lease: (name = "supervisor") => new BlobLease(container(), name),
+    lease: (name = "supervisor") => new BlobLease(container(), name, new SystemClock()),
     dispose: async () => {
       await container().deleteIfExists();
     },
@@ -232,7 +233,9 @@ describe("blob service connection", () => {
     });
     const container = client.getContainerClient(`leases-${randomUUID()}`);
 
-    expect(await new BlobLease(container, "supervisor").tryAcquire("holder-a", DURATION_MS)).toMatchObject({
+    expect(
+      await new BlobLease(container, "supervisor", new SystemClock()).tryAcquire("holder-a", DURATION_MS),
+    ).toMatchObject({
       holder: "holder-a",
     });
     await container.deleteIfExists();
@@ -268,9 +271,10 @@ const CONTENDER_SCRIPT = `
 import { createInterface } from "node:readline";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { BlobLease } from ${JSON.stringify(pathToFileURL(join(ROOT, "src/adapters/storage/blob-lease.ts")).href)};
+import { SystemClock } from ${JSON.stringify(pathToFileURL(join(ROOT, "src/adapters/clock/system-clock.ts")).href)};
 const options = JSON.parse(process.env.CONTENDER ?? "{}");
 const container = BlobServiceClient.fromConnectionString(options.connectionString).getContainerClient(options.containerName);
-const lease = new BlobLease(container, options.name);
+const lease = new BlobLease(container, options.name, new SystemClock());
 const lines = createInterface({ input: process.stdin });
 console.log("ready");
 for await (const _ of lines) break;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createServiceBusClient } from "../../src/adapters/servicebus/service-bus-client.js";
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
 import { parseOrderMessage } from "../../src/domain/order.js";
@@ -22,7 +23,7 @@ afterAll(async () => {
 
 async function peekAll(): Promise<unknown[]> {
   const client = createServiceBusClient({ connectionString: broker.connectionString });
-  const queue = new ServiceBusMessageQueue(client, "orders");
+  const queue = new ServiceBusMessageQueue(client, "orders", {}, { clock: new SystemClock() });
   try {
     return (await queue.peek(100)).map((m) => m.body);
   } finally {

@@ -10,7 +10,6 @@ import {
   type ReceivedMessage,
   type SendResult,
 } from "../../ports/message-queue.js";
-import { SystemClock } from "../clock/system-clock.js";
 import { toServiceBusMessage } from "./message-mapping.js";
 import { SentIdLedger } from "./sent-id-ledger.js";
 import { checkPositiveInteger, ServiceBusQueueReceiver } from "./service-bus-receiver.js";
@@ -18,8 +17,8 @@ import { checkPositiveInteger, ServiceBusQueueReceiver } from "./service-bus-rec
 export interface ServiceBusQueueSettings {
   /** How long a receive waits for the first message before it returns none; 1 s by default. */
   readonly receiveWaitMs?: number;
-  /** What this sender judges the duplicate-detection window by; the system clock by default. */
-  readonly clock?: Clock;
+  /** What this sender judges the duplicate-detection window by. */
+  readonly clock: Clock;
 }
 
 export const DEFAULT_RECEIVE_WAIT_MS = 1_000;
@@ -47,13 +46,13 @@ export class ServiceBusMessageQueue implements MessageQueue {
     client: ServiceBusClient,
     readonly name: string,
     options: Partial<QueueOptions> = {},
-    settings: ServiceBusQueueSettings = {},
+    settings: ServiceBusQueueSettings,
   ) {
     this.options = { ...DEFAULT_QUEUE_OPTIONS, ...options };
     for (const [option, value] of Object.entries(this.options)) checkPositiveInteger(option, value);
     const receiveWaitMs = settings.receiveWaitMs ?? DEFAULT_RECEIVE_WAIT_MS;
     checkPositiveInteger("receiveWaitMs", receiveWaitMs);
-    this.clock = settings.clock ?? new SystemClock();
+    this.clock = settings.clock;
     const receiverSettings = {
       receiveWaitMs,
       lockDurationMs: this.options.lockDurationMs,

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { type BlobClient, BlobLeaseClient, type ContainerClient, RestError } from "@azure/storage-blob";
 import type { Clock } from "../../ports/clock.js";
 import type { Lease, LeaseGrant } from "../../ports/lease.js";
-import { SystemClock } from "../clock/system-clock.js";
 
 /** Blob leases last 15 to 60 whole seconds (or forever, which an expiring lease must not be). */
 export const MIN_LEASE_MS = 15_000;
@@ -22,7 +21,7 @@ export class BlobLease implements Lease {
   constructor(
     private readonly container: ContainerClient,
     readonly name: string,
-    private readonly clock: Clock = new SystemClock(),
+    private readonly clock: Clock,
   ) {
     if (name === "" || name.length > 1_024) throw new RangeError("a lease name must be 1 to 1024 characters");
     this.blob = container.getBlobClient(name);
