@@ -1,3 +1,6 @@
+import { z } from "zod";
+import { integer, text } from "./validation.js";
+
 /**
  * The order workflow: its steps in the order the Scheduler runs them. Changing this list changes the
  * workflow contract, so it is versioned: records carry the version they were started under.
@@ -30,3 +33,10 @@ export function requestIdFor(orderId: string, attempt: number, step: StepName): 
 export function replyEventName(step: StepName, operation: "do" | "undo"): string {
   return `reply:${step}:${operation}`;
 }
+
+/** The input each attempt's orchestration starts with; its instance id is `instanceIdFor(orderId, attempt)`. */
+export const attemptInputSchema = z.strictObject({
+  orderId: text(1, 64),
+  attempt: integer(1, 1_000_000),
+});
+export type AttemptInput = z.infer<typeof attemptInputSchema>;

@@ -1,18 +1,18 @@
 import azureFunctions from "@azure/functions";
 import * as df from "durable-functions";
 import { TIMER_SCHEDULE_SETTINGS } from "../config/names.js";
+import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
-import type { AzureHandlers } from "./handlers.js";
 
 /** The starter and the Supervisor, each on a schedule read from an app setting. */
-export function registerTimers(handlers: () => AzureHandlers): void {
+export function registerTimers(handlers: AzureApp["timers"]): void {
   azureFunctions.app.timer(FUNCTION_NAMES.starter, {
     schedule: `%${TIMER_SCHEDULE_SETTINGS.starter}%`,
     extraInputs: [df.input.durableClient()],
-    handler: (timer, context) => handlers().runStarter(timer, context),
+    handler: (timer, context) => handlers.runStarter(timer, context),
   });
   azureFunctions.app.timer(FUNCTION_NAMES.supervisor, {
     schedule: `%${TIMER_SCHEDULE_SETTINGS.supervisor}%`,
-    handler: () => handlers().runSupervisor(),
+    handler: () => handlers.runSupervisor(),
   });
 }

@@ -15,15 +15,15 @@ import { seededRandom } from "../domain/backoff.js";
 import { replyEventName } from "../domain/workflow.js";
 import { registerOrderProcessing } from "../functions/order-processing.js";
 import { createOrderActivities } from "../orchestrators/order-activities.js";
-import { ORDER_PROCESSING } from "../orchestrators/order-processing.js";
+import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { Clock } from "../ports/clock.js";
+import type { DurableClient } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
 import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
-import { CoalescedRuns } from "../scheduler/coalesced-runs.js";
 import { orderMessageId } from "../scheduler/order-message-id.js";
-import { createStarter, type StarterReport } from "../scheduler/starter.js";
+import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
 import { LocalDurableRuntime } from "./durable/local-durable-runtime.js";
@@ -70,7 +70,7 @@ export class LocalPipeline {
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
   private readonly stopping = new AbortController();
-  private readonly starterRuns: CoalescedRuns;
+  private readonly starterRuns: ReturnType<typeof createStarterRuns>;
 
   private constructor(
     private readonly options: PipelineOptions,
@@ -93,17 +93,18 @@ export class LocalPipeline {
     this.alerts = parts.alerts;
     this.runSupervisor = parts.runSupervisor;
     this.ordersQueue = this.queue(QUEUES.orders);
-    this.runStarter = createStarter({
+    const starterDeps = {
       states: this.states,
-      durable: runtime,
       clock: options.clock,
       logger: options.logger,
       orchestrationName: ORDER_PROCESSING,
       attemptTimeoutMs: options.settings.attemptTimeoutMs,
       maxInFlight: options.settings.maxInFlight,
       pageSize: options.settings.starterPageSize,
-    });
-    this.starterRuns = new CoalescedRuns(this.runStarter, () => this.stopping.signal.aborted);
+    };
+    const starter = createStarter(starterDeps);
+    this.runStarter = () => starter(runtime);
+    this.starterRuns = createStarterRuns(starterDeps, () => this.stopping.signal.aborted);
   }
 
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
@@ -157,7 +158,11 @@ export class LocalPipeline {
       clock,
       logger,
       agent,
-      onOrderSettled: () => pipeline?.nudgeStarter(),
+      // The embedded host does not hold the activity until the starter's run ends: nothing here freezes
+      // a process between invocations, and the activity slot is worth more to the next step.
+      onOrderSettled: async (durable) => {
+        void pipeline?.nudgeStarter(durable);
+      },
       sendAgentRequest: async (request) => {
         await queueNamed(QUEUES.agentRequests).send({
           messageId: request.requestId,
@@ -172,7 +177,12 @@ export class LocalPipeline {
         agentMode: settings.agentMode,
       },
     });
-    const registry = await captureRegistrations(() => registerOrderProcessing(activities));
+    const registry = await captureRegistrations(() =>
+      registerOrderProcessing(activities, () => {
+        if (!pipeline) throw new Error("an activity ran before the pipeline was open");
+        return pipeline.runtime;
+      }),
+    );
     const runtime = LocalDurableRuntime.open({
       db,
       clock,
@@ -244,7 +254,7 @@ export class LocalPipeline {
       clock,
       logger,
       retryBudgetPerOrder: settings.retryBudgetPerOrder,
-      onAccepted: () => this.nudgeStarter(),
+      onAccepted: () => void this.nudgeStarter(),
     });
     this.consume(this.ordersQueue, submission);
     if (settings.agentMode === "queue") {
@@ -272,9 +282,10 @@ export class LocalPipeline {
           },
         }),
       );
-      this.consume(responses, createAgentReplyHandler({ durable: this.runtime, logger }));
+      const replies = createAgentReplyHandler({ logger });
+      this.consume(responses, (message) => replies(message, this.runtime));
     }
-    void this.every(this.options.starterIntervalMs, () => this.starter());
+    void this.every(this.options.starterIntervalMs, () => this.nudgeStarter());
     void this.every(this.options.supervisorIntervalMs, () => this.runSupervisor());
   }
 
@@ -285,17 +296,12 @@ export class LocalPipeline {
     consumer.start();
   }
 
-  /** Runs the starter now (or once more after the run in progress): never two at once. */
-  nudgeStarter(): void {
-    void this.starter();
-  }
-
-  private async starter(): Promise<void> {
-    try {
-      await this.starterRuns.trigger();
-    } catch (error) {
-      this.options.logger.error("starter.error", { error });
-    }
+  /**
+   * Runs the starter now (or once more after the run in progress): never two at once. Resolves when
+   * that run ends; never rejects.
+   */
+  nudgeStarter(durable: DurableClient = this.runtime): Promise<void> {
+    return this.starterRuns.nudge(durable);
   }
 
   private async every(intervalMs: number, run: () => Promise<unknown>): Promise<void> {

@@ -1,76 +1,36 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../domain/agent-messages.js";
+import {
+  AGENT_MESSAGE_SCHEMA_VERSION,
+  type AgentFault,
+  type AgentRequest,
+  type AgentResponse,
+} from "../domain/agent-messages.js";
 import type { FailureInput } from "../domain/transitions.js";
-import { idempotencyKeyFor, replyEventName, requestIdFor, type StepName } from "../domain/workflow.js";
+import { validate } from "../domain/validation.js";
+import {
+  type AttemptInput,
+  attemptInputSchema,
+  idempotencyKeyFor,
+  replyEventName,
+  requestIdFor,
+  type StepName,
+} from "../domain/workflow.js";
+import { type ActivityProxy, proxyActivities } from "./activity-contract.js";
+import {
+  type AttemptRef,
+  type CompletedStep,
+  ORDER_ACTIVITIES,
+  type OrderActivityContracts,
+  type OwnedPlan,
+} from "./order-contracts.js";
 
-/** Function names: the orchestration and its activities, as registered and as called. */
-export const ORDER_PROCESSING = "orderProcessing";
-export const ACTIVITIES = {
-  beginAttempt: "orderBeginAttempt",
-  callAgent: "orderCallAgent",
-  sendAgentRequest: "orderSendAgentRequest",
-  advance: "orderAdvance",
-  fail: "orderFail",
-  beginCompensation: "orderBeginCompensation",
-  compensateStep: "orderCompensateStep",
-  finishCompensation: "orderFinishCompensation",
-} as const;
-
-/** The orchestration's input: which order, which attempt (its instance id is `${orderId}:${attempt}`). */
-export interface AttemptInput {
-  readonly orderId: string;
-  readonly attempt: number;
-}
-
-/** Every activity that touches the record names the attempt, so the update can be fenced on it. */
-export interface AttemptRef {
-  readonly orderId: string;
-  readonly instanceId: string;
-}
-
-/** What the attempt needs to know, read once by an activity so the orchestrator itself does no I/O. */
-export type AttemptPlan =
-  | { readonly owned: false }
-  | {
-      readonly owned: true;
-      readonly pendingSteps: readonly StepName[];
-      /** Partner references of the steps completed by earlier attempts, in completion order. */
-      readonly completed: readonly { readonly step: StepName; readonly reference: string | null }[];
-      readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
-      /** The first pending step, already started with a deadline of `firstCompleteBy`. */
-      readonly firstStart: StepStart;
-      readonly firstCompleteBy: string;
-      readonly stepTimeoutMs: number;
-      readonly agentMode: "activity" | "queue";
-      /** Partner calls each undo may make (undos are not charged to the order's budget; see README). */
-      readonly undoCalls: number;
-    };
-
-type OwnedPlan = Extract<AttemptPlan, { owned: true }>;
-
-export type StepStart =
-  | { readonly ok: true; readonly allowance: number }
-  | {
-      readonly ok: false;
-      readonly reason: "notOwner" | "budgetExhausted" | "refused";
-      readonly detail: string;
-    };
-
-/** A step recorded and the next one started (`next`), or the order finished when there was none. */
-export type Advance =
-  | { readonly ok: true; readonly next: StepStart }
-  | { readonly ok: false; readonly detail: string };
-
-export interface UpdateResult {
-  readonly ok: boolean;
-  readonly detail?: string;
-}
-
-/** The parts of an Agent's reply the orchestration acts on. */
-interface StepReply {
-  readonly outcome: "succeeded" | "failed";
-  readonly reference: string | null;
-  readonly fault: { readonly kind: string; readonly code: string; readonly message: string } | null;
+/** The parts of an Agent's reply the orchestration acts on; a step refused for want of budget fails as `budget`. */
+interface StepReply extends Pick<AgentResponse, "outcome" | "reference"> {
+  readonly fault: {
+    readonly kind: AgentFault["kind"] | "budget";
+    readonly code: string;
+    readonly message: string;
+  } | null;
 }
 
 export type AttemptOutcome =
@@ -90,6 +50,15 @@ export interface AttemptResult {
   readonly step?: StepName;
 }
 
+/** What every part of one attempt works with: the context, its activities, the order and its plan. */
+interface Attempt {
+  readonly context: OrchestrationContext;
+  readonly activities: ActivityProxy<OrderActivityContracts>;
+  readonly input: AttemptInput;
+  readonly ref: AttemptRef;
+  readonly plan: OwnedPlan;
+}
+
 /**
  * The Scheduler: one attempt at one order. Steps run in order; for each it asks the Agent and races a
  * durable timer at the step's deadline against the reply. The reply first: record the step, go on.
@@ -98,23 +67,29 @@ export interface AttemptResult {
  * the completed steps in reverse order when there are any. Deterministic: no clock, no I/O, no random.
  */
 export function* orderProcessing(context: OrchestrationContext): Generator<Task, AttemptResult, unknown> {
-  const input = context.df.getInput() as AttemptInput;
+  const parsed = validate("orchestration input", attemptInputSchema, context.df.getInput());
+  if (!parsed.ok) throw parsed.error;
+  const input = parsed.value;
+  const activities = proxyActivities(context, ORDER_ACTIVITIES);
   const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
   // The first step's deadline goes with the plan: reading the plan also starts that step.
-  let completeBy = deadlineAfter(context, 0);
-  const plan = (yield context.df.callActivity(ACTIVITIES.beginAttempt, {
-    ...ref,
-    firstDeadlineFrom: completeBy,
-  })) as AttemptPlan;
+  const plan = yield* activities.beginAttempt({ ...ref, firstDeadlineFrom: deadlineAfter(context, 0) });
   if (!plan.owned) return { outcome: "notOwner" };
+  const attempt: Attempt = { context, activities, input, ref, plan };
 
   const completed = [...plan.completed];
   let started = plan.firstStart;
-  completeBy = plan.firstCompleteBy;
+  let completeBy = plan.firstCompleteBy;
   for (const [index, step] of plan.pendingSteps.entries()) {
     if (!started.ok && started.reason !== "budgetExhausted") return { outcome: "notOwner", step };
     const reply: StepReply | undefined = started.ok
-      ? yield* askAgent(context, plan, input, step, "do", completeBy, started.allowance, plan.payloads[step])
+      ? yield* askAgent(attempt, {
+          step,
+          operation: "do",
+          completeBy,
+          maxCalls: started.allowance,
+          payload: plan.payloads[step],
+        })
       : {
           outcome: "failed",
           reference: null,
@@ -125,12 +100,12 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
       // One update records this step and starts the next (or finishes the order after the last).
       const nextStep = plan.pendingSteps[index + 1];
       completeBy = deadlineAfter(context, plan.stepTimeoutMs);
-      const advanced = (yield context.df.callActivity(ACTIVITIES.advance, {
+      const advanced = yield* activities.advance({
         ...ref,
         step,
         reference: reply.reference,
         next: nextStep ? { step: nextStep, completeBy } : null,
-      })) as Advance;
+      });
       if (!advanced.ok) return { outcome: "notOwner", step };
       completed.push({ step, reference: reply.reference });
       started = advanced.next;
@@ -144,87 +119,85 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
       step,
     };
     if (completed.length === 0) {
-      yield context.df.callActivity(ACTIVITIES.fail, { ...ref, failure });
+      yield* activities.fail({ ...ref, failure });
       return { outcome: "failed", step };
     }
-    return yield* compensate(context, plan, input, ref, failure, completed);
+    return yield* compensate(attempt, failure, completed);
   }
-  if (plan.pendingSteps.length === 0)
-    yield context.df.callActivity(ACTIVITIES.advance, { ...ref, step: null, next: null });
+  if (plan.pendingSteps.length === 0) yield* activities.advance({ ...ref, step: null, next: null });
   return { outcome: "processed" };
 }
 
+/** Undoes the completed steps, newest first; the first undo that fails ends the compensation. */
 function* compensate(
-  context: OrchestrationContext,
-  plan: OwnedPlan,
-  input: AttemptInput,
-  ref: AttemptRef,
+  attempt: Attempt,
   failure: FailureInput,
-  completed: readonly { step: StepName; reference: string | null }[],
+  completed: readonly CompletedStep[],
 ): Generator<Task, AttemptResult, unknown> {
-  const completeBy = deadlineAfter(context, plan.stepTimeoutMs * completed.length);
-  const begun = (yield context.df.callActivity(ACTIVITIES.beginCompensation, {
-    ...ref,
-    failure,
-    completeBy,
-  })) as UpdateResult;
+  const { activities, ref, plan } = attempt;
+  const completeBy = deadlineAfter(attempt.context, plan.stepTimeoutMs * completed.length);
+  const begun = yield* activities.beginCompensation({ ...ref, failure, completeBy });
   if (!begun.ok) return { outcome: "notOwner" };
   for (const { step, reference } of [...completed].reverse()) {
-    const reply = yield* askAgent(context, plan, input, step, "undo", completeBy, plan.undoCalls, {
-      reference,
+    const reply = yield* askAgent(attempt, {
+      step,
+      operation: "undo",
+      completeBy,
+      maxCalls: plan.undoCalls,
+      payload: { reference },
     });
     if (reply === undefined) return { outcome: "timedOut", step };
     const outcome = reply.outcome === "succeeded" ? "compensated" : "failed";
-    const recorded = (yield context.df.callActivity(ACTIVITIES.compensateStep, {
+    const recorded = yield* activities.compensateStep({
       ...ref,
       step,
       outcome,
       failure: reply.fault
         ? { kind: "permanent", code: reply.fault.code, message: reply.fault.message }
         : null,
-    })) as UpdateResult;
+    });
     if (!recorded.ok) return { outcome: "notOwner", step };
     if (outcome === "failed") break;
   }
-  const finished = (yield context.df.callActivity(ACTIVITIES.finishCompensation, ref)) as { state: string };
+  const finished = yield* activities.finishCompensation(ref);
   return { outcome: finished.state === "Compensated" ? "compensated" : "compensationFailed" };
+}
+
+interface AgentAsk {
+  readonly step: StepName;
+  readonly operation: "do" | "undo";
+  readonly completeBy: string;
+  readonly maxCalls: number;
+  readonly payload: Record<string, unknown>;
 }
 
 /**
  * Sends the Agent its request and waits for the reply or the deadline, whichever comes first; the
  * losing timer is cancelled. Undefined when the deadline won.
  */
-function* askAgent(
-  context: OrchestrationContext,
-  plan: OwnedPlan,
-  input: AttemptInput,
-  step: StepName,
-  operation: "do" | "undo",
-  completeBy: string,
-  maxCalls: number,
-  payload: Record<string, unknown>,
-): Generator<Task, StepReply | undefined, unknown> {
-  const suffix = operation === "undo" ? ":undo" : "";
+function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply | undefined, unknown> {
+  const { context, input, plan } = attempt;
+  const suffix = ask.operation === "undo" ? ":undo" : "";
   const request: AgentRequest = {
     schemaVersion: AGENT_MESSAGE_SCHEMA_VERSION,
-    requestId: `${requestIdFor(input.orderId, input.attempt, step)}${suffix}`,
+    requestId: `${requestIdFor(input.orderId, input.attempt, ask.step)}${suffix}`,
     orderId: input.orderId,
     attempt: input.attempt,
-    step,
-    operation,
-    idempotencyKey: `${idempotencyKeyFor(input.orderId, step)}${suffix}`,
+    step: ask.step,
+    operation: ask.operation,
+    idempotencyKey: `${idempotencyKeyFor(input.orderId, ask.step)}${suffix}`,
     instanceId: context.df.instanceId,
-    replyEvent: replyEventName(step, operation),
-    completeBy,
-    maxCalls,
-    payload,
+    replyEvent: replyEventName(ask.step, ask.operation),
+    completeBy: ask.completeBy,
+    maxCalls: ask.maxCalls,
+    payload: ask.payload,
   };
-  const timer = context.df.createTimer(new Date(completeBy));
+  const timer = context.df.createTimer(new Date(ask.completeBy));
   let reply: Task;
   if (plan.agentMode === "activity") {
-    reply = context.df.callActivity(ACTIVITIES.callAgent, request);
+    reply = context.df.callActivity(ORDER_ACTIVITIES.callAgent.name, request);
   } else {
-    yield context.df.callActivity(ACTIVITIES.sendAgentRequest, request);
+    yield* attempt.activities.sendAgentRequest(request);
     reply = context.df.waitForExternalEvent(request.replyEvent);
   }
   const winner = yield context.df.Task.any([reply, timer]);
@@ -235,7 +208,8 @@ function* askAgent(
     const message = reply.result instanceof Error ? reply.result.message : String(reply.result);
     return { outcome: "failed", reference: null, fault: { kind: "transient", code: "AgentFailed", message } };
   }
-  return reply.result as StepReply;
+  // Either form answers with the Agent's response: the activity returns it, the reply handler raises it.
+  return reply.result as AgentResponse;
 }
 
 function deadlineAfter(context: OrchestrationContext, ms: number): string {

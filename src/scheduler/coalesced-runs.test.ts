@@ -42,4 +42,19 @@ describe("CoalescedRuns", () => {
     await expect(failing.trigger()).rejects.toThrow("store down");
     expect(failing.running).toBeUndefined();
   });
+
+  it("gives the repeat the argument of the latest trigger", async () => {
+    const seen: string[] = [];
+    let release: () => void = () => {};
+    const runner = new CoalescedRuns<string>(async (client) => {
+      seen.push(client);
+      if (seen.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    });
+    const first = runner.trigger("a");
+    void runner.trigger("b");
+    void runner.trigger("c");
+    release();
+    await first;
+    expect(seen).toEqual(["a", "c"]);
+  });
 });

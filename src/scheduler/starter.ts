@@ -1,25 +1,20 @@
 import { toInstant } from "../domain/time.js";
+import type { AttemptInput } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import { type DurableClient, InstanceAlreadyRunningError } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
 import type { StateStore } from "../ports/state-store.js";
 import { updateAsRead } from "../state/record-updates.js";
+import { CoalescedRuns } from "./coalesced-runs.js";
 
 export interface StarterDeps {
   readonly states: StateStore;
-  readonly durable: DurableClient;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly orchestrationName: string;
   readonly attemptTimeoutMs: number;
   readonly maxInFlight: number;
   readonly pageSize: number;
-}
-
-/** The input every attempt's orchestration starts with. */
-export interface AttemptInput {
-  readonly orderId: string;
-  readonly attempt: number;
 }
 
 export interface StarterReport {
@@ -39,10 +34,10 @@ export interface StarterReport {
  * sets `Processing`, `lockedBy` = `${orderId}:${attempt}` and `completeBy`; then starts that attempt's
  * orchestration. A crash after the claim and before the start leaves a record whose `completeBy`
  * expires, which the Supervisor recovers. Admission control: it claims nothing once `maxInFlight`
- * records are `Processing`.
+ * records are `Processing`. The durable client is the one of the invocation that runs it.
  */
-export function createStarter(deps: StarterDeps): () => Promise<StarterReport> {
-  return async () => {
+export function createStarter(deps: StarterDeps): (durable: DurableClient) => Promise<StarterReport> {
+  return async (durable) => {
     const inFlightBefore = await deps.states.countProcessing();
     let room = deps.maxInFlight - inFlightBefore;
     let claimed = 0;
@@ -72,7 +67,7 @@ export function createStarter(deps: StarterDeps): () => Promise<StarterReport> {
         const instanceId = claim.record.lockedBy ?? "";
         const input: AttemptInput = { orderId: record.orderId, attempt: claim.record.attempt };
         try {
-          await deps.durable.startNew(deps.orchestrationName, { instanceId, input });
+          await durable.startNew(deps.orchestrationName, { instanceId, input });
           started++;
           deps.logger.info("starter.claimed", {
             orderId: record.orderId,
@@ -98,5 +93,25 @@ export function createStarter(deps: StarterDeps): () => Promise<StarterReport> {
     };
     if (claimed > 0 || lost > 0) deps.logger.info("starter.run", { ...report });
     return report;
+  };
+}
+
+/** Asks for a starter run with this durable client; resolves when a run that covers the request ends. */
+export type NudgeStarter = (durable: DurableClient) => Promise<void>;
+
+/**
+ * The starter as each host drives it: one run at a time per process, however many timers and nudges
+ * ask. A nudge never rejects: a failed run is logged, and the next timer tick runs it again.
+ */
+export function createStarterRuns(deps: StarterDeps, stopped?: () => boolean) {
+  const runs = new CoalescedRuns(createStarter(deps), stopped);
+  const nudge: NudgeStarter = (durable) =>
+    runs.trigger(durable).catch((error: unknown) => deps.logger.error("starter.error", { error }));
+  return {
+    nudge,
+    /** The runs in progress, if any. */
+    get running(): Promise<void> | undefined {
+      return runs.running;
+    },
   };
 }

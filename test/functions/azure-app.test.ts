@@ -16,9 +16,9 @@ import type { AgentRequest, AgentResponse } from "../../src/domain/agent-message
 import { seededRandom } from "../../src/domain/backoff.js";
 import type { OrderMessage } from "../../src/domain/order.js";
 import { registerFunctions } from "../../src/functions/app.js";
+import { type AzureApp, createAzureApp } from "../../src/functions/azure-app.js";
 import type { AzureServices } from "../../src/functions/azure-services.js";
 import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
-import { type AzureHandlers, createAzureHandlers } from "../../src/functions/handlers.js";
 import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
 import {
   type CapturedFunction,
@@ -26,7 +26,7 @@ import {
   type FunctionRegistry,
   triggerOf,
 } from "../../src/local/registration-capture.js";
-import { ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-processing.js";
+import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
 import { orderMessage } from "../pipeline/pipeline-harness.js";
 
@@ -50,7 +50,7 @@ class AppUnderTest {
   readonly queues = new Map<string, SqliteMessageQueue>();
   registry!: FunctionRegistry;
   runtime!: LocalDurableRuntime;
-  handlers!: AzureHandlers;
+  app!: AzureApp;
 
   queue = (name: string): SqliteMessageQueue => {
     let queue = this.queues.get(name);
@@ -61,9 +61,11 @@ class AppUnderTest {
     return queue;
   };
 
+  constructor(private readonly env: Record<string, string> = {}) {}
+
   async open(): Promise<void> {
     const services: AzureServices = {
-      settings: loadAzureSettings(SAMPLE.Values),
+      settings: loadAzureSettings({ ...SAMPLE.Values, ...this.env }),
       states: this.states,
       orders: this.orders,
       lease: new SqliteLease(this.db, this.clock, "supervisor"),
@@ -80,15 +82,8 @@ class AppUnderTest {
       instanceName: "test-worker",
       durableClient: () => this.runtime,
     };
-    let built = 0;
-    this.registry = await captureRegistrations(() =>
-      registerFunctions(() => {
-        built++;
-        this.handlers ??= createAzureHandlers(services);
-        return this.handlers;
-      }),
-    );
-    expect(built, "registration must not build the services").toBe(0);
+    this.app = createAzureApp(services);
+    this.registry = await captureRegistrations(() => registerFunctions(this.app));
     this.runtime = LocalDurableRuntime.open({
       db: this.db,
       clock: this.clock,
@@ -182,19 +177,26 @@ describe("Azure app registrations", () => {
       },
       [ORDER_PROCESSING]: { type: "orchestrationTrigger" },
     });
-    for (const activity of Object.values(ACTIVITIES))
-      expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(7 + 1 + Object.values(ACTIVITIES).length);
+    const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
+    for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
+    expect(Object.keys(summary)).toHaveLength(7 + 1 + activities.length);
   });
 
-  it("gives a durable client input to exactly the functions that start or signal orchestrations", () => {
+  it("gives a durable client input to exactly the functions that start or signal orchestrations, settling activities included", () => {
     const withClient = app.registry
       .all()
       .filter((fn) => Object.values(fn.metadata.bindings).some((b) => b.type === "durableClient"))
       .map((fn) => fn.name)
       .sort();
     expect(withClient).toEqual(
-      [FUNCTION_NAMES.agentReplies, FUNCTION_NAMES.starter, FUNCTION_NAMES.submitOrder].sort(),
+      [
+        FUNCTION_NAMES.agentReplies,
+        FUNCTION_NAMES.starter,
+        FUNCTION_NAMES.submitOrder,
+        ORDER_ACTIVITIES.advance.name,
+        ORDER_ACTIVITIES.fail.name,
+        ORDER_ACTIVITIES.beginCompensation.name,
+      ].sort(),
     );
   });
 
@@ -222,6 +224,21 @@ describe("Azure app handlers", () => {
     ]);
     const statuses = await app.queue(QUEUE_NAMES.orderStatus).peek(10);
     expect(statuses.map((m) => m.subject)).toContain("completed");
+  });
+
+  it("admits the next order as soon as one leaves Processing, without waiting for the starter's timer", async () => {
+    const capped = new AppUnderTest({ MAX_IN_FLIGHT: "1" });
+    await capped.open();
+    try {
+      await capped.invoke(FUNCTION_NAMES.submitOrder, order("ord-a"), { messageId: "m-a" });
+      await capped.invoke(FUNCTION_NAMES.submitOrder, order("ord-b"), { messageId: "m-b" });
+      expect((await capped.states.get("ord-b"))?.processState).toBe("Pending");
+      await capped.runtime.idle();
+      expect((await capped.states.get("ord-a"))?.processState).toBe("Processed");
+      expect((await capped.states.get("ord-b"))?.processState).toBe("Processed");
+    } finally {
+      await capped.close();
+    }
   });
 
   it("moves a refused order message to the invalid-messages queue with its reason, and completes it", async () => {

@@ -5,7 +5,7 @@ import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { seededRandom } from "../../src/domain/backoff.js";
 import { orderFromMessage } from "../../src/domain/order.js";
 import { toInstant } from "../../src/domain/time.js";
-import { ORDER_PROCESSING } from "../../src/orchestrators/order-processing.js";
+import { ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 import { createStarter } from "../../src/scheduler/starter.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
@@ -109,7 +109,6 @@ describe("starter", () => {
     const starter = () =>
       createStarter({
         states: s.pipeline.states,
-        durable: s.pipeline.runtime,
         clock: s.clock,
         logger: s.logger,
         orchestrationName: ORDER_PROCESSING,
@@ -117,7 +116,7 @@ describe("starter", () => {
         maxInFlight: 1_000,
         pageSize: 3,
       });
-    const [a, b] = await Promise.all([starter()(), starter()()]);
+    const [a, b] = await Promise.all([starter()(s.pipeline.runtime), starter()(s.pipeline.runtime)]);
     expect((a?.claimed ?? 0) + (b?.claimed ?? 0)).toBe(20);
     expect((a?.startFailures ?? 0) + (b?.startFailures ?? 0)).toBe(0);
     s.pipeline.start();

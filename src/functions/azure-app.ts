@@ -1,0 +1,45 @@
+import type { InvocationContext } from "@azure/functions";
+import * as df from "durable-functions";
+import { FunctionsDurableClient, type SdkDurableClient } from "../adapters/functions-host/durable-client.js";
+import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
+import type { DurableClient } from "../ports/durable-client.js";
+import { createStarterRuns } from "../scheduler/starter.js";
+import type { AzureServices } from "./azure-services.js";
+import { createAgentQueueHandlers } from "./handlers/agent-queues.js";
+import { createAzureOrderActivities } from "./handlers/order-activities.js";
+import { createOrdersHttpHandlers } from "./handlers/orders-http.js";
+import { createSubmissionTrigger } from "./handlers/submission.js";
+import { createTimerHandlers } from "./handlers/timers.js";
+
+export type AzureApp = ReturnType<typeof createAzureApp>;
+
+/**
+ * The Azure app's composition: the shared handlers wired to the Azure services, built once when the
+ * host loads the app, one group per kind of trigger. Nothing connects here. A durable client is taken
+ * from each invocation's own binding and passed down; the starter runs one at a time in this process,
+ * nudged by its timer, by accepted orders and by orders that leave `Processing`.
+ */
+export function createAzureApp(services: AzureServices) {
+  const pipeline = services.settings.pipeline;
+  const durableOf = (context: InvocationContext): DurableClient =>
+    services.durableClient?.(context) ??
+    new FunctionsDurableClient(df.getClient(context) as unknown as SdkDurableClient);
+  const starter = createStarterRuns({
+    states: services.states,
+    clock: services.clock,
+    logger: services.logger,
+    orchestrationName: ORDER_PROCESSING,
+    attemptTimeoutMs: pipeline.attemptTimeoutMs,
+    maxInFlight: pipeline.maxInFlight,
+    pageSize: pipeline.starterPageSize,
+  });
+  const nudgeStarter = starter.nudge;
+  return {
+    durableOf,
+    submission: createSubmissionTrigger(services, { nudgeStarter, durableOf }),
+    timers: createTimerHandlers(services, { nudgeStarter, durableOf }),
+    agentQueues: createAgentQueueHandlers(services, { durableOf }),
+    ordersHttp: createOrdersHttpHandlers(services),
+    activities: createAzureOrderActivities(services, { nudgeStarter }),
+  };
+}

@@ -1,0 +1,40 @@
+import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { QUEUE_NAMES } from "../../config/names.js";
+import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
+import { orderMessageId } from "../../scheduler/order-message-id.js";
+import { type ApiAnswer, createOrdersApi, orderTooLarge } from "../../scheduler/orders-api.js";
+import type { AzureServices } from "../azure-services.js";
+
+/** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */
+export function createOrdersHttpHandlers(services: AzureServices) {
+  const orders = services.queue(QUEUE_NAMES.orders);
+  const api = createOrdersApi({
+    logger: services.logger,
+    backend: {
+      post: (body) => orders.send({ messageId: orderMessageId(body), body }),
+      getRecord: (orderId) => services.states.get(orderId),
+    },
+  });
+  return {
+    async postOrder(request: HttpRequest): Promise<HttpResponseInit> {
+      const declared = Number(request.headers.get("content-length") ?? 0);
+      if (declared > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
+      const text = await request.text();
+      if (Buffer.byteLength(text) > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
+      return toResponse(await api.postOrder(text));
+    },
+    async getOrder(request: HttpRequest): Promise<HttpResponseInit> {
+      // The raw path segment: route parameters arrive decoded, and the API decodes (and checks) it itself.
+      const segment = new URL(request.url).pathname.split("/").pop() ?? "";
+      return toResponse(await api.getOrder(segment));
+    },
+  };
+}
+
+function toResponse(answer: ApiAnswer): HttpResponseInit {
+  return {
+    status: answer.status,
+    jsonBody: answer.body,
+    ...(answer.headers ? { headers: { ...answer.headers } } : {}),
+  };
+}

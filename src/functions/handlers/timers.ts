@@ -1,0 +1,39 @@
+import type { InvocationContext } from "@azure/functions";
+import type { DurableClient } from "../../ports/durable-client.js";
+import type { NudgeStarter } from "../../scheduler/starter.js";
+import { createSupervisor } from "../../supervisor/supervisor.js";
+import type { AzureServices } from "../azure-services.js";
+
+/** The starter's and the Supervisor's timers. */
+export function createTimerHandlers(
+  services: AzureServices,
+  deps: {
+    readonly nudgeStarter: NudgeStarter;
+    readonly durableOf: (context: InvocationContext) => DurableClient;
+  },
+) {
+  const pipeline = services.settings.pipeline;
+  const supervisor = createSupervisor({
+    states: services.states,
+    lease: services.lease,
+    alerts: services.alerts,
+    notifier: services.notifier,
+    clock: services.clock,
+    random: services.random,
+    logger: services.logger,
+    holder: services.instanceName,
+    policy: pipeline.recovery,
+    windowMs: pipeline.supervisorWindowMs,
+    pageSize: pipeline.supervisorPageSize,
+    maxPages: pipeline.supervisorMaxPages,
+    leaseMs: pipeline.supervisorLeaseMs,
+  });
+  return {
+    async runStarter(_timer: unknown, context: InvocationContext): Promise<void> {
+      await deps.nudgeStarter(deps.durableOf(context));
+    },
+    async runSupervisor(): Promise<void> {
+      await supervisor();
+    },
+  };
+}

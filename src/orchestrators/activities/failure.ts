@@ -1,0 +1,27 @@
+import type { ActivityImplementations } from "../activity-contract.js";
+import type { OrderActivityContracts } from "../order-contracts.js";
+import type { OrderActivityDeps } from "./deps.js";
+import type { RecordActions } from "./record-actions.js";
+
+/** A permanent fault before any step applied an effect: the order goes to `Error`, with an alert. */
+export function createFailureActivities(
+  deps: OrderActivityDeps,
+  actions: RecordActions,
+): Pick<ActivityImplementations<OrderActivityContracts>, "fail"> {
+  return {
+    async fail({ failure, ...ref }, invocation) {
+      const outcome = await actions.apply(
+        ref,
+        () => ({ type: "fail", instanceId: ref.instanceId, now: actions.now(), failure }),
+        "order.failed",
+        { code: failure.code, step: failure.step },
+      );
+      if (outcome.ok && outcome.changed) {
+        await actions.alert("OrderFailed", ref.orderId, `${failure.code}: ${failure.message}`);
+        await actions.notify(outcome.record, "failed", failure.message);
+        await deps.onOrderSettled(invocation.durableClient());
+      }
+      return actions.result(outcome);
+    },
+  };
+}

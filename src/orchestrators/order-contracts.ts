@@ -1,0 +1,118 @@
+import { type ZodType, z } from "zod";
+import { type AgentResponse, agentRequestSchema } from "../domain/agent-messages.js";
+import { FAILURE_KINDS, type ProcessState } from "../domain/state-record.js";
+import { isoInstantSchema } from "../domain/time.js";
+import type { FailureInput } from "../domain/transitions.js";
+import { oneOf, text } from "../domain/validation.js";
+import { ORDER_STEPS, type StepName } from "../domain/workflow.js";
+import { activity } from "./activity-contract.js";
+
+/** The order orchestration's function name, as registered and as the starter and Supervisor start it. */
+export const ORDER_PROCESSING = "orderProcessing";
+
+/** Every activity that touches the record names the attempt, so the update can be fenced on it. */
+export interface AttemptRef {
+  readonly orderId: string;
+  readonly instanceId: string;
+}
+
+/** How a step start went: the calls it may make, or why it did not start. */
+export type StepStart =
+  | { readonly ok: true; readonly allowance: number }
+  | {
+      readonly ok: false;
+      readonly reason: "notOwner" | "budgetExhausted" | "refused";
+      readonly detail: string;
+    };
+
+/** What the attempt needs to know, read once by an activity so the orchestrator itself does no I/O. */
+export type AttemptPlan =
+  | { readonly owned: false }
+  | {
+      readonly owned: true;
+      readonly pendingSteps: readonly StepName[];
+      /** Partner references of the steps completed by earlier attempts, in completion order. */
+      readonly completed: readonly CompletedStep[];
+      readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
+      /** The first pending step, already started with a deadline of `firstCompleteBy`. */
+      readonly firstStart: StepStart;
+      readonly firstCompleteBy: string;
+      readonly stepTimeoutMs: number;
+      readonly agentMode: "activity" | "queue";
+      /** Partner calls each undo may make (undos are not charged to the order's budget). */
+      readonly undoCalls: number;
+    };
+export type OwnedPlan = Extract<AttemptPlan, { owned: true }>;
+
+export interface CompletedStep {
+  readonly step: StepName;
+  readonly reference: string | null;
+}
+
+/** A step recorded and the next one started (`next`), or the order finished when there was none. */
+export type Advance =
+  | { readonly ok: true; readonly next: StepStart }
+  | { readonly ok: false; readonly detail: string };
+
+export interface UpdateResult {
+  readonly ok: boolean;
+  readonly detail?: string;
+}
+
+/** Where a compensation ended: the record's state, or `notOwner` when the attempt lost the record. */
+export interface CompensationEnd {
+  readonly state: ProcessState | "notOwner";
+}
+
+const identifier = text(1, 128);
+const attemptRef = { orderId: text(1, 64), instanceId: identifier };
+const step = oneOf(ORDER_STEPS);
+const failureInput: ZodType<FailureInput> = z.strictObject({
+  kind: oneOf(FAILURE_KINDS),
+  code: text(1, 128),
+  message: text(0, 2_000),
+  step: step.nullable().default(null),
+});
+
+/**
+ * The order orchestration's activities. The orchestrator calls them through `proxyActivities`; both
+ * hosts register `createOrderActivities` against them, which validates each input on arrival.
+ */
+export const ORDER_ACTIVITIES = {
+  /** Reads the record and the order, and starts the first pending step. */
+  beginAttempt: activity<AttemptPlan>()(
+    "orderBeginAttempt",
+    z.strictObject({ ...attemptRef, firstDeadlineFrom: isoInstantSchema }),
+  ),
+  /** The Agent in its activity form: calls the partner and answers with its reply. */
+  callAgent: activity<AgentResponse>()("orderCallAgent", agentRequestSchema),
+  /** The Agent in its queue form: puts the request on the Agent's request queue. */
+  sendAgentRequest: activity<void>()("orderSendAgentRequest", agentRequestSchema),
+  /** Records a completed step and starts the next one, or finishes the order after the last. */
+  advance: activity<Advance>()(
+    "orderAdvance",
+    z.strictObject({
+      ...attemptRef,
+      step: step.nullable(),
+      reference: text(0, 256).nullable().optional(),
+      next: z.strictObject({ step, completeBy: isoInstantSchema }).nullable(),
+    }),
+  ),
+  fail: activity<UpdateResult>()("orderFail", z.strictObject({ ...attemptRef, failure: failureInput })),
+  beginCompensation: activity<UpdateResult>()(
+    "orderBeginCompensation",
+    z.strictObject({ ...attemptRef, failure: failureInput, completeBy: isoInstantSchema }),
+  ),
+  compensateStep: activity<UpdateResult>()(
+    "orderCompensateStep",
+    z.strictObject({
+      ...attemptRef,
+      step,
+      outcome: oneOf(["compensated", "failed"] as const),
+      failure: failureInput.nullable(),
+    }),
+  ),
+  finishCompensation: activity<CompensationEnd>()("orderFinishCompensation", z.strictObject(attemptRef)),
+} as const;
+
+export type OrderActivityContracts = typeof ORDER_ACTIVITIES;
