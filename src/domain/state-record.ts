@@ -103,7 +103,7 @@ export const stateRecordSchema = z.strictObject({
   updatedAt: isoInstantSchema,
 });
 
-/** The state-store record of one order process (DESIGN.md, "The state record"). */
+/** The state-store record of one order process (docs/architecture.md, "The state record"). */
 export type StateRecord = z.infer<typeof stateRecordSchema>;
 
 /** A record as a store returns it: with the ETag that every conditional update must present. */

@@ -170,7 +170,7 @@ function checkRecordInvariants(record: StateRecord): void {
       expect(record.steps.find((s) => s.name === entry.step)?.status).toBe("Compensated");
     }
   }
-  // Invariant 4 of DESIGN.md: past the limit only Error, or what an operator chose to do from Error.
+  // Invariant 4 of docs/architecture.md: past the limit only Error, or what an operator chose to do from Error.
   if (record.failureCount > policy.maxRecoveries) {
     expect(["Error", "Compensating", "Compensated", "CompensationFailed"]).toContain(record.processState);
   }

@@ -21,7 +21,7 @@ export interface InvariantReport {
 }
 
 /**
- * DESIGN.md's five invariants, computed from the stores, the database's own audit of record writes,
+ * The five invariants of docs/architecture.md, computed from the stores, the database's own audit of record writes,
  * and the partner's ledger: never from counters the pipeline keeps about itself.
  */
 export function checkInvariants(input: InvariantInput): InvariantReport {

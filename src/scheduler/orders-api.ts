@@ -2,7 +2,7 @@
  * The orders HTTP API's decisions, shared by the Functions HTTP triggers and the embedded host's
  * server. Each host reads the request and writes the answer; what is answered is decided here.
  *
- *   POST /api/orders          body: an order message (DESIGN.md, "Message contracts"), at most 64 KiB
+ *   POST /api/orders          body: an order message (docs/architecture.md, "Message contracts"), at most 64 KiB
  *     202 { "orderId", "status": "accepted", "statusUrl": "/api/orders/<id>" } with a Location header:
  *         the message is on the orders queue (submission validates it again there).
  *     400 { "error": "invalid order message", "issues": [{ "field", "rule", "message" }] }: every

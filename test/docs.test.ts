@@ -1,0 +1,41 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { TRANSITIONS } from "../src/domain/transitions.js";
+
+const ROOT = join(import.meta.dirname, "..");
+const SKIPPED = new Set(["node_modules", ".git", "dist", ".data", "coverage", "package-lock.json"]);
+const TEXT = /\.(ts|md|json|bicep|sh|sql|yaml|yml|toml)$|^\.ci$|run$/;
+
+function repositoryFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    if (SKIPPED.has(name) || name.startsWith(".built-app-")) return [];
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return repositoryFiles(path);
+    return TEXT.test(name) ? [path] : [];
+  });
+}
+
+describe("the documentation", () => {
+  it("names only documents the repository contains", () => {
+    const missing: string[] = [];
+    for (const file of repositoryFiles(ROOT)) {
+      const text = readFileSync(file, "utf8");
+      for (const [reference] of text.matchAll(/(?<![\w/.:-])[\w./-]*[A-Za-z0-9_-]\.md\b/g)) {
+        const candidates = [join(dirname(file), reference), join(ROOT, reference)];
+        if (!candidates.some((path) => existsSync(path))) missing.push(`${relative(ROOT, file)}: ${reference}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("draws the state diagram with exactly the moves the transition table allows", () => {
+    const text = readFileSync(join(ROOT, "docs/architecture.md"), "utf8");
+    const diagram = text.match(/```mermaid\n([\s\S]*?)```/)?.[1] ?? "";
+    const drawn = new Set(
+      [...diagram.matchAll(/^\s*(\w+) --> (\w+)/gm)].map(([, from, to]) => `${from} -> ${to}`),
+    );
+    const allowed = new Set(TRANSITIONS.flatMap((rule) => rule.to.map((to) => `${rule.from} -> ${to}`)));
+    expect([...drawn].sort()).toEqual([...allowed].sort());
+  });
+});
