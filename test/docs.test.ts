@@ -23,7 +23,8 @@ describe("the documentation", () => {
       const text = readFileSync(file, "utf8");
       for (const [reference] of text.matchAll(/(?<![\w/.:-])[\w./-]*[A-Za-z0-9_-]\.md\b/g)) {
         const candidates = [join(dirname(file), reference), join(ROOT, reference)];
-        if (!candidates.some((path) => existsSync(path))) missing.push(`${relative(ROOT, file)}: ${reference}`);
+        if (!candidates.some((path) => existsSync(path)))
+          missing.push(`${relative(ROOT, file)}: ${reference}`);
       }
     }
     expect(missing).toEqual([]);

@@ -27,6 +27,7 @@ const policy: RecoveryPolicy = {
 
 const COMMAND_TYPES: readonly CommandType[] = [
   "claim",
+  "releaseClaim",
   "startStep",
   "completeStep",
   "finish",
@@ -71,7 +72,7 @@ const operation: fc.Arbitrary<Operation> = fc.record({
 });
 
 function naturalActor(command: CommandType): Actor {
-  if (command === "claim") return "starter";
+  if (command === "claim" || command === "releaseClaim") return "starter";
   if (command === "recover") return "supervisor";
   if (command === "resubmit" || command === "compensate") return "operator";
   return "orchestration";
@@ -87,7 +88,7 @@ function sensibleCommand(seen: StateRecord, pick: number): CommandType {
       if (!next) return choose("finish", "finish", "recover");
       if (next.status === "Running")
         return choose("completeStep", "completeStep", "fail", "beginCompensation", "recover");
-      return choose("startStep", "startStep", "recover");
+      return choose("startStep", "startStep", "recover", "releaseClaim");
     }
     case "Compensating":
       return choose("compensateStep", "compensateStep", "finishCompensation", "recover");
@@ -116,6 +117,8 @@ function commandFor(op: Operation, seen: StateRecord, now: string): Command {
   switch (type) {
     case "claim":
       return { type: "claim", now, attemptTimeoutMs: 60_000 };
+    case "releaseClaim":
+      return { type: "releaseClaim", instanceId, now, retryAt: now, reason: "start failed" };
     case "startStep":
       return {
         type: "startStep",

@@ -322,12 +322,52 @@ describe("Supervisor recovery", () => {
     let now = 0;
     for (let failure = 1; failure <= policy.maxRecoveries + 1; failure++) {
       record = apply(record, "starter", claim(record.notBefore));
+      // Each attempt reaches the Agent: it starts its first step.
+      record = apply(
+        record,
+        "orchestration",
+        start(record.lockedBy ?? "", "reserveInventory", record.notBefore),
+      );
       now = Date.parse(record.completeBy ?? "") - Date.parse(T0);
       record = apply(record, "supervisor", recover(record.lockedBy ?? "", at(now)));
       expect(record.failureCount).toBe(failure);
       expect(record.processState).toBe(failure > policy.maxRecoveries ? "Error" : "Pending");
     }
     expect(record.lastError?.code).toBe("RecoveriesExhausted");
+  });
+
+  it("lets the starter give back a claim it could not start, without a failure, until a step starts", () => {
+    const record = claimed();
+    const release: Command = {
+      type: "releaseClaim",
+      instanceId: "ord-1:1",
+      now: at(1),
+      retryAt: at(1_001),
+      reason: "durable client unavailable",
+    };
+    expect(apply(record, "starter", release)).toMatchObject({
+      processState: "Pending",
+      lockedBy: null,
+      completeBy: null,
+      notBefore: at(1_001),
+      failureCount: 0,
+      attempt: 1,
+      lastError: { kind: "transient", code: "StartFailed", message: "durable client unavailable" },
+    });
+    expectRefused(record, "starter", { ...release, instanceId: "ord-1:2" } as Command, "notOwner");
+    const running = apply(record, "orchestration", start("ord-1:1", "reserveInventory"));
+    expectRefused(running, "starter", release, "stepState");
+  });
+
+  it("counts no failure for an attempt that started no step, however often it expires", () => {
+    let record = pendingRecord();
+    for (let expiry = 1; expiry <= policy.maxRecoveries + 3; expiry++) {
+      record = apply(record, "starter", claim(record.notBefore));
+      const expiredAt = at(Date.parse(record.completeBy ?? "") - Date.parse(T0));
+      record = apply(record, "supervisor", recover(record.lockedBy ?? "", expiredAt));
+      expect(record).toMatchObject({ processState: "Pending", failureCount: 0, lockedBy: null });
+      expect(record.lastError?.code).toBe("AttemptNotStarted");
+    }
   });
 
   it("waits the extended delay once past the first threshold", () => {

@@ -44,6 +44,14 @@ export interface RecoveryPolicy {
 export type Command =
   | { readonly type: "claim"; readonly now: IsoInstant; readonly attemptTimeoutMs: number }
   | {
+      /** The starter gives back a claim whose orchestration it could not start: no failure is counted. */
+      readonly type: "releaseClaim";
+      readonly instanceId: string;
+      readonly now: IsoInstant;
+      readonly retryAt: IsoInstant;
+      readonly reason: string;
+    }
+  | {
       readonly type: "startStep";
       readonly instanceId: string;
       readonly step: StepName;
@@ -114,6 +122,7 @@ export interface TransitionRule {
  */
 export const TRANSITIONS: readonly TransitionRule[] = [
   { command: "claim", actor: "starter", from: "Pending", to: ["Processing"], fence: "unlocked" },
+  { command: "releaseClaim", actor: "starter", from: "Processing", to: ["Pending"], fence: "owner" },
   { command: "startStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
   { command: "completeStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
   { command: "finish", actor: "orchestration", from: "Processing", to: ["Processed"], fence: "owner" },
@@ -275,6 +284,8 @@ function applyCommand(record: StateRecord, command: Command): Step {
   switch (command.type) {
     case "claim":
       return claim(record, command);
+    case "releaseClaim":
+      return releaseClaim(record, command);
     case "startStep":
       return startStep(record, command);
     case "completeStep":
@@ -311,6 +322,27 @@ function claim(record: StateRecord, command: CommandOf<"claim">): Step {
     lockedBy: instanceIdFor(record.orderId, attempt),
     completeBy: addMilliseconds(command.now, command.attemptTimeoutMs),
   });
+}
+
+function releaseClaim(record: StateRecord, command: CommandOf<"releaseClaim">): Step {
+  const started = startedSteps(record);
+  if (started.length > 0) return refusal("stepState", `the attempt already started ${started.join(", ")}`);
+  const failure: FailureInput = { kind: "transient", code: "StartFailed", message: command.reason };
+  return changedTo(
+    release({
+      ...record,
+      processState: "Pending",
+      notBefore: command.retryAt,
+      lastError: toFailure(failure, command.now),
+    }),
+  );
+}
+
+/** Steps the current attempt started: only such an attempt can have reached the Agent. */
+function startedSteps(record: StateRecord): StepName[] {
+  return record.steps
+    .filter((s) => s.status === "Running" && s.attempt === record.attempt)
+    .map((s) => s.name);
 }
 
 function startStep(record: StateRecord, command: CommandOf<"startStep">): Step {
@@ -432,6 +464,26 @@ function recover(record: StateRecord, command: CommandOf<"recover">): Step {
     };
     return changedTo(
       release({ ...record, processState: "CompensationFailed", lastError: toFailure(failure, command.now) }),
+    );
+  }
+  if (startedSteps(record).length === 0) {
+    // The attempt never reached the Agent (its orchestration did not start, or could not read the
+    // record): infrastructure, not the order, failed. Another attempt, and no failure counted.
+    const notStarted: FailureInput = {
+      kind: "timeout",
+      code: "AttemptNotStarted",
+      message: `attempt ${record.attempt} (${record.lockedBy}) started no step before its deadline ${record.completeBy}`,
+    };
+    return changedTo(
+      release({
+        ...record,
+        processState: "Pending",
+        notBefore: addMilliseconds(
+          command.now,
+          recoveryDelayMs(command.policy, record.failureCount + 1, command.random),
+        ),
+        lastError: toFailure(notStarted, command.now),
+      }),
     );
   }
   const failureCount = record.failureCount + 1;

@@ -32,6 +32,7 @@ export function createAzureApp(services: AzureServices) {
     attemptTimeoutMs: pipeline.attemptTimeoutMs,
     maxInFlight: pipeline.maxInFlight,
     pageSize: pipeline.starterPageSize,
+    startRetryDelayMs: pipeline.recovery.backoff.baseMs,
   });
   const nudgeStarter = starter.nudge;
   return {

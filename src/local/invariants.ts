@@ -83,6 +83,8 @@ function illegalWrite({ before, after }: AuditedWrite): string | undefined {
   const allowed = TRANSITIONS.some((rule) => {
     if (rule.from !== before.processState || !rule.to.includes(after.processState)) return false;
     if (rule.fence === "unlocked") return before.lockedBy === null;
+    if (rule.command === "releaseClaim")
+      return after.lastErrorCode === "StartFailed" && before.lockedBy !== null;
     if (rule.fence === "owner")
       return before.lockedBy !== null && (after.lockedBy === before.lockedBy || after.lockedBy === null);
     return (

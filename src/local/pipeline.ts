@@ -50,6 +50,8 @@ export interface PipelineOptions {
   readonly maxConcurrentActivities?: number;
   /** Fault injection: the share of Agent replies delivered twice (a duplicating transport). */
   readonly duplicateReplies?: number;
+  /** Fault injection: wraps the durable client the starter and the reply handler use (an outage). */
+  readonly wrapDurableClient?: (runtime: DurableClient) => DurableClient;
 }
 
 /**
@@ -64,6 +66,8 @@ export class LocalPipeline {
   readonly alerts: LoggingAlertSink;
   readonly ordersQueue: SqliteMessageQueue;
   readonly runtime: LocalDurableRuntime;
+  /** The durable client the handlers are given: the runtime, unless a test wraps it. */
+  readonly durable: DurableClient;
   readonly runStarter: () => Promise<StarterReport>;
   readonly runSupervisor: () => Promise<ScanReport>;
   private readonly queueNamed: (name: string) => SqliteMessageQueue;
@@ -88,6 +92,7 @@ export class LocalPipeline {
     this.queueNamed = parts.queueNamed;
     this.agent = parts.agent;
     this.runtime = runtime;
+    this.durable = options.wrapDurableClient?.(runtime) ?? runtime;
     this.states = parts.states;
     this.orders = parts.orders;
     this.alerts = parts.alerts;
@@ -101,9 +106,10 @@ export class LocalPipeline {
       attemptTimeoutMs: options.settings.attemptTimeoutMs,
       maxInFlight: options.settings.maxInFlight,
       pageSize: options.settings.starterPageSize,
+      startRetryDelayMs: options.settings.recovery.backoff.baseMs,
     };
     const starter = createStarter(starterDeps);
-    this.runStarter = () => starter(runtime);
+    this.runStarter = () => starter(this.durable);
     this.starterRuns = createStarterRuns(starterDeps, () => this.stopping.signal.aborted);
   }
 
@@ -180,7 +186,7 @@ export class LocalPipeline {
     const registry = await captureRegistrations(() =>
       registerOrderProcessing(activities, () => {
         if (!pipeline) throw new Error("an activity ran before the pipeline was open");
-        return pipeline.runtime;
+        return pipeline.durable;
       }),
     );
     const runtime = LocalDurableRuntime.open({
@@ -283,7 +289,7 @@ export class LocalPipeline {
         }),
       );
       const replies = createAgentReplyHandler({ logger });
-      this.consume(responses, (message) => replies(message, this.runtime));
+      this.consume(responses, (message) => replies(message, this.durable));
     }
     void this.every(this.options.starterIntervalMs, () => this.nudgeStarter());
     void this.every(this.options.supervisorIntervalMs, () => this.runSupervisor());
@@ -300,7 +306,7 @@ export class LocalPipeline {
    * Runs the starter now (or once more after the run in progress): never two at once. Resolves when
    * that run ends; never rejects.
    */
-  nudgeStarter(durable: DurableClient = this.runtime): Promise<void> {
+  nudgeStarter(durable: DurableClient = this.durable): Promise<void> {
     return this.starterRuns.nudge(durable);
   }
 

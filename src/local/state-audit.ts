@@ -15,10 +15,10 @@ export function enableStateAudit(db: EmbeddedDatabase): void {
       after    TEXT NOT NULL
     );
     CREATE TRIGGER IF NOT EXISTS state_audit_insert AFTER INSERT ON state_records BEGIN
-      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by, 'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'), 'updatedAt', json_extract(NEW.document, '$.updatedAt')));
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by, 'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'), 'updatedAt', json_extract(NEW.document, '$.updatedAt'), 'lastErrorCode', json_extract(NEW.document, '$.lastError.code')));
     END;
     CREATE TRIGGER IF NOT EXISTS state_audit_update AFTER UPDATE ON state_records BEGIN
-      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, json_object('orderId', OLD.order_id, 'processState', OLD.process_state, 'lockedBy', OLD.locked_by, 'completeBy', OLD.complete_by, 'failureCount', json_extract(OLD.document, '$.failureCount'), 'updatedAt', json_extract(OLD.document, '$.updatedAt')), json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by, 'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'), 'updatedAt', json_extract(NEW.document, '$.updatedAt')));
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, json_object('orderId', OLD.order_id, 'processState', OLD.process_state, 'lockedBy', OLD.locked_by, 'completeBy', OLD.complete_by, 'failureCount', json_extract(OLD.document, '$.failureCount'), 'updatedAt', json_extract(OLD.document, '$.updatedAt'), 'lastErrorCode', json_extract(OLD.document, '$.lastError.code')), json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by, 'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'), 'updatedAt', json_extract(NEW.document, '$.updatedAt'), 'lastErrorCode', json_extract(NEW.document, '$.lastError.code')));
     END;
   `);
 }
@@ -27,7 +27,24 @@ export function enableStateAudit(db: EmbeddedDatabase): void {
 export type AuditedState = Pick<
   StateRecord,
   "orderId" | "processState" | "lockedBy" | "completeBy" | "failureCount" | "updatedAt"
->;
+> & {
+  /** Tells a starter's released claim (`StartFailed`) from other moves back to `Pending`. */
+  readonly lastErrorCode: string | null;
+};
+
+/** A record as the audit keeps it. */
+export function toAudited(record: StateRecord): AuditedState {
+  const { orderId, processState, lockedBy, completeBy, failureCount, updatedAt } = record;
+  return {
+    orderId,
+    processState,
+    lockedBy,
+    completeBy,
+    failureCount,
+    updatedAt,
+    lastErrorCode: record.lastError?.code ?? null,
+  };
+}
 
 export interface AuditedWrite {
   readonly orderId: string;

@@ -1,4 +1,5 @@
-import { toInstant } from "../domain/time.js";
+import type { StoredStateRecord } from "../domain/state-record.js";
+import { addMilliseconds, toInstant } from "../domain/time.js";
 import type { AttemptInput } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import { type DurableClient, InstanceAlreadyRunningError } from "../ports/durable-client.js";
@@ -15,6 +16,8 @@ export interface StarterDeps {
   readonly attemptTimeoutMs: number;
   readonly maxInFlight: number;
   readonly pageSize: number;
+  /** How long a claim whose orchestration could not be started waits before it is claimed again. */
+  readonly startRetryDelayMs: number;
 }
 
 export interface StarterReport {
@@ -22,10 +25,14 @@ export interface StarterReport {
   /** Claims lost to another starter (or another writer) between the query and the update. */
   readonly lost: number;
   readonly started: number;
-  /** Orchestrations that could not be started; the Supervisor recovers these records after `completeBy`. */
+  /**
+   * Orchestrations that could not be started. Their claims are given back (`Pending` again after
+   * `startRetryDelayMs`, no failure counted); one the starter could not give back is recovered by the
+   * Supervisor after `completeBy`, also without a failure, since the attempt started no step.
+   */
   readonly startFailures: number;
-  /** Why the starter stopped claiming: nothing left, or the in-flight cap. */
-  readonly stoppedBy: "nothingClaimable" | "maxInFlight";
+  /** Why the starter stopped claiming: nothing left, the in-flight cap, or a start that failed. */
+  readonly stoppedBy: "nothingClaimable" | "maxInFlight" | "startFailed";
   readonly inFlightBefore: number;
 }
 
@@ -45,6 +52,7 @@ export function createStarter(deps: StarterDeps): (durable: DurableClient) => Pr
     let started = 0;
     let startFailures = 0;
     let token: string | null = null;
+    let stoppedBy: "startFailed" | undefined;
     while (room > 0) {
       const now = toInstant(deps.clock.now());
       const page = await deps.states.queryClaimable({
@@ -64,36 +72,67 @@ export function createStarter(deps: StarterDeps): (durable: DurableClient) => Pr
         }
         claimed++;
         room--;
-        const instanceId = claim.record.lockedBy ?? "";
-        const input: AttemptInput = { orderId: record.orderId, attempt: claim.record.attempt };
-        try {
-          await durable.startNew(deps.orchestrationName, { instanceId, input });
+        if (await startClaimed(deps, durable, claim.record)) {
           started++;
-          deps.logger.info("starter.claimed", {
-            orderId: record.orderId,
-            attempt: input.attempt,
-            instanceId,
-          });
-        } catch (error) {
-          startFailures++;
-          const level = error instanceof InstanceAlreadyRunningError ? "warn" : "error";
-          deps.logger[level]("starter.start.failed", { orderId: record.orderId, instanceId, error });
+          continue;
         }
+        startFailures++;
+        // The durable backend is failing: stop claiming until the next run rather than churn.
+        stoppedBy = "startFailed";
+        break;
       }
       token = page.continuationToken;
-      if (!token) break;
+      if (!token || stoppedBy) break;
     }
     const report: StarterReport = {
       claimed,
       lost,
       started,
       startFailures,
-      stoppedBy: room <= 0 ? "maxInFlight" : "nothingClaimable",
+      stoppedBy: stoppedBy ?? (room <= 0 ? "maxInFlight" : "nothingClaimable"),
       inFlightBefore,
     };
     if (claimed > 0 || lost > 0) deps.logger.info("starter.run", { ...report });
     return report;
   };
+}
+
+/**
+ * Starts the claimed attempt's orchestration. An instance already running under that id goes on by
+ * itself; any other failure gives the claim back, so the outage is not counted against the order.
+ */
+async function startClaimed(
+  deps: StarterDeps,
+  durable: DurableClient,
+  claimed: StoredStateRecord,
+): Promise<boolean> {
+  const instanceId = claimed.lockedBy ?? "";
+  const input: AttemptInput = { orderId: claimed.orderId, attempt: claimed.attempt };
+  const fields = { orderId: claimed.orderId, attempt: claimed.attempt, instanceId };
+  try {
+    await durable.startNew(deps.orchestrationName, { instanceId, input });
+    deps.logger.info("starter.claimed", fields);
+    return true;
+  } catch (error) {
+    if (error instanceof InstanceAlreadyRunningError) {
+      deps.logger.warn("starter.start.alreadyRunning", { ...fields, error });
+      return true;
+    }
+    const now = toInstant(deps.clock.now());
+    const released = await updateAsRead(deps.states, claimed, "starter", {
+      type: "releaseClaim",
+      instanceId,
+      now,
+      retryAt: addMilliseconds(now, deps.startRetryDelayMs),
+      reason: `the orchestration could not be started: ${error instanceof Error ? error.message : String(error)}`,
+    });
+    deps.logger.error("starter.start.failed", {
+      ...fields,
+      error,
+      claim: released.ok ? "released" : `left to the Supervisor (${released.reason})`,
+    });
+    return false;
+  }
 }
 
 /** Asks for a starter run with this durable client; resolves when a run that covers the request ends. */

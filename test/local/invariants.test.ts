@@ -3,6 +3,7 @@ import type { StateRecord } from "../../src/domain/state-record.js";
 import { applyTransition, type Command } from "../../src/domain/transitions.js";
 import { checkInvariants, type InvariantInput } from "../../src/local/invariants.js";
 import type { PartnerLedger } from "../../src/local/partner/partner-service.js";
+import { toAudited } from "../../src/local/state-audit.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 function ledger(
@@ -31,18 +32,32 @@ function step(
 const created = pendingRecord("ord-1");
 const claimed = step(created, "starter", { type: "claim", now: T0, attemptTimeoutMs: 1_000 });
 
-function input(overrides: Partial<InvariantInput>): InvariantInput {
+interface RecordWrite {
+  readonly orderId: string;
+  readonly before: StateRecord | null;
+  readonly after: StateRecord;
+}
+
+/** The run's input, with writes given as whole records and kept as the audit keeps them. */
+function input(
+  overrides: Partial<Omit<InvariantInput, "writes">> & { writes?: RecordWrite[] },
+): InvariantInput {
+  const writes: RecordWrite[] = overrides.writes ?? [
+    { orderId: "ord-1", before: null, after: created },
+    { orderId: "ord-1", before: created, after: claimed },
+  ];
   return {
     submitted: ["ord-1"],
     records: new Map([["ord-1", { ...created, processState: "Processed" as const }]]),
     deadLettered: new Map(),
-    writes: [
-      { orderId: "ord-1", before: null, after: created },
-      { orderId: "ord-1", before: created, after: claimed },
-    ],
     ledger: ledger(),
     maxRecoveries: 2,
     ...overrides,
+    writes: writes.map(({ orderId, before, after }) => ({
+      orderId,
+      before: before && toAudited(before),
+      after: toAudited(after),
+    })),
   };
 }
 
@@ -76,6 +91,19 @@ describe("checkInvariants", () => {
     expect(checkInvariants(input({ ledger: ledger([], {}, 1) })).violations).toEqual([
       "2: 1 duplicate effects at the partner",
     ]);
+  });
+
+  it("3: accepts the starter giving back a claim it could not start", () => {
+    const released = step(claimed, "starter", {
+      type: "releaseClaim",
+      instanceId: "ord-1:1",
+      now: T0,
+      retryAt: T0,
+      reason: "start failed",
+    });
+    expect(
+      checkInvariants(input({ writes: [{ orderId: "ord-1", before: claimed, after: released }] })).violations,
+    ).toEqual([]);
   });
 
   it("3: finds a write by someone who did not own the record", () => {

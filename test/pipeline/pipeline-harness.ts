@@ -9,6 +9,7 @@ import type { OrderMessage } from "../../src/domain/order.js";
 import { isTerminal, type StoredStateRecord } from "../../src/domain/state-record.js";
 import { type PartnerService, startPartnerService } from "../../src/local/partner/partner-service.js";
 import { LocalPipeline } from "../../src/local/pipeline.js";
+import type { DurableClient } from "../../src/ports/durable-client.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 
 export const START = "2026-05-01T09:00:00.000Z";
@@ -33,6 +34,7 @@ export interface ScenarioOptions {
   readonly start?: boolean;
   readonly supervisorIntervalMs?: number;
   readonly duplicateReplies?: number;
+  readonly wrapDurableClient?: (runtime: DurableClient) => DurableClient;
 }
 
 export interface Scenario {
@@ -68,6 +70,7 @@ export async function openScenario(
     starterIntervalMs: 1_000,
     supervisorIntervalMs: options.supervisorIntervalMs ?? 5_000,
     ...(options.duplicateReplies !== undefined ? { duplicateReplies: options.duplicateReplies } : {}),
+    ...(options.wrapDurableClient ? { wrapDurableClient: options.wrapDurableClient } : {}),
   });
   if (options.start !== false) pipeline.start();
   return {

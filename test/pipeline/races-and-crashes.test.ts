@@ -67,7 +67,7 @@ describe("submission", () => {
 });
 
 describe("starter", () => {
-  it("lets the Supervisor recover a crash between claim and start", async () => {
+  it("lets the Supervisor recover a crash between claim and start, counting no failure against the order", async () => {
     const s = await open({ start: false });
     const consumerless = s.pipeline;
     await consumerless.orders.insertIfAbsent(orderFromMessage(orderMessage("ord-claimed")));
@@ -91,7 +91,7 @@ describe("starter", () => {
     consumerless.start();
     await runUntil(s, terminal(s, "ord-claimed"), { stepMs: 5_000 });
     const record = await recordOf(s, "ord-claimed");
-    expect(record).toMatchObject({ processState: "Processed", attempt: 2, failureCount: 1 });
+    expect(record).toMatchObject({ processState: "Processed", attempt: 2, failureCount: 0 });
     expect(await s.pipeline.runtime.getStatus("ord-claimed:1")).toBeUndefined();
   });
 
@@ -115,6 +115,7 @@ describe("starter", () => {
         attemptTimeoutMs: s.settings.attemptTimeoutMs,
         maxInFlight: 1_000,
         pageSize: 3,
+        startRetryDelayMs: 1_000,
       });
     const [a, b] = await Promise.all([starter()(s.pipeline.runtime), starter()(s.pipeline.runtime)]);
     expect((a?.claimed ?? 0) + (b?.claimed ?? 0)).toBe(20);
