@@ -5,7 +5,7 @@ import { addMilliseconds, toInstant } from "../domain/time.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import type { AlertSink } from "../ports/alerts.js";
 import type { Clock } from "../ports/clock.js";
-import type { Lease } from "../ports/lease.js";
+import type { Lease, LeaseGrant } from "../ports/lease.js";
 import type { Logger } from "../ports/logger.js";
 import type { StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
@@ -42,6 +42,8 @@ export interface ScanReport {
   readonly lostRaces: number;
   /** True when the page budget ran out before the query did; the next scan continues. */
   readonly truncated: boolean;
+  /** True when the lease could not be renewed during the scan: the scan stopped before its next update. */
+  readonly leaseLost: boolean;
   readonly requestUnits: number;
   readonly durationMs: number;
 }
@@ -54,6 +56,7 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
   stalled: 0,
   lostRaces: 0,
   truncated: false,
+  leaseLost: false,
   requestUnits: 0,
   durationMs: 0,
 };
@@ -75,6 +78,7 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       return { skipped: true, ...NOTHING };
     }
     const counts = { ...NOTHING };
+    const lease = keepLease(deps, grant);
     try {
       const now = toInstant(deps.clock.now());
       const expiredSince = addMilliseconds(now, -deps.windowMs);
@@ -94,11 +98,18 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
         counts.scanned += page.items.length;
         counts.requestUnits += page.cost.requestUnits;
         counts.durationMs += page.cost.durationMs;
-        for (const record of page.items) await recover(record, now, counts);
-        token = page.continuationToken;
+        for (const record of page.items) {
+          if (!(await lease.stillHeld())) {
+            counts.leaseLost = true;
+            deps.logger.warn("supervisor.lease.lost", { holder: deps.holder, lease: deps.lease.name });
+            break;
+          }
+          await recover(record, now, counts);
+        }
+        token = counts.leaseLost ? null : page.continuationToken;
       } while (token);
     } finally {
-      await deps.lease.release(grant);
+      await lease.release();
     }
     const report: ScanReport = { skipped: false, ...counts };
     deps.logger.info("supervisor.scan", { holder: deps.holder, ...report });
@@ -160,4 +171,24 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       });
     }
   }
+}
+
+/**
+ * The lease for the length of one scan: checked before every update, and renewed once half of it has
+ * run, so a long scan keeps it and a Supervisor that lost it stops before writing again.
+ */
+function keepLease(deps: SupervisorDeps, acquired: LeaseGrant) {
+  let grant: LeaseGrant | null = acquired;
+  return {
+    async stillHeld(): Promise<boolean> {
+      if (!grant) return false;
+      const remainingMs = grant.expiresAt.getTime() - deps.clock.now().getTime();
+      if (remainingMs > grant.durationMs / 2) return true;
+      grant = await deps.lease.renew(grant);
+      return grant !== null;
+    },
+    async release(): Promise<void> {
+      if (grant) await deps.lease.release(grant);
+    },
+  };
 }

@@ -241,6 +241,22 @@ describe("Azure app handlers", () => {
     }
   });
 
+  it("completes an accepted message even when the starter run it nudged fails; the timer's next run admits it", async () => {
+    const countProcessing = app.states.countProcessing.bind(app.states);
+    app.states.countProcessing = async () => {
+      throw new Error("state store unavailable");
+    };
+    await expect(
+      app.invoke(FUNCTION_NAMES.submitOrder, order("ord-n"), { messageId: "m-n" }),
+    ).resolves.toBeUndefined();
+    expect((await app.states.get("ord-n"))?.processState).toBe("Pending");
+    expect(app.logger.events("starter.error")).toHaveLength(1);
+    app.states.countProcessing = countProcessing;
+    await app.invoke(FUNCTION_NAMES.starter, {});
+    await app.runtime.idle();
+    expect((await app.states.get("ord-n"))?.processState).toBe("Processed");
+  });
+
   it("moves a refused order message to the invalid-messages queue with its reason, and completes it", async () => {
     await app.invoke(FUNCTION_NAMES.submitOrder, JSON.stringify({ orderId: "bad" }), { messageId: "m-bad" });
     const [parked] = await app.queue(QUEUE_NAMES.invalidMessages).peek(10);

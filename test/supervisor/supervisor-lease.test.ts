@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
+import { openDatabase } from "../../src/adapters/sqlite/database.js";
+import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import type { Lease, LeaseGrant } from "../../src/ports/lease.js";
+import type { StateStore } from "../../src/ports/state-store.js";
+import { updateAsRead } from "../../src/state/record-updates.js";
+import { createSupervisor } from "../../src/supervisor/supervisor.js";
+import { pendingRecord, T0 } from "../support/records.js";
+
+const LEASE_MS = 30_000;
+
+/** A lease that grants itself once and then renews only while `renewable` says so. */
+function scriptedLease(clock: VirtualClock, renewable: () => boolean) {
+  const calls = { renewals: 0, releases: 0 };
+  const lease: Lease = {
+    name: "supervisor",
+    tryAcquire: async (holder, durationMs) => ({
+      leaseId: "l-1",
+      holder,
+      durationMs,
+      expiresAt: new Date(clock.now().getTime() + durationMs),
+    }),
+    renew: async (grant: LeaseGrant) => {
+      calls.renewals++;
+      return renewable() ? { ...grant, expiresAt: new Date(clock.now().getTime() + grant.durationMs) } : null;
+    },
+    release: async () => {
+      calls.releases++;
+    },
+  };
+  return { lease, calls };
+}
+
+/** Three expired attempts in a store whose every write takes 20 s of virtual time. */
+async function slowStoreWithExpiredAttempts(
+  clock: VirtualClock,
+): Promise<{ states: StateStore; ids: string[] }> {
+  const store = new SqliteStateStore(openDatabase(":memory:"));
+  const ids = ["ord-l-1", "ord-l-2", "ord-l-3"];
+  for (const id of ids) {
+    const created = await store.createIfAbsent(pendingRecord(id));
+    if (!created.created) throw new Error(`${id} was seeded twice`);
+    await updateAsRead(store, created.record, "starter", { type: "claim", now: T0, attemptTimeoutMs: 1_000 });
+  }
+  await clock.advance(60_000);
+  const states: StateStore = Object.assign(Object.create(store) as StateStore, {
+    replace: async (...args: Parameters<StateStore["replace"]>) => {
+      await clock.advance(20_000);
+      return store.replace(...args);
+    },
+  });
+  return { states, ids };
+}
+
+function supervisorOn(states: StateStore, lease: Lease, clock: VirtualClock) {
+  const logger = new MemoryLogger();
+  return createSupervisor({
+    states,
+    lease,
+    alerts: new LoggingAlertSink(logger),
+    notifier: { notify: async () => undefined },
+    clock,
+    random: () => 0,
+    logger,
+    holder: "sup-1",
+    policy: {
+      maxRecoveries: 3,
+      backoff: { baseMs: 1_000, capMs: 5_000 },
+      extendedBackoffAfter: 2,
+      extendedDelayMs: 10_000,
+    },
+    windowMs: 7 * 24 * 3_600_000,
+    pageSize: 10,
+    maxPages: 5,
+    leaseMs: LEASE_MS,
+  });
+}
+
+describe("the Supervisor's lease during a scan", () => {
+  it("renews the lease when half of it has run, and finishes the scan", async () => {
+    const clock = new VirtualClock(T0);
+    const { states, ids } = await slowStoreWithExpiredAttempts(clock);
+    const { lease, calls } = scriptedLease(clock, () => true);
+    const report = await supervisorOn(states, lease, clock)();
+    expect(report).toMatchObject({ resets: ids.length, leaseLost: false });
+    expect(calls.renewals).toBeGreaterThan(0);
+    expect(calls.releases).toBe(1);
+  });
+
+  it("stops before its next update once the lease is lost, and leaves the rest alone", async () => {
+    const clock = new VirtualClock(T0);
+    const { states, ids } = await slowStoreWithExpiredAttempts(clock);
+    const { lease, calls } = scriptedLease(clock, () => false);
+    const report = await supervisorOn(states, lease, clock)();
+    expect(report.leaseLost).toBe(true);
+    expect(report.resets).toBe(1);
+    const untouched = await Promise.all(ids.map((id) => states.get(id)));
+    expect(untouched.filter((r) => r?.processState === "Processing")).toHaveLength(ids.length - 1);
+    expect(calls.releases).toBe(0); // nothing to release: the lease belongs to someone else now
+  });
+});
