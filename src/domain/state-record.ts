@@ -91,6 +91,8 @@ export const stateRecordSchema = z.strictObject({
   completeBy: isoInstantSchema.nullable(),
   notBefore: isoInstantSchema,
   failureCount: integer(0, 1_000_000),
+  /** Compensation attempts that passed their deadline and were handed back; records before it had none. */
+  compensationRecoveries: integer(0, 1_000_000).default(0),
   attempt: integer(0, 1_000_000),
   steps: z.array(stepStateSchema),
   compensationLog: z.array(compensationEntrySchema),
@@ -125,6 +127,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     completeBy: null,
     notBefore: input.now,
     failureCount: 0,
+    compensationRecoveries: 0,
     attempt: 0,
     steps: ORDER_STEPS.map((name) => ({
       name,
@@ -144,6 +147,18 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     createdAt: input.now,
     updatedAt: input.now,
   };
+}
+
+/** Compensation log entries whose effect is still applied (not yet undone), in completion order. */
+export function appliedSteps(record: StateRecord): CompensationEntry[] {
+  return record.compensationLog.filter((entry) => stepOf(record, entry.step)?.status !== "Compensated");
+}
+
+/** An operator's summary of a failed compensation: why, and which effects are still applied. */
+export function compensationFailure(record: StateRecord): string {
+  const applied = appliedSteps(record).map((entry) => entry.step);
+  const why = record.lastError?.message ?? "an undo failed";
+  return `${why}; still applied: ${applied.length > 0 ? applied.join(", ") : "nothing"}`;
 }
 
 export function stepOf(record: StateRecord, step: StepName): StepState | undefined {

@@ -91,6 +91,7 @@ function sensibleCommand(seen: StateRecord, pick: number): CommandType {
       return choose("startStep", "startStep", "recover", "releaseClaim");
     }
     case "Compensating":
+      if (seen.lockedBy === null) return "claim";
       return choose("compensateStep", "compensateStep", "finishCompensation", "recover");
     case "Error":
       return choose("resubmit", "compensate");
@@ -152,13 +153,16 @@ function commandFor(op: Operation, seen: StateRecord, now: string): Command {
     case "resubmit":
       return { type: "resubmit", now, reason: "operator resubmission" };
     case "compensate":
-      return { type: "compensate", now, attemptTimeoutMs: 60_000, reason: "operator compensation" };
+      return { type: "compensate", now, reason: "operator compensation" };
   }
 }
 
 /** Structural truths that must hold for every record any sequence of operations can produce. */
 function checkRecordInvariants(record: StateRecord): void {
-  const owned = record.processState === "Processing" || record.processState === "Compensating";
+  // A compensation handed back for another attempt is Compensating and unlocked until it is claimed.
+  const owned =
+    record.processState === "Processing" ||
+    (record.processState === "Compensating" && record.lockedBy !== null);
   if (owned) {
     expect(record.lockedBy).toBe(instanceIdFor(record.orderId, record.attempt));
     expect(record.completeBy).not.toBeNull();

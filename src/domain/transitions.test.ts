@@ -241,19 +241,22 @@ describe("compensation", () => {
     record = apply(record, "orchestration", finishUndo);
     expect(record).toMatchObject({ processState: "CompensationFailed", lockedBy: null });
     expect(record.steps.map((s) => s.status)).toEqual(["Completed", "CompensationFailed", "Failed"]);
-    const retry = apply(record, "operator", {
-      type: "compensate",
-      now: at(7),
-      attemptTimeoutMs: 1_000,
-      reason: "retry",
-    });
+    const retry = apply(record, "operator", { type: "compensate", now: at(7), reason: "retry" });
+    // Handed to the starter: unlocked and due now; the claim makes the next attempt its owner.
     expect(retry).toMatchObject({
       processState: "Compensating",
-      attempt: 2,
-      lockedBy: "ord-1:2",
-      completeBy: at(1_007),
+      attempt: 1,
+      lockedBy: null,
+      notBefore: at(7),
     });
     expectRefused(retry, "orchestration", undo("chargePayment"), "notOwner");
+    const claimedAgain = apply(retry, "starter", claim(at(8)));
+    expect(claimedAgain).toMatchObject({ processState: "Compensating", attempt: 2, lockedBy: "ord-1:2" });
+    const undone = apply(claimedAgain, "orchestration", {
+      ...undo("chargePayment"),
+      instanceId: "ord-1:2",
+    } as Command);
+    expect(undone.steps[1]?.status).toBe("Compensated");
   });
 
   it("needs a completed step to begin", () => {
@@ -266,21 +269,34 @@ describe("compensation", () => {
     );
   });
 
-  it("a stalled compensation is moved to CompensationFailed by the Supervisor after its deadline", () => {
-    const record = compensating();
-    const recover: Command = {
+  it("hands an expired compensation back for another attempt, and fails it past the recovery limit", () => {
+    let record = compensating();
+    const recover = (expectedLockedBy: string, now: string): Command => ({
       type: "recover",
-      expectedLockedBy: "ord-1:1",
-      now: at(99_999),
+      expectedLockedBy,
+      now,
       policy,
       random: () => 0.5,
-    };
-    expectRefused(record, "supervisor", recover, "notExpired");
-    const stalled = apply(record, "supervisor", { ...recover, now: at(100_000) });
-    expect(stalled).toMatchObject({
+    });
+    expectRefused(record, "supervisor", recover("ord-1:1", at(99_999)), "notExpired");
+    let now = 100_000;
+    for (let recovery = 1; recovery <= policy.maxRecoveries; recovery++) {
+      record = apply(record, "supervisor", recover(record.lockedBy ?? "", at(now)));
+      expect(record).toMatchObject({
+        processState: "Compensating",
+        lockedBy: null,
+        compensationRecoveries: recovery,
+        failureCount: 0,
+        lastError: { code: "CompensationExpired" },
+      });
+      record = apply(record, "starter", claim(record.notBefore));
+      now = Date.parse(record.completeBy ?? "") - Date.parse(T0);
+    }
+    const exhausted = apply(record, "supervisor", recover(record.lockedBy ?? "", at(now)));
+    expect(exhausted).toMatchObject({
       processState: "CompensationFailed",
       lockedBy: null,
-      lastError: { kind: "stalled" },
+      lastError: { kind: "stalled", code: "CompensationRecoveriesExhausted" },
     });
   });
 });

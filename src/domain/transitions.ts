@@ -99,12 +99,7 @@ export type Command =
       readonly random: RandomSource;
     }
   | { readonly type: "resubmit"; readonly now: IsoInstant; readonly reason: string }
-  | {
-      readonly type: "compensate";
-      readonly now: IsoInstant;
-      readonly attemptTimeoutMs: number;
-      readonly reason: string;
-    };
+  | { readonly type: "compensate"; readonly now: IsoInstant; readonly reason: string };
 
 export type CommandType = Command["type"];
 
@@ -122,6 +117,7 @@ export interface TransitionRule {
  */
 export const TRANSITIONS: readonly TransitionRule[] = [
   { command: "claim", actor: "starter", from: "Pending", to: ["Processing"], fence: "unlocked" },
+  { command: "claim", actor: "starter", from: "Compensating", to: ["Compensating"], fence: "unlocked" },
   { command: "releaseClaim", actor: "starter", from: "Processing", to: ["Pending"], fence: "owner" },
   { command: "startStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
   { command: "completeStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
@@ -159,7 +155,7 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     command: "recover",
     actor: "supervisor",
     from: "Compensating",
-    to: ["CompensationFailed"],
+    to: ["Compensating", "CompensationFailed"],
     fence: "expiredOwner",
   },
   { command: "resubmit", actor: "operator", from: "Error", to: ["Pending"], fence: "unlocked" },
@@ -311,13 +307,14 @@ function applyCommand(record: StateRecord, command: Command): Step {
 
 type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
 
+/** A new attempt: forward from `Pending`, or the next try at a compensation handed back. */
 function claim(record: StateRecord, command: CommandOf<"claim">): Step {
   if (record.notBefore > command.now)
     return refusal("notYetDue", `notBefore ${record.notBefore} has not passed`);
   const attempt = record.attempt + 1;
   return changedTo({
     ...record,
-    processState: "Processing",
+    processState: record.processState === "Compensating" ? "Compensating" : "Processing",
     attempt,
     lockedBy: instanceIdFor(record.orderId, attempt),
     completeBy: addMilliseconds(command.now, command.attemptTimeoutMs),
@@ -456,16 +453,7 @@ function finishCompensation(record: StateRecord): Step {
 }
 
 function recover(record: StateRecord, command: CommandOf<"recover">): Step {
-  if (record.processState === "Compensating") {
-    const failure: FailureInput = {
-      kind: "stalled",
-      code: "CompensationStalled",
-      message: `compensation by ${record.lockedBy} passed its deadline ${record.completeBy}`,
-    };
-    return changedTo(
-      release({ ...record, processState: "CompensationFailed", lastError: toFailure(failure, command.now) }),
-    );
-  }
+  if (record.processState === "Compensating") return recoverCompensation(record, command);
   if (startedSteps(record).length === 0) {
     // The attempt never reached the Agent (its orchestration did not start, or could not read the
     // record): infrastructure, not the order, failed. Another attempt, and no failure counted.
@@ -524,6 +512,40 @@ function recover(record: StateRecord, command: CommandOf<"recover">): Step {
   );
 }
 
+/**
+ * A compensation whose attempt passed its deadline is work left to do, not a failure: it is handed
+ * back (unlocked, after a backoff) for another attempt to claim, which undoes what is still applied
+ * with the same idempotency keys. Past the recovery limit it ends in `CompensationFailed`.
+ */
+function recoverCompensation(record: StateRecord, command: CommandOf<"recover">): Step {
+  const recoveries = record.compensationRecoveries + 1;
+  const expired = `compensation attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy}`;
+  if (recoveries > command.policy.maxRecoveries) {
+    const failure: FailureInput = {
+      kind: "stalled",
+      code: "CompensationRecoveriesExhausted",
+      message: `${expired}; ${recoveries} expired compensation attempts exceed the limit of ${command.policy.maxRecoveries}`,
+    };
+    return changedTo(
+      release({
+        ...record,
+        processState: "CompensationFailed",
+        compensationRecoveries: recoveries,
+        lastError: toFailure(failure, command.now),
+      }),
+    );
+  }
+  const failure: FailureInput = { kind: "timeout", code: "CompensationExpired", message: expired };
+  return changedTo(
+    release({
+      ...record,
+      compensationRecoveries: recoveries,
+      notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, recoveries, command.random)),
+      lastError: toFailure(failure, command.now),
+    }),
+  );
+}
+
 /** Delay before the attempt after `failureCount` failures: jittered backoff, then the extended wait. */
 export function recoveryDelayMs(policy: RecoveryPolicy, failureCount: number, random: RandomSource): number {
   if (failureCount > policy.extendedBackoffAfter) return policy.extendedDelayMs;
@@ -545,15 +567,14 @@ function resubmit(record: StateRecord, command: CommandOf<"resubmit">): Step {
   });
 }
 
+/** Hands the order's applied steps to the starter to undo: `Compensating`, unlocked, due now. */
 function operatorCompensate(record: StateRecord, command: CommandOf<"compensate">): Step {
   if (!nextToCompensate(record)) return refusal("nothingToCompensate", "no completed step to undo");
-  const attempt = record.attempt + 1;
   return changedTo({
-    ...record,
+    ...release(record),
     processState: "Compensating",
-    attempt,
-    lockedBy: instanceIdFor(record.orderId, attempt),
-    completeBy: addMilliseconds(command.now, command.attemptTimeoutMs),
+    notBefore: command.now,
+    compensationRecoveries: 0,
     lastError: toFailure(
       { kind: "operator", code: "CompensationRequested", message: command.reason },
       command.now,

@@ -3,6 +3,7 @@ import * as df from "durable-functions";
 import { FunctionsDurableClient, type SdkDurableClient } from "../adapters/functions-host/durable-client.js";
 import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { DurableClient } from "../ports/durable-client.js";
+import { createOperatorCommands } from "../scheduler/operator-commands.js";
 import { createStarterRuns } from "../scheduler/starter.js";
 import type { AzureServices } from "./azure-services.js";
 import { createAgentQueueHandlers } from "./handlers/agent-queues.js";
@@ -42,5 +43,11 @@ export function createAzureApp(services: AzureServices) {
     agentQueues: createAgentQueueHandlers(services, { durableOf }),
     ordersHttp: createOrdersHttpHandlers(services),
     activities: createAzureOrderActivities(services, { nudgeStarter }),
+    /** Not registered as functions yet: their HTTP entry points come with the operator API. */
+    operator: createOperatorCommands({
+      states: services.states,
+      clock: services.clock,
+      logger: services.logger,
+    }),
   };
 }

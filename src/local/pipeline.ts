@@ -22,6 +22,7 @@ import type { Logger } from "../ports/logger.js";
 import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
+import { createOperatorCommands, type OperatorCommands } from "../scheduler/operator-commands.js";
 import { orderMessageId } from "../scheduler/order-message-id.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
@@ -70,6 +71,8 @@ export class LocalPipeline {
   readonly durable: DurableClient;
   readonly runStarter: () => Promise<StarterReport>;
   readonly runSupervisor: () => Promise<ScanReport>;
+  /** The operator's commands on parked orders (resubmit, compensate). */
+  readonly operator: OperatorCommands;
   private readonly queueNamed: (name: string) => SqliteMessageQueue;
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
@@ -97,6 +100,11 @@ export class LocalPipeline {
     this.orders = parts.orders;
     this.alerts = parts.alerts;
     this.runSupervisor = parts.runSupervisor;
+    this.operator = createOperatorCommands({
+      states: this.states,
+      clock: options.clock,
+      logger: options.logger,
+    });
     this.ordersQueue = this.queue(QUEUES.orders);
     const starterDeps = {
       states: this.states,

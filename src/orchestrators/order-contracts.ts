@@ -26,23 +26,37 @@ export type StepStart =
     };
 
 /** What the attempt needs to know, read once by an activity so the orchestrator itself does no I/O. */
-export type AttemptPlan =
-  | { readonly owned: false }
-  | {
-      readonly owned: true;
-      readonly pendingSteps: readonly StepName[];
-      /** Partner references of the steps completed by earlier attempts, in completion order. */
-      readonly completed: readonly CompletedStep[];
-      readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
-      /** The first pending step, already started with a deadline of `firstCompleteBy`. */
-      readonly firstStart: StepStart;
-      readonly firstCompleteBy: string;
-      readonly stepTimeoutMs: number;
-      readonly agentMode: "activity" | "queue";
-      /** Partner calls each undo may make (undos are not charged to the order's budget). */
-      readonly undoCalls: number;
-    };
-export type OwnedPlan = Extract<AttemptPlan, { owned: true }>;
+export type AttemptPlan = { readonly owned: false } | ForwardPlan | CompensationPlan;
+export type OwnedPlan = ForwardPlan | CompensationPlan;
+
+interface PlanBasics {
+  readonly owned: true;
+  readonly stepTimeoutMs: number;
+  readonly agentMode: "activity" | "queue";
+  /** Partner calls each undo may make (undos are not charged to the order's budget). */
+  readonly undoCalls: number;
+}
+
+/** An attempt at the order's steps (`Processing`). */
+export interface ForwardPlan extends PlanBasics {
+  readonly mode: "forward";
+  readonly pendingSteps: readonly StepName[];
+  /** Partner references of the steps completed by earlier attempts, in completion order. */
+  readonly completed: readonly CompletedStep[];
+  readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
+  /** The first pending step, already started with a deadline of `firstCompleteBy`. */
+  readonly firstStart: StepStart;
+  readonly firstCompleteBy: string;
+}
+
+/** An attempt at a compensation handed back by the Supervisor or requested by an operator. */
+export interface CompensationPlan extends PlanBasics {
+  readonly mode: "compensate";
+  /** The steps still applied, newest first: the order they are undone in. */
+  readonly toUndo: readonly CompletedStep[];
+  /** The attempt's deadline: every undo must be answered by then. */
+  readonly compensateBy: string;
+}
 
 export interface CompletedStep {
   readonly step: StepName;

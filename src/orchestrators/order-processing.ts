@@ -76,6 +76,7 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
   const plan = yield* activities.beginAttempt({ ...ref, firstDeadlineFrom: deadlineAfter(context, 0) });
   if (!plan.owned) return { outcome: "notOwner" };
   const attempt: Attempt = { context, activities, input, ref, plan };
+  if (plan.mode === "compensate") return yield* undoSteps(attempt, plan.toUndo, plan.compensateBy);
 
   const completed = [...plan.completed];
   let started = plan.firstStart;
@@ -128,7 +129,7 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
   return { outcome: "processed" };
 }
 
-/** Undoes the completed steps, newest first; the first undo that fails ends the compensation. */
+/** Moves the order to `Compensating` and undoes the completed steps, newest first. */
 function* compensate(
   attempt: Attempt,
   failure: FailureInput,
@@ -138,7 +139,21 @@ function* compensate(
   const completeBy = deadlineAfter(attempt.context, plan.stepTimeoutMs * completed.length);
   const begun = yield* activities.beginCompensation({ ...ref, failure, completeBy });
   if (!begun.ok) return { outcome: "notOwner" };
-  for (const { step, reference } of [...completed].reverse()) {
+  return yield* undoSteps(attempt, [...completed].reverse(), completeBy);
+}
+
+/**
+ * Undoes each step in the order given, each answered by `completeBy`. A permanent refusal ends the
+ * compensation in `CompensationFailed`; no answer in time, or transient faults past the calls allowed,
+ * leave the record to the Supervisor, which hands the compensation to another attempt.
+ */
+function* undoSteps(
+  attempt: Attempt,
+  toUndo: readonly CompletedStep[],
+  completeBy: string,
+): Generator<Task, AttemptResult, unknown> {
+  const { activities, ref, plan } = attempt;
+  for (const { step, reference } of toUndo) {
     const reply = yield* askAgent(attempt, {
       step,
       operation: "undo",
@@ -147,6 +162,7 @@ function* compensate(
       payload: { reference },
     });
     if (reply === undefined) return { outcome: "timedOut", step };
+    if (reply.fault?.kind === "transient") return { outcome: "gaveUp", step };
     const outcome = reply.outcome === "succeeded" ? "compensated" : "failed";
     const recorded = yield* activities.compensateStep({
       ...ref,

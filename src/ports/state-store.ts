@@ -26,7 +26,10 @@ export interface PageRequest {
 
 export const MAX_PAGE_SIZE = 1_000;
 
-/** `Pending`, unlocked records whose `notBefore` has passed, oldest `notBefore` first. */
+/**
+ * Unlocked records the starter may claim, whose `notBefore` has passed, oldest `notBefore` first:
+ * `Pending` ones, and `Compensating` ones handed back for another compensation attempt.
+ */
 export interface ClaimableQuery extends PageRequest {
   readonly now: IsoInstant;
 }

@@ -1,5 +1,5 @@
 import type { RandomSource } from "../domain/backoff.js";
-import type { StateRecord } from "../domain/state-record.js";
+import { compensationFailure, type StateRecord } from "../domain/state-record.js";
 import { STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
 import { addMilliseconds, toInstant } from "../domain/time.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
@@ -33,10 +33,10 @@ export interface ScanReport {
   readonly skipped: boolean;
   readonly pages: number;
   readonly scanned: number;
-  /** Back to `Pending` for another attempt. */
+  /** Back to `Pending` for another attempt, or compensations handed back for another attempt. */
   readonly resets: number;
   readonly toError: number;
-  /** Stalled compensations moved to `CompensationFailed`. */
+  /** Compensations past their recovery limit, moved to `CompensationFailed`. */
   readonly stalled: number;
   /** Records someone else changed between the query and the update: left alone. */
   readonly lostRaces: number;
@@ -147,7 +147,8 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       failureCount: after.failureCount,
       notBefore: after.notBefore,
     });
-    if (after.processState === "Pending") {
+    // Back to Pending, or a compensation handed back for another attempt: the starter takes it next.
+    if (after.processState === "Pending" || after.processState === "Compensating") {
       counts.resets++;
       return;
     }
@@ -157,7 +158,9 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
     await deps.alerts.raise({
       kind: compensation ? "CompensationFailed" : "RecoveriesExhausted",
       orderId: after.orderId,
-      reason: after.lastError?.message ?? "recovery limit reached",
+      reason: compensation
+        ? compensationFailure(after)
+        : (after.lastError?.message ?? "recovery limit reached"),
       at: now,
     });
     if (after.replyTo !== null) {

@@ -142,7 +142,7 @@ export function describeStateStoreContract(
     });
 
     describe("claimable query", () => {
-      it("returns Pending, unlocked records whose notBefore has passed, oldest first", async () => {
+      it("returns unlocked Pending and Compensating records whose notBefore has passed, oldest first", async () => {
         await create(pendingRecord("ord-late", { notBefore: at(3_000) }));
         await create(pendingRecord("ord-b", { notBefore: at(1_000) }));
         await create(pendingRecord("ord-a", { notBefore: at(1_000) }));
@@ -150,10 +150,20 @@ export function describeStateStoreContract(
         const processing = await create(pendingRecord("ord-busy"));
         await store.replace(transition(processing, claimCommand()), processing._etag);
 
+        await create(pendingRecord("ord-undo", { processState: "Compensating", notBefore: at(500) }));
+        await create(
+          pendingRecord("ord-undoing", {
+            processState: "Compensating",
+            lockedBy: "ord-undoing:2",
+            notBefore: at(0),
+          }),
+        );
+        await create(pendingRecord("ord-failed", { processState: "Error", notBefore: at(0) }));
+
         const page = await store.queryClaimable({ now: at(2_000), maxItems: 10 });
-        expect(page.items.map((r) => r.orderId)).toEqual(["ord-first", "ord-a", "ord-b"]);
+        expect(page.items.map((r) => r.orderId)).toEqual(["ord-first", "ord-undo", "ord-a", "ord-b"]);
         expect(page.continuationToken).toBeNull();
-        expect(page.cost.itemsReturned).toBe(3);
+        expect(page.cost.itemsReturned).toBe(4);
         expect(page.cost.requestUnits).toBeGreaterThanOrEqual(0);
         expect(page.items[0]?._etag).toEqual(expect.any(String));
       });

@@ -23,9 +23,8 @@ export const ORDER_STATE_CONTAINER = {
     ],
     excludedPaths: [{ path: "/*" }],
     compositeIndexes: [
-      // Claimable: the equality filter on processState leads, so the scan walks one state's range.
+      // Claimable: two states match (Pending, and compensations handed back), so the due time leads.
       [
-        { path: "/processState", order: "ascending" },
         { path: "/notBefore", order: "ascending" },
         { path: "/orderId", order: "ascending" },
       ],

@@ -87,11 +87,10 @@ export class CosmosStateStore implements StateStore {
       {
         name: "claimable",
         sortField: "notBefore",
-        filter: "c.processState = 'Pending' AND c.lockedBy = null AND c.notBefore <= @now",
+        filter: "c.processState IN ('Pending', 'Compensating') AND c.lockedBy = null AND c.notBefore <= @now",
         parameters: [{ name: "@now", value: query.now }],
-        // processState is fixed by the filter, so leading with it changes no order but lets the
-        // composite index serve the equality filter too.
-        orderBy: "c.processState, c.notBefore, c.orderId",
+        // Two states match, so the due time must lead for "oldest first" across both.
+        orderBy: "c.notBefore, c.orderId",
       },
       query,
     );

@@ -121,4 +121,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX df_timers_instance ON df_timers (instance_id, timer_id);
     `,
   },
+  {
+    version: 3,
+    description: "claimable records include compensations handed back for another attempt",
+    sql: `
+      DROP INDEX state_records_claimable;
+      CREATE INDEX state_records_claimable ON state_records (not_before, order_id)
+        WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating');
+    `,
+  },
 ];

@@ -77,7 +77,7 @@ export class SqliteStateStore implements StateStore {
     );
     this.claimable = db.prepare(
       `SELECT order_id, etag, document, not_before AS sort_key FROM state_records
-       WHERE process_state = 'Pending' AND locked_by IS NULL AND not_before <= ?
+       WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating') AND not_before <= ?
          AND (not_before, order_id) > (?, ?)
        ORDER BY not_before, order_id LIMIT ?`,
     );

@@ -1,8 +1,15 @@
 import { orderTotalMinor } from "../../domain/order.js";
+import { appliedSteps, type StateRecord } from "../../domain/state-record.js";
 import { addMilliseconds } from "../../domain/time.js";
 import { ORDER_STEPS } from "../../domain/workflow.js";
 import type { ActivityImplementations } from "../activity-contract.js";
-import type { AttemptRef, OrderActivityContracts, StepStart } from "../order-contracts.js";
+import type {
+  AttemptRef,
+  CompensationPlan,
+  ForwardPlan,
+  OrderActivityContracts,
+  StepStart,
+} from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
 import type { RecordActions } from "./record-actions.js";
 
@@ -15,50 +22,86 @@ export function createAttemptActivities(
     async beginAttempt(input) {
       const ref: AttemptRef = { orderId: input.orderId, instanceId: input.instanceId };
       const record = await deps.states.get(ref.orderId);
-      if (!record || record.lockedBy !== ref.instanceId || record.processState !== "Processing") {
+      const owned = record?.lockedBy === ref.instanceId;
+      if (
+        !record ||
+        !owned ||
+        (record.processState !== "Processing" && record.processState !== "Compensating")
+      ) {
         deps.logger.warn("attempt.notOwner", { ...ref, lockedBy: record?.lockedBy ?? null });
         return { owned: false };
       }
-      const order = await deps.orders.get(ref.orderId);
-      if (!order) throw new Error(`order ${ref.orderId} has a state record but no order row`);
+      const mode = record.processState === "Compensating" ? "compensate" : "forward";
       deps.logger.info("attempt.started", {
         ...ref,
         attempt: record.attempt,
         failureCount: record.failureCount,
+        mode,
       });
-      await actions.notify(record, "processing");
-      const completed = record.compensationLog.map(({ step, reference }) => ({ step, reference }));
-      const pendingSteps = ORDER_STEPS.filter((step) => !completed.some((c) => c.step === step));
-      // Reading the plan also starts the first pending step: one update fewer per attempt.
-      const firstCompleteBy = addMilliseconds(input.firstDeadlineFrom, deps.settings.stepTimeoutMs);
-      const first = pendingSteps[0];
-      const firstStart: StepStart = first
-        ? actions.startOf(
-            await actions.apply(ref, () => actions.startStep(ref, first, firstCompleteBy), "step.started", {
-              step: first,
-            }),
-            first,
-          )
-        : { ok: false, reason: "refused", detail: "no step left to start" };
-      return {
-        owned: true,
-        pendingSteps,
-        completed,
-        payloads: {
-          reserveInventory: { items: order.items },
-          chargePayment: {
-            amountMinor: orderTotalMinor(order),
-            currency: order.currency,
-            customerId: order.customerId,
-          },
-          arrangeShipment: { customerId: order.customerId, items: order.items },
-        },
-        firstStart,
-        firstCompleteBy,
-        stepTimeoutMs: deps.settings.stepTimeoutMs,
-        agentMode: deps.settings.agentMode,
-        undoCalls: deps.settings.agentCallsPerStep,
-      };
+      if (mode === "compensate") return compensationPlan(deps, actions, record);
+      return forwardPlan(deps, actions, { ref, record, firstDeadlineFrom: input.firstDeadlineFrom });
     },
+  };
+}
+
+function planBasics(deps: OrderActivityDeps) {
+  return {
+    owned: true as const,
+    stepTimeoutMs: deps.settings.stepTimeoutMs,
+    agentMode: deps.settings.agentMode,
+    undoCalls: deps.settings.agentCallsPerStep,
+  };
+}
+
+/** A compensation to resume: what is still applied, undone newest first, by the attempt's deadline. */
+function compensationPlan(
+  deps: OrderActivityDeps,
+  actions: RecordActions,
+  record: StateRecord,
+): CompensationPlan {
+  return {
+    ...planBasics(deps),
+    mode: "compensate",
+    toUndo: [...appliedSteps(record)].reverse().map(({ step, reference }) => ({ step, reference })),
+    compensateBy: record.completeBy ?? actions.now(),
+  };
+}
+
+/** The steps still to run, their payloads, and the first of them started. */
+async function forwardPlan(
+  deps: OrderActivityDeps,
+  actions: RecordActions,
+  attempt: { readonly ref: AttemptRef; readonly record: StateRecord; readonly firstDeadlineFrom: string },
+): Promise<ForwardPlan> {
+  const { ref, record } = attempt;
+  const order = await deps.orders.get(ref.orderId);
+  if (!order) throw new Error(`order ${ref.orderId} has a state record but no order row`);
+  await actions.notify(record, "processing");
+  const completed = record.compensationLog.map(({ step, reference }) => ({ step, reference }));
+  const pendingSteps = ORDER_STEPS.filter((step) => !completed.some((c) => c.step === step));
+  // Reading the plan also starts the first pending step: one update fewer per attempt.
+  const firstCompleteBy = addMilliseconds(attempt.firstDeadlineFrom, deps.settings.stepTimeoutMs);
+  const first = pendingSteps[0];
+  const firstStart: StepStart = first
+    ? actions.startOf(
+        await actions.apply(ref, () => actions.startStep(ref, first, firstCompleteBy), "step.started", {
+          step: first,
+        }),
+        first,
+      )
+    : { ok: false, reason: "refused", detail: "no step left to start" };
+  const { customerId, currency, items } = order;
+  return {
+    ...planBasics(deps),
+    mode: "forward",
+    pendingSteps,
+    completed,
+    payloads: {
+      reserveInventory: { items },
+      chargePayment: { amountMinor: orderTotalMinor(order), currency, customerId },
+      arrangeShipment: { customerId, items },
+    },
+    firstStart,
+    firstCompleteBy,
   };
 }

@@ -1,3 +1,4 @@
+import { compensationFailure } from "../../domain/state-record.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import type { OrderActivityContracts } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
@@ -60,7 +61,7 @@ export function createCompensationActivities(
       if (!outcome.ok) return { state: "notOwner" };
       const { record, changed } = outcome;
       if (changed && record.processState === "CompensationFailed") {
-        await actions.alert("CompensationFailed", ref.orderId, record.lastError?.message ?? "an undo failed");
+        await actions.alert("CompensationFailed", ref.orderId, compensationFailure(record));
       }
       if (changed)
         await actions.notify(
