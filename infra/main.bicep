@@ -40,7 +40,7 @@ var deploymentContainerName = 'deployment-package'
 var leaseContainerName = 'leases'
 var taskHubName = 'Orders'
 
-resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: 'rg-${environmentName}'
   location: location
   tags: tags

@@ -25,15 +25,15 @@ var roles = {
 // Cosmos DB's data plane has its own RBAC, not Azure's: its built-in Data Contributor role definition.
 var cosmosDataContributor = '00000000-0000-0000-0000-000000000002'
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
 }
 
-resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = {
   name: serviceBusNamespaceName
 }
 
-resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' existing = {
   name: cosmosAccountName
 }
 
@@ -77,7 +77,7 @@ resource appTelemetryRole 'Microsoft.Authorization/roleAssignments@2022-04-01' =
   }
 }
 
-resource appCosmosRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+resource appCosmosRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2026-03-15' = {
   parent: cosmos
   name: guid(cosmos.id, appPrincipalId, cosmosDataContributor)
   properties: {

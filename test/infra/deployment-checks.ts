@@ -1,5 +1,5 @@
 /**
- * Checks of the deployment in infra/ against the code, at the level of text: what the Function App's
+ * Checks of the deployment in infra/ against the code: what the Function App's
  * settings are, which roles its identity holds where, how long the broker remembers message ids. Each
  * check returns the problems it finds, so that a test can also show it failing on a doctored input.
  */
@@ -7,9 +7,10 @@ import { AZURE_SETTING_DEFAULTS, AZURE_SETTING_NAMES } from "../../src/config/az
 import { CONNECTION_NAMES, HOST_SETTING_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
 import { AGENT_MODE_SETTING, INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { backoffCeilingMs } from "../../src/domain/backoff.js";
-import { declarations, objectEntries, stringLiteral } from "./bicep-text.js";
+import { Unresolved } from "./arm-expressions.js";
+import { type DeployedResource, moduleOutput } from "./compiled-template.js";
 
-/** App setting name to the Bicep expression of its value. */
+/** App setting name to its value in the compiled template (an expression's text where only Azure knows it). */
 export type AppSettings = ReadonlyMap<string, string>;
 
 const { serviceBus, cosmos, sql, storage } = CONNECTION_NAMES;
@@ -150,35 +151,54 @@ export interface RoleAssignment {
   /** Resource type of the scope, e.g. Microsoft.Storage/storageAccounts. */
   readonly scope: string;
   readonly role: string;
-  /** The parameter naming the principal. */
+  /** Who holds it: `app` (the Function App's identity), `deployer`, or the principal id as found. */
   readonly principal: string;
+  readonly principalType: string | undefined;
 }
 
-/** The role assignments of a Bicep file (Azure RBAC and Cosmos DB data-plane), with role ids resolved. */
-export function roleAssignments(source: string): RoleAssignment[] {
-  const decls = declarations(source);
-  const literal = (name: string): string => {
-    const value = decls.find((d) => d.keyword === "var" && d.name === name)?.value ?? "";
-    return stringLiteral(value) ?? `<${name}>`;
-  };
-  const rolesVar = decls.find((d) => d.keyword === "var" && d.name === "roles");
-  const roleIds = rolesVar ? objectEntries(rolesVar.value) : new Map<string, string>();
-  const typeOf = (symbol: string): string =>
-    decls.find((d) => d.keyword === "resource" && d.name === symbol)?.target ?? `<${symbol}>`;
-  const group = (pattern: RegExp, text: string): string => pattern.exec(text)?.[1] ?? "<missing>";
+const APP_PRINCIPAL = "function-app.outputs.principalId";
 
+function principalOf(value: unknown, deployerId: string): string {
+  if (moduleOutput(value) === APP_PRINCIPAL) return "app";
+  if (value === deployerId) return "deployer";
+  return String(value);
+}
+
+/** The resource type a `resourceId(type, name)` identifies. */
+function scopeType(value: unknown): string {
+  return /^resourceId\(([^,]+),/.exec(String(value))?.[1] ?? `<${String(value)}>`;
+}
+
+/**
+ * The role assignments of the compiled deployment, Azure RBAC and Cosmos DB data plane, each with the
+ * role id it grants, the type of resource it is scoped to, and to whom.
+ */
+export function roleAssignments(
+  resources: readonly DeployedResource[],
+  deployerId: string,
+): RoleAssignment[] {
   const result: RoleAssignment[] = [];
-  for (const d of decls.filter((decl) => decl.keyword === "resource")) {
-    const principal = group(/\bprincipalId:\s*(\w+)/, d.value);
-    if (d.target === "Microsoft.Authorization/roleAssignments") {
-      const scope = typeOf(group(/\bscope:\s*(\w+)/, d.value));
-      const names = new Set([...d.value.matchAll(/\broles\.(\w+)/g)].map((m) => m[1] ?? ""));
-      for (const name of names) {
-        result.push({ scope, role: stringLiteral(roleIds.get(name) ?? "") ?? `<${name}>`, principal });
-      }
-    } else if (d.target === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments") {
-      const scope = typeOf(group(/\bparent:\s*(\w+)/, d.value));
-      result.push({ scope, role: literal(group(/sqlRoleDefinitions\/\$\{(\w+)\}/, d.value)), principal });
+  for (const resource of resources) {
+    const properties = (resource.body.properties ?? {}) as Record<string, unknown>;
+    if (resource.type === "Microsoft.Authorization/roleAssignments") {
+      const role = /^subscriptionResourceId\(Microsoft\.Authorization\/roleDefinitions, ([\w-]+)\)$/.exec(
+        String(properties.roleDefinitionId),
+      )?.[1];
+      result.push({
+        scope: scopeType(resource.body.scope),
+        role: role ?? `<${String(properties.roleDefinitionId)}>`,
+        principal: principalOf(properties.principalId, deployerId),
+        principalType: properties.principalType as string | undefined,
+      });
+    } else if (resource.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments") {
+      const definition = properties.roleDefinitionId;
+      const text = definition instanceof Unresolved ? definition.text : String(definition);
+      result.push({
+        scope: scopeType(properties.scope),
+        role: /\/sqlRoleDefinitions\/([\w-]+)$/.exec(text)?.[1] ?? `<${text}>`,
+        principal: principalOf(properties.principalId, deployerId),
+        principalType: undefined,
+      });
     }
   }
   return result;
