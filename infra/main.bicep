@@ -27,9 +27,9 @@ param alertEmail string = ''
 @description('CanNotDelete locks on the state store and the orders database (PROTECT_DATA).')
 param protectData bool = true
 
-@description('Node.js major version of the Functions worker.')
-@allowed(['20', '22'])
-param nodeVersion string = '20'
+@description('Node.js major version of the Functions worker: one Azure Functions supports and CI tests (package.json engines). Node 20 left Azure Functions support on 30 April 2026.')
+@allowed(['22'])
+param nodeVersion string = '22'
 
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
 var tags = { 'azd-env-name': environmentName }
