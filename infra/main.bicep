@@ -141,6 +141,7 @@ module access 'modules/access.bicep' = {
     serviceBusNamespaceName: serviceBus.outputs.name
     cosmosAccountName: cosmos.outputs.name
     appInsightsName: monitoring.outputs.appInsightsName
+    triggerQueueNames: [queues.orders.name, queues.agentRequests.name, queues.agentResponses.name]
   }
 }
 

@@ -24,14 +24,17 @@ import {
   APP_NEEDS,
   BUILT_IN_ROLES,
   coverageProblems,
+  excessRoles,
   hasDefault,
   IDENTITY_FORMS,
   isoDurationMs,
   missingRoles,
+  type RoleNeed,
   retryHorizonMs,
   roleAssignments,
   schedulePeriodMs,
   secretProblems,
+  TRIGGERED_QUEUES,
 } from "./deployment-checks.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -47,6 +50,10 @@ interface QueueDefinition {
   readonly defaultMessageTimeToLive: string;
   readonly deadLetteringOnMessageExpiration: boolean;
 }
+const DEPLOYER_NEEDS: readonly RoleNeed[] = [
+  { scope: "Microsoft.ServiceBus/namespaces", role: BUILT_IN_ROLES.serviceBusDataSender, why: "sas send" },
+];
+
 const queues = JSON.parse(infra("queues.json")) as Record<string, QueueDefinition>;
 const stateContainer = JSON.parse(infra("state-container.json")) as Record<string, unknown>;
 
@@ -335,20 +342,20 @@ describeCompiled("compiled template: identity and roles", () => {
   });
 
   it("give nobody a role the code does not need", () => {
-    const needed = [
-      ...APP_NEEDS.map((n) => `app ${n.role} ${n.scope}`),
-      `deployer ${BUILT_IN_ROLES.serviceBusDataSender} Microsoft.ServiceBus/namespaces`,
-    ];
-    expect(
-      assignments.map((a) => `${a.principal} ${a.role} ${a.scope}`).filter((a) => !needed.includes(a)),
-    ).toEqual([]);
+    expect(excessRoles(assignments, { app: APP_NEEDS, deployer: DEPLOYER_NEEDS })).toEqual([]);
+  });
+
+  it("give the app Data Owner on exactly the queues its triggers read, for target-based scaling", () => {
+    const owned = assignments
+      .filter((a) => a.principal === "app" && a.role === BUILT_IN_ROLES.serviceBusDataOwner)
+      .map((a) => `${a.scope} ${a.scopeName}`);
+    expect(owned.sort()).toEqual(
+      TRIGGERED_QUEUES.map((q) => `Microsoft.ServiceBus/namespaces/queues ${q}`).sort(),
+    );
   });
 
   it("let the deploying principal send orders (sas send), with the principal type azd passes", () => {
-    const needs = [
-      { scope: "Microsoft.ServiceBus/namespaces", role: BUILT_IN_ROLES.serviceBusDataSender, why: "" },
-    ];
-    expect(missingRoles(assignments, "deployer", needs)).toEqual([]);
+    expect(missingRoles(assignments, "deployer", DEPLOYER_NEEDS)).toEqual([]);
     expect(assignments.find((a) => a.principal === "deployer")?.principalType).toBe(
       MAIN_PARAMETERS.principalType,
     );
@@ -503,6 +510,18 @@ describeCompiled("the checks catch a doctored deployment", () => {
       "PARTNER_URI: set by the Bicep, but nothing reads it",
       "FUNCTIONS_WORKER_RUNTIME: not an app setting on Flex Consumption",
     ]);
+  });
+
+  it("the triggered queues without Data Owner, as before (Receiver and Sender only)", () => {
+    const before = roleAssignments(resources, String(MAIN_PARAMETERS.principalId)).filter(
+      (a) => a.role !== BUILT_IN_ROLES.serviceBusDataOwner,
+    );
+    expect(missingRoles(before, "app", APP_NEEDS)).toEqual(
+      TRIGGERED_QUEUES.map(
+        (queue) =>
+          `app lacks role ${BUILT_IN_ROLES.serviceBusDataOwner} on Microsoft.ServiceBus/namespaces/queues ${queue} (the scale controller reads the triggered queue's length (Manage right))`,
+      ),
+    );
   });
 
   it("a role assignment dropped, and a role id mistyped", () => {
