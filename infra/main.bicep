@@ -164,6 +164,7 @@ output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_RESOURCE_GROUP string = rg.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output AZURE_FUNCTION_APP_PRINCIPAL_ID string = functionApp.outputs.principalId
+output AZURE_FUNCTION_APP_CLIENT_ID string = functionApp.outputs.clientId
 output AZURE_FUNCTION_APP_URL string = 'https://${functionApp.outputs.defaultHostName}'
 output AZURE_SQL_SERVER_NAME string = sql.outputs.serverName
 output AZURE_SQL_SERVER_FQDN string = sql.outputs.fullyQualifiedDomainName

@@ -115,6 +115,14 @@ resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@
   properties: { allow: false }
 }
 
+// The system-assigned identity as a resource of its own: the one place ARM gives its client id, which the
+// SQL access hook needs to create the database user without a directory lookup.
+resource appIdentity 'Microsoft.ManagedIdentity/identities@2024-11-30' existing = {
+  scope: app
+  name: 'default'
+}
+
 output name string = app.name
 output principalId string = app.identity.principalId
+output clientId string = appIdentity.properties.clientId
 output defaultHostName string = app.properties.defaultHostName

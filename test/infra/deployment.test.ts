@@ -454,19 +454,18 @@ describeCompiled("compiled template: azd wiring", () => {
     const used = [...read(hook).matchAll(/\$\{(AZURE_\w+)[:}]/g)].map((m) => m[1] ?? "");
     expect(used.length).toBeGreaterThan(0);
     expect(used.filter((name) => !(name in outputs()))).toEqual([]);
-    expect(moduleOutput(outputs().AZURE_FUNCTION_APP_PRINCIPAL_ID)).toBe("function-app.outputs.principalId");
-  });
-});
-
-describe("the SQL access hook", () => {
-  it("creates the app's database user as the SQL administrator, with the roles the migrations need", () => {
-    const script = read("infra/scripts/grant-sql-access.sh");
-    expect(script).toMatch(/--authentication-method ActiveDirectoryDefault/);
-    const sql = infra("scripts/app-database-user.sql");
-    expect(sql).toMatch(/CREATE USER \[\$\(APP_NAME\)\] FROM EXTERNAL PROVIDER/);
-    for (const role of ["db_datareader", "db_datawriter", "db_ddladmin"]) {
-      expect(sql).toContain(`ALTER ROLE ${role} ADD MEMBER [$(APP_NAME)];`);
-    }
+    expect(moduleOutput(outputs().AZURE_FUNCTION_APP_CLIENT_ID)).toBe("function-app.outputs.clientId");
+    const identity = resources.find((r) => r.type === "Microsoft.ManagedIdentity/identities");
+    // The system-assigned identity of the site, as an extension resource: ARM's only source of its client id.
+    expect([identity?.module, identity?.existing, identity?.body.name]).toEqual([
+      "function-app",
+      true,
+      "default",
+    ]);
+    expect(String(identity?.body.scope)).toMatch(/^resourceId\(Microsoft\.Web\/sites, /);
+    expect(deploymentOf("function-app").template.outputs?.clientId?.value).toBe(
+      "[reference('appIdentity').clientId]",
+    );
   });
 });
 

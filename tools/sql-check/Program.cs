@@ -11,7 +11,9 @@ if (args.Length != 1)
 
 var statements = Statement.ReadAll(args[0]);
 var findings = new List<Finding>();
-var parsed = statements.Select(s => (statement: s, fragment: SyntaxCheck.Parse(s, findings))).ToList();
+var parsed = statements.Select(s => (statement: s, fragment: SyntaxCheck.Parse(s, findings)))
+    .Where(p => !p.statement.ParseOnly)
+    .ToList();
 Console.WriteLine($"sql-check: {statements.Count} statements parsed with TSql160Parser, {findings.Count} syntax errors");
 
 if (findings.Count == 0)
