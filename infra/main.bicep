@@ -27,9 +27,9 @@ param alertEmail string = ''
 @description('CanNotDelete locks on the state store and the orders database (PROTECT_DATA).')
 param protectData bool = true
 
-@description('Node.js major version of the Functions worker.')
-@allowed(['20', '22'])
-param nodeVersion string = '20'
+@description('Node.js major version of the Functions worker: one Azure Functions supports and CI tests (package.json engines). Node 20 left Azure Functions support on 30 April 2026.')
+@allowed(['22'])
+param nodeVersion string = '22'
 
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
 var tags = { 'azd-env-name': environmentName }
@@ -40,7 +40,7 @@ var deploymentContainerName = 'deployment-package'
 var leaseContainerName = 'leases'
 var taskHubName = 'Orders'
 
-resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: 'rg-${environmentName}'
   location: location
   tags: tags
@@ -141,6 +141,7 @@ module access 'modules/access.bicep' = {
     serviceBusNamespaceName: serviceBus.outputs.name
     cosmosAccountName: cosmos.outputs.name
     appInsightsName: monitoring.outputs.appInsightsName
+    triggerQueueNames: [queues.orders.name, queues.agentRequests.name, queues.agentResponses.name]
   }
 }
 
@@ -163,6 +164,7 @@ output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_RESOURCE_GROUP string = rg.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output AZURE_FUNCTION_APP_PRINCIPAL_ID string = functionApp.outputs.principalId
+output AZURE_FUNCTION_APP_CLIENT_ID string = functionApp.outputs.clientId
 output AZURE_FUNCTION_APP_URL string = 'https://${functionApp.outputs.defaultHostName}'
 output AZURE_SQL_SERVER_NAME string = sql.outputs.serverName
 output AZURE_SQL_SERVER_FQDN string = sql.outputs.fullyQualifiedDomainName

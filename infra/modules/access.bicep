@@ -11,6 +11,8 @@ param storageAccountName string
 param serviceBusNamespaceName string
 param cosmosAccountName string
 param appInsightsName string
+@description('The queues a Service Bus trigger of the app reads (src/functions).')
+param triggerQueueNames string[]
 
 // Built-in Azure role definition ids: https://learn.microsoft.com/azure/role-based-access-control/built-in-roles
 var roles = {
@@ -19,21 +21,29 @@ var roles = {
   storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
 }
 
 // Cosmos DB's data plane has its own RBAC, not Azure's: its built-in Data Contributor role definition.
 var cosmosDataContributor = '00000000-0000-0000-0000-000000000002'
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
 }
 
-resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = {
   name: serviceBusNamespaceName
 }
 
-resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+resource triggerQueues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' existing = [
+  for queueName in triggerQueueNames: {
+    parent: serviceBus
+    name: queueName
+  }
+]
+
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' existing = {
   name: cosmosAccountName
 }
 
@@ -67,6 +77,21 @@ resource appServiceBusRoles 'Microsoft.Authorization/roleAssignments@2022-04-01'
   }
 ]
 
+// Target-based scaling on Flex Consumption: the scale controller reads each triggered queue's length
+// with the app's identity, which takes the Manage right (Data Owner); with Receiver alone it falls back to
+// the age of the first message and scales on a guess. Scoped to those queues only, not the namespace.
+resource appTriggerQueueRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for (queueName, i) in triggerQueueNames: {
+    name: guid(triggerQueues[i].id, appPrincipalId, roles.serviceBusDataOwner)
+    scope: triggerQueues[i]
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataOwner)
+      principalId: appPrincipalId
+      principalType: 'ServicePrincipal'
+    }
+  }
+]
+
 resource appTelemetryRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   name: guid(appInsights.id, appPrincipalId, roles.monitoringMetricsPublisher)
   scope: appInsights
@@ -77,7 +102,7 @@ resource appTelemetryRole 'Microsoft.Authorization/roleAssignments@2022-04-01' =
   }
 }
 
-resource appCosmosRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+resource appCosmosRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2026-03-15' = {
   parent: cosmos
   name: guid(cosmos.id, appPrincipalId, cosmosDataContributor)
   properties: {

@@ -2,15 +2,17 @@
 // that ended in Error, and compensations that failed. The last two come from the app's log: the alert
 // sink writes one JSON line per alert, `{ time, level, event: "operator.alert", kind, orderId, ... }`.
 
+import { tagsType } from '../types.bicep'
+
 param location string
-param tags object
+param tags tagsType
 param serviceBusNamespaceName string
 param invalidMessagesQueueName string
 param appInsightsName string
 @description('Email address for alert notifications; alerts still fire, without notification, when empty.')
 param alertEmail string
 
-resource serviceBus 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+resource serviceBus 'Microsoft.ServiceBus/namespaces@2026-01-01' existing = {
   name: serviceBusNamespaceName
 }
 
@@ -35,7 +37,7 @@ resource operators 'Microsoft.Insights/actionGroups@2023-01-01' = if (!empty(ale
 }
 
 // A gauge: the alert stays fired until someone drains the dead-letter queue.
-resource deadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+resource deadLettered 'Microsoft.Insights/metricAlerts@2026-01-01' = {
   name: 'dead-lettered-messages'
   location: 'global'
   tags: tags
@@ -67,7 +69,7 @@ resource deadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   }
 }
 
-resource parkedMessages 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+resource parkedMessages 'Microsoft.Insights/metricAlerts@2026-01-01' = {
   name: 'invalid-messages-parked'
   location: 'global'
   tags: tags
@@ -117,7 +119,7 @@ var logAlerts = [
   }
 ]
 
-resource logAlert 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = [
+resource logAlert 'Microsoft.Insights/scheduledQueryRules@2026-03-01' = [
   for alert in logAlerts: {
     name: alert.name
     location: location

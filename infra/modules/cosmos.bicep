@@ -2,17 +2,19 @@
 // (Entra ID and data-plane RBAC only), and continuous backup allows a point-in-time restore of every
 // state record, compensation log included.
 
+import { stateContainerType, tagsType } from '../types.bicep'
+
 param accountName string
 param location string
-param tags object
+param tags tagsType
 @description('The state container of state-container.json: database, id, partitionKey, indexingPolicy.')
-param container object
+param container stateContainerType
 @description('Autoscale ceiling of the state container, in RU/s (it scales down to a tenth of it).')
 param maxThroughput int = 1000
 @description('Puts a CanNotDelete lock on the account.')
 param protect bool
 
-resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+resource account 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' = {
   name: accountName
   location: location
   tags: tags
@@ -34,7 +36,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
   }
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2026-03-15' = {
   parent: account
   name: container.database
   properties: {
@@ -42,7 +44,7 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15
   }
 }
 
-resource stateContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+resource stateContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15' = {
   parent: database
   name: container.id
   properties: {

@@ -1,10 +1,12 @@
 // The Function App on Flex Consumption, with a system-assigned identity and identity-based connections
 // only: every setting below names an endpoint, never a key, password, SAS or connection string.
 
+import { tagsType } from '../types.bicep'
+
 param name string
 param planName string
 param location string
-param tags object
+param tags tagsType
 @description('The service name of azure.yaml; azd finds the app by this tag.')
 param serviceName string
 param nodeVersion string
@@ -26,7 +28,7 @@ param agentRequestMaxDeliveries int
 param starterSchedule string = '*/10 * * * * *'
 param supervisorSchedule string = '0 */1 * * * *'
 
-resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
 }
 
@@ -60,7 +62,7 @@ var appSettings = [
   { name: 'AGENT_REQUEST_MAX_DELIVERIES', value: string(agentRequestMaxDeliveries) }
 ]
 
-resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: planName
   location: location
   tags: tags
@@ -69,7 +71,7 @@ resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   properties: { reserved: true }
 }
 
-resource app 'Microsoft.Web/sites@2024-04-01' = {
+resource app 'Microsoft.Web/sites@2025-03-01' = {
   name: name
   location: location
   tags: union(tags, { 'azd-service-name': serviceName })
@@ -101,18 +103,26 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
 }
 
 // Deployments (azd included) authenticate with Entra ID; publishing user names and passwords stay off.
-resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2025-03-01' = {
   parent: app
   name: 'ftp'
   properties: { allow: false }
 }
 
-resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2025-03-01' = {
   parent: app
   name: 'scm'
   properties: { allow: false }
 }
 
+// The system-assigned identity as a resource of its own: the one place ARM gives its client id, which the
+// SQL access hook needs to create the database user without a directory lookup.
+resource appIdentity 'Microsoft.ManagedIdentity/identities@2024-11-30' existing = {
+  scope: app
+  name: 'default'
+}
+
 output name string = app.name
 output principalId string = app.identity.principalId
+output clientId string = appIdentity.properties.clientId
 output defaultHostName string = app.properties.defaultHostName

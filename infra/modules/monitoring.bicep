@@ -1,13 +1,15 @@
 // Log Analytics and workspace-based Application Insights. Local (instrumentation key) authentication is
 // off: the app sends telemetry with its managed identity, as the Monitoring Metrics Publisher role allows.
 
+import { tagsType } from '../types.bicep'
+
 param logAnalyticsName string
 param appInsightsName string
 param location string
-param tags object
+param tags tagsType
 param retentionInDays int = 30
 
-resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+resource workspace 'Microsoft.OperationalInsights/workspaces@2026-03-01' = {
   name: logAnalyticsName
   location: location
   tags: tags

@@ -1,13 +1,15 @@
 // The Service Bus namespace and its queues, defined in queues.json. Standard tier: duplicate detection
 // needs it. SAS authentication is off, so every client signs in with Entra ID.
 
+import { queuesType, tagsType } from '../types.bicep'
+
 param name string
 param location string
-param tags object
+param tags tagsType
 @description('The queues of queues.json, keyed as QUEUE_NAMES in src/config/names.ts.')
-param queues object
+param queues queuesType
 
-resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+resource namespace 'Microsoft.ServiceBus/namespaces@2026-01-01' = {
   name: name
   location: location
   tags: tags
@@ -19,7 +21,7 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   }
 }
 
-resource queue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+resource queue 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' = [
   for entry in items(queues): {
     parent: namespace
     name: entry.value.name

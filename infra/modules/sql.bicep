@@ -2,10 +2,12 @@
 // passwords). The deploying principal is the server's Entra administrator; the Function App's identity
 // gets its database user from infra/scripts/grant-sql-access.sh, because ARM cannot create one.
 
+import { tagsType } from '../types.bicep'
+
 param serverName string
 param databaseName string
 param location string
-param tags object
+param tags tagsType
 @description('Object id of the Entra administrator: the deploying principal.')
 param adminPrincipalId string
 @allowed(['User', 'ServicePrincipal'])
@@ -18,7 +20,7 @@ param backupRetentionDays int = 14
 @description('Puts a CanNotDelete lock on the database.')
 param protect bool
 
-resource server 'Microsoft.Sql/servers@2023-08-01' = {
+resource server 'Microsoft.Sql/servers@2025-01-01' = {
   name: serverName
   location: location
   tags: tags
@@ -38,7 +40,7 @@ resource server 'Microsoft.Sql/servers@2023-08-01' = {
 
 // Flex Consumption has no fixed outbound addresses without a virtual network, so the server admits
 // Azure-internal traffic (the 0.0.0.0 rule); every connection still needs an Entra token of a database user.
-resource allowAzureServices 'Microsoft.Sql/servers/firewallRules@2023-08-01' = {
+resource allowAzureServices 'Microsoft.Sql/servers/firewallRules@2025-01-01' = {
   parent: server
   name: 'AllowAllWindowsAzureIps'
   properties: {
@@ -49,7 +51,7 @@ resource allowAzureServices 'Microsoft.Sql/servers/firewallRules@2023-08-01' = {
 
 // A provisioned (always-on) tier: a serverless database that auto-pauses refuses connections while it
 // resumes (error 40613), and those failures would reach the submission handler. Scale with skuName.
-resource database 'Microsoft.Sql/servers/databases@2023-08-01' = {
+resource database 'Microsoft.Sql/servers/databases@2025-01-01' = {
   parent: server
   name: databaseName
   location: location
@@ -61,7 +63,7 @@ resource database 'Microsoft.Sql/servers/databases@2023-08-01' = {
   }
 }
 
-resource backupRetention 'Microsoft.Sql/servers/databases/backupShortTermRetentionPolicies@2023-08-01' = {
+resource backupRetention 'Microsoft.Sql/servers/databases/backupShortTermRetentionPolicies@2025-01-01' = {
   parent: database
   name: 'default'
   properties: { retentionDays: backupRetentionDays }

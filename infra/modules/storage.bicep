@@ -1,14 +1,16 @@
 // The Functions host's storage: the durable task hub (queues, tables, blobs), the Supervisor's lease
 // blobs and the Flex Consumption deployment package. Reached with Entra ID only: shared keys are off.
 
+import { tagsType } from '../types.bicep'
+
 param name string
 param location string
-param tags object
+param tags tagsType
 @description('Blob containers to create: the deployment package container and the lease container.')
-param containerNames array
+param containerNames string[]
 param softDeleteRetentionDays int = 7
 
-resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+resource account 'Microsoft.Storage/storageAccounts@2026-09-01' = {
   name: name
   location: location
   tags: tags
@@ -29,7 +31,7 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   }
 }
 
-resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2026-09-01' = {
   parent: account
   name: 'default'
   properties: {
@@ -38,7 +40,7 @@ resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01'
   }
 }
 
-resource containers 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = [
+resource containers 'Microsoft.Storage/storageAccounts/blobServices/containers@2026-09-01' = [
   for containerName in containerNames: {
     parent: blobService
     name: containerName

@@ -1,15 +1,21 @@
 /**
- * Checks of the deployment in infra/ against the code, at the level of text: what the Function App's
+ * Checks of the deployment in infra/ against the code: what the Function App's
  * settings are, which roles its identity holds where, how long the broker remembers message ids. Each
  * check returns the problems it finds, so that a test can also show it failing on a doctored input.
  */
 import { AZURE_SETTING_DEFAULTS, AZURE_SETTING_NAMES } from "../../src/config/azure-settings.js";
-import { CONNECTION_NAMES, HOST_SETTING_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
+import {
+  CONNECTION_NAMES,
+  HOST_SETTING_NAMES,
+  QUEUE_NAMES,
+  TIMER_SCHEDULE_SETTINGS,
+} from "../../src/config/names.js";
 import { AGENT_MODE_SETTING, INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { backoffCeilingMs } from "../../src/domain/backoff.js";
-import { declarations, objectEntries, stringLiteral } from "./bicep-text.js";
+import { Unresolved } from "./arm-expressions.js";
+import { type DeployedResource, moduleOutput } from "./compiled-template.js";
 
-/** App setting name to the Bicep expression of its value. */
+/** App setting name to its value in the compiled template (an expression's text where only Azure knows it). */
 export type AppSettings = ReadonlyMap<string, string>;
 
 const { serviceBus, cosmos, sql, storage } = CONNECTION_NAMES;
@@ -141,6 +147,7 @@ export const BUILT_IN_ROLES = {
   storageTableDataContributor: "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3",
   serviceBusDataSender: "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39",
   serviceBusDataReceiver: "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0",
+  serviceBusDataOwner: "090c5cfd-751d-490a-894a-3ce6f1109419",
   monitoringMetricsPublisher: "3913510d-42f4-4e42-8a64-420c390055eb",
   /** Cosmos DB data plane (a sqlRoleDefinition of the account, not an Azure role). */
   cosmosDataContributor: "00000000-0000-0000-0000-000000000002",
@@ -149,43 +156,86 @@ export const BUILT_IN_ROLES = {
 export interface RoleAssignment {
   /** Resource type of the scope, e.g. Microsoft.Storage/storageAccounts. */
   readonly scope: string;
+  /** The scope's own name where the template fixes it, e.g. a queue's; undefined where only Azure knows it. */
+  readonly scopeName: string | undefined;
   readonly role: string;
-  /** The parameter naming the principal. */
+  /** Who holds it: `app` (the Function App's identity), `deployer`, or the principal id as found. */
   readonly principal: string;
+  readonly principalType: string | undefined;
 }
 
-/** The role assignments of a Bicep file (Azure RBAC and Cosmos DB data-plane), with role ids resolved. */
-export function roleAssignments(source: string): RoleAssignment[] {
-  const decls = declarations(source);
-  const literal = (name: string): string => {
-    const value = decls.find((d) => d.keyword === "var" && d.name === name)?.value ?? "";
-    return stringLiteral(value) ?? `<${name}>`;
-  };
-  const rolesVar = decls.find((d) => d.keyword === "var" && d.name === "roles");
-  const roleIds = rolesVar ? objectEntries(rolesVar.value) : new Map<string, string>();
-  const typeOf = (symbol: string): string =>
-    decls.find((d) => d.keyword === "resource" && d.name === symbol)?.target ?? `<${symbol}>`;
-  const group = (pattern: RegExp, text: string): string => pattern.exec(text)?.[1] ?? "<missing>";
+const APP_PRINCIPAL = "function-app.outputs.principalId";
 
+function principalOf(value: unknown, deployerId: string): string {
+  if (moduleOutput(value) === APP_PRINCIPAL) return "app";
+  if (value === deployerId) return "deployer";
+  return String(value);
+}
+
+/** The resource type a `resourceId(type, name...)` identifies. */
+function scopeType(value: unknown): string {
+  return /^resourceId\(([^,]+),/.exec(String(value))?.[1] ?? `<${String(value)}>`;
+}
+
+/** The last name of a `resourceId(type, names...)`, when it is known before the deployment. */
+function scopeName(value: unknown): string | undefined {
+  const last = /, ([^,<>]+)\)$/.exec(String(value))?.[1];
+  return last?.trim();
+}
+
+/**
+ * The role assignments of the compiled deployment, Azure RBAC and Cosmos DB data plane, each with the
+ * role id it grants, the type of resource it is scoped to, and to whom.
+ */
+export function roleAssignments(
+  resources: readonly DeployedResource[],
+  deployerId: string,
+): RoleAssignment[] {
   const result: RoleAssignment[] = [];
-  for (const d of decls.filter((decl) => decl.keyword === "resource")) {
-    const principal = group(/\bprincipalId:\s*(\w+)/, d.value);
-    if (d.target === "Microsoft.Authorization/roleAssignments") {
-      const scope = typeOf(group(/\bscope:\s*(\w+)/, d.value));
-      const names = new Set([...d.value.matchAll(/\broles\.(\w+)/g)].map((m) => m[1] ?? ""));
-      for (const name of names) {
-        result.push({ scope, role: stringLiteral(roleIds.get(name) ?? "") ?? `<${name}>`, principal });
-      }
-    } else if (d.target === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments") {
-      const scope = typeOf(group(/\bparent:\s*(\w+)/, d.value));
-      result.push({ scope, role: literal(group(/sqlRoleDefinitions\/\$\{(\w+)\}/, d.value)), principal });
+  for (const resource of resources) {
+    const properties = (resource.body.properties ?? {}) as Record<string, unknown>;
+    if (resource.type === "Microsoft.Authorization/roleAssignments") {
+      const role = /^subscriptionResourceId\(Microsoft\.Authorization\/roleDefinitions, ([\w-]+)\)$/.exec(
+        String(properties.roleDefinitionId),
+      )?.[1];
+      result.push({
+        scope: scopeType(resource.body.scope),
+        scopeName: scopeName(resource.body.scope),
+        role: role ?? `<${String(properties.roleDefinitionId)}>`,
+        principal: principalOf(properties.principalId, deployerId),
+        principalType: properties.principalType as string | undefined,
+      });
+    } else if (resource.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments") {
+      const definition = properties.roleDefinitionId;
+      const text = definition instanceof Unresolved ? definition.text : String(definition);
+      result.push({
+        scope: scopeType(properties.scope),
+        scopeName: scopeName(properties.scope),
+        role: /\/sqlRoleDefinitions\/([\w-]+)$/.exec(text)?.[1] ?? `<${text}>`,
+        principal: principalOf(properties.principalId, deployerId),
+        principalType: undefined,
+      });
     }
   }
   return result;
 }
 
+export interface RoleNeed {
+  readonly scope: string;
+  /** A named resource of that type (a queue), or any resource of it when absent. */
+  readonly scopeName?: string;
+  readonly role: string;
+  readonly why: string;
+}
+
+/**
+ * The queues a Service Bus trigger of the app reads (src/functions: submitOrder, agentWorker, agentReplies):
+ * target-based scaling reads their length with the app's identity, which takes the Manage right.
+ */
+export const TRIGGERED_QUEUES = [QUEUE_NAMES.orders, QUEUE_NAMES.agentRequests, QUEUE_NAMES.agentResponses];
+
 /** What the app's identity needs, on what: everything the code and the host talk to. */
-export const APP_NEEDS: readonly { readonly scope: string; readonly role: string; readonly why: string }[] = [
+export const APP_NEEDS: readonly RoleNeed[] = [
   {
     scope: "Microsoft.Storage/storageAccounts",
     role: BUILT_IN_ROLES.storageBlobDataOwner,
@@ -211,6 +261,12 @@ export const APP_NEEDS: readonly { readonly scope: string; readonly role: string
     role: BUILT_IN_ROLES.serviceBusDataSender,
     why: "agent requests and replies, status messages, parked messages, POST /api/orders",
   },
+  ...TRIGGERED_QUEUES.map((queue) => ({
+    scope: "Microsoft.ServiceBus/namespaces/queues",
+    scopeName: queue,
+    role: BUILT_IN_ROLES.serviceBusDataOwner,
+    why: "the scale controller reads the triggered queue's length (Manage right)",
+  })),
   {
     scope: "Microsoft.DocumentDB/databaseAccounts",
     role: BUILT_IN_ROLES.cosmosDataContributor,
@@ -223,17 +279,32 @@ export const APP_NEEDS: readonly { readonly scope: string; readonly role: string
   },
 ];
 
+const covers = (a: RoleAssignment, need: RoleNeed) =>
+  a.scope === need.scope &&
+  a.role === need.role &&
+  (need.scopeName === undefined || a.scopeName === need.scopeName);
+
 export function missingRoles(
   assignments: readonly RoleAssignment[],
   principal: string,
-  needs: readonly { readonly scope: string; readonly role: string; readonly why: string }[],
+  needs: readonly RoleNeed[],
 ): string[] {
   return needs
-    .filter(
+    .filter((need) => !assignments.some((a) => a.principal === principal && covers(a, need)))
+    .map(
       (need) =>
-        !assignments.some((a) => a.principal === principal && a.scope === need.scope && a.role === need.role),
-    )
-    .map((need) => `${principal} lacks role ${need.role} on ${need.scope} (${need.why})`);
+        `${principal} lacks role ${need.role} on ${need.scope}${need.scopeName ? ` ${need.scopeName}` : ""} (${need.why})`,
+    );
+}
+
+/** Assignments no need asks for: a role granted beyond what the code uses. */
+export function excessRoles(
+  assignments: readonly RoleAssignment[],
+  needs: Readonly<Record<string, readonly RoleNeed[]>>,
+): string[] {
+  return assignments
+    .filter((a) => !(needs[a.principal] ?? []).some((need) => covers(a, need)))
+    .map((a) => `${a.principal} holds role ${a.role} on ${a.scope}${a.scopeName ? ` ${a.scopeName}` : ""}`);
 }
 
 /** An ISO 8601 duration of days, hours, minutes and seconds (what Service Bus takes), in milliseconds. */

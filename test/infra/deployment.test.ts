@@ -1,9 +1,9 @@
 /**
- * The deployment in infra/ against the code. Bicep cannot be compiled here, so these tests read the
- * templates as text (./bicep-text.ts) and the JSON files they load; what they cannot see is listed in the
- * README's "Deploy to Azure" section.
+ * The deployment in infra/ against the code. Most tests read the ARM template that `npm run check:infra`
+ * compiles from the Bicep (./compiled-template.ts); without it (no .NET SDK) they are skipped, saying so,
+ * except under CI. The JSON files the Bicep loads, and the azd hook, are read as they are.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -12,38 +12,34 @@ import { AZURE_SETTING_DEFAULTS, loadAzureSettings } from "../../src/config/azur
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { ALERT_KINDS } from "../../src/ports/alerts.js";
+import { Unresolved } from "./arm-expressions.js";
 import {
-  arrayElements,
-  declaration,
-  declarations,
-  entryAt,
-  firstObject,
-  objectEntries,
-  strayStatements,
-  stringLiteral,
-} from "./bicep-text.js";
+  type DeployedResource,
+  expand,
+  loadCompiledTemplate,
+  MAIN_PARAMETERS,
+  moduleOutput,
+} from "./compiled-template.js";
 import {
   APP_NEEDS,
   BUILT_IN_ROLES,
   coverageProblems,
+  excessRoles,
   hasDefault,
   IDENTITY_FORMS,
   isoDurationMs,
   missingRoles,
+  type RoleNeed,
   retryHorizonMs,
   roleAssignments,
   schedulePeriodMs,
   secretProblems,
+  TRIGGERED_QUEUES,
 } from "./deployment-checks.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
 const infra = (path: string) => read(join("infra", path));
-
-const main = infra("main.bicep");
-const functionAppBicep = infra("modules/function-app.bicep");
-const accessBicep = infra("modules/access.bicep");
-const alertsBicep = infra("modules/alerts.bicep");
 
 interface QueueDefinition {
   readonly name: string;
@@ -54,34 +50,203 @@ interface QueueDefinition {
   readonly defaultMessageTimeToLive: string;
   readonly deadLetteringOnMessageExpiration: boolean;
 }
+const DEPLOYER_NEEDS: readonly RoleNeed[] = [
+  { scope: "Microsoft.ServiceBus/namespaces", role: BUILT_IN_ROLES.serviceBusDataSender, why: "sas send" },
+];
+
 const queues = JSON.parse(infra("queues.json")) as Record<string, QueueDefinition>;
 const stateContainer = JSON.parse(infra("state-container.json")) as Record<string, unknown>;
 
-/** The Function App's settings: `{ name: '...', value: <expression> }` entries of the appSettings list. */
-const appSettings = new Map(
-  arrayElements(declaration(functionAppBicep, "var", "appSettings").value).map((element) => {
-    const entries = objectEntries(element);
-    return [stringLiteral(entries.get("name") ?? "") ?? `<${element}>`, entries.get("value") ?? ""];
-  }),
-);
-const moduleParams = (symbol: string) =>
-  objectEntries(entryAt(declaration(main, "module", symbol).value, "params"));
-const functionAppParams = moduleParams("functionApp");
-const mainVar = (name: string) => {
-  const found = declarations(main).find((d) => d.keyword === "var" && d.name === name);
-  return found ? stringLiteral(found.value) : undefined;
+const compiled = loadCompiledTemplate();
+const skipReason = "skipReason" in compiled ? compiled.skipReason : undefined;
+if (skipReason) console.warn(`test/infra: the tests of the compiled template are skipped: ${skipReason}`);
+const describeCompiled = skipReason ? describe.skip : describe;
+const { deployments, resources } =
+  "template" in compiled ? expand(compiled.template, MAIN_PARAMETERS) : { deployments: [], resources: [] };
+
+type Properties = Record<string, unknown>;
+const propertiesOf = (resource: DeployedResource | undefined) =>
+  (resource?.body.properties ?? {}) as Properties;
+const deployed = (type: string) => resources.filter((r) => r.type === type && !r.existing);
+const one = (type: string) => {
+  const found = deployed(type);
+  if (found.length !== 1) throw new Error(`${found.length} resources of type ${type}`);
+  return found[0] as DeployedResource;
 };
+const deploymentOf = (module: string) => {
+  const found = deployments.find((d) => d.module === module);
+  if (!found) throw new Error(`no module deployment ${module}`);
+  return found;
+};
+const shown = (value: unknown) => (value instanceof Unresolved ? value.toString() : value);
+const leafName = (value: unknown) =>
+  String(value instanceof Unresolved ? value.text : value)
+    .split("/")
+    .at(-1);
 
-/** A setting's value where the templates fix it (a literal, or a literal passed down from main.bicep). */
-function literalValue(expression: string): string | undefined {
-  const direct = stringLiteral(expression);
-  if (direct !== undefined) return direct;
-  const passed = functionAppParams.get(expression);
-  if (passed === undefined) return undefined;
-  return stringLiteral(passed) ?? (/^\w+$/.test(passed) ? mainVar(passed) : undefined);
-}
+/** The Function App's settings as compiled: a value, or `<expression>` where only the deployment knows it. */
+const appSettings = new Map(
+  (
+    ((
+      propertiesOf(resources.find((r) => r.type === "Microsoft.Web/sites")).siteConfig as
+        | Properties
+        | undefined
+    )?.appSettings ?? []) as { name: string; value: unknown }[]
+  ).map(({ name, value }) => [name, String(shown(value))]),
+);
 
-describe("app settings", () => {
+describe("queues.json", () => {
+  const definitions = Object.entries(queues);
+
+  it("declares every queue the code uses, under the same keys as QUEUE_NAMES", () => {
+    expect(Object.fromEntries(definitions.map(([key, queue]) => [key, queue.name]))).toEqual(QUEUE_NAMES);
+  });
+
+  it("remembers message ids for at least the retry horizon of the default settings", () => {
+    const horizon = retryHorizonMs();
+    expect(Object.values(horizon.parts).every((ms) => ms > 0)).toBe(true);
+    for (const [, queue] of definitions) {
+      expect(queue.requiresDuplicateDetection, queue.name).toBe(true);
+      const window = isoDurationMs(queue.duplicateDetectionHistoryTimeWindow);
+      expect(window, queue.name).toBeGreaterThanOrEqual(horizon.totalMs);
+      expect(window, `${queue.name}: Service Bus allows at most 7 days`).toBeLessThanOrEqual(7 * 86_400_000);
+    }
+  });
+
+  it("dead-letters expired messages, and locks within what Service Bus Standard allows", () => {
+    for (const [, queue] of definitions) {
+      expect(queue.deadLetteringOnMessageExpiration, queue.name).toBe(true);
+      const lock = isoDurationMs(queue.lockDuration);
+      expect(lock, queue.name).toBeGreaterThanOrEqual(5_000);
+      expect(lock, queue.name).toBeLessThanOrEqual(5 * 60_000);
+      expect(queue.maxDeliveryCount, queue.name).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it("delivers an Agent request at most as often as the retry budget counts", () => {
+    expect(queues.agentRequests?.maxDeliveryCount).toBe(
+      INTEGER_SETTINGS.agentRequestMaxDeliveries.defaultValue,
+    );
+  });
+});
+
+describe("state-container.json", () => {
+  it("matches ORDER_STATE_CONTAINER: database, id, partition key and indexing policy", () => {
+    const { defaultDatabaseName, ...container } = ORDER_STATE_CONTAINER;
+    expect(stateContainer).toEqual({ database: defaultDatabaseName, ...container });
+  });
+});
+
+describe("check helpers", () => {
+  it("measure schedules and durations as the checks assume", () => {
+    expect(schedulePeriodMs("*/10 * * * * *")).toBe(10_000);
+    expect(schedulePeriodMs("0 */1 * * * *")).toBe(60_000);
+    expect(() => schedulePeriodMs("0 30 9 * * 1-5")).toThrow();
+    expect(isoDurationMs("P1D")).toBe(86_400_000);
+    expect(isoDurationMs("PT1M30S")).toBe(90_000);
+    expect(() => isoDurationMs("1 day")).toThrow();
+  });
+});
+
+describeCompiled("compiled template: resources", () => {
+  it("deploys each resource type at one API version, none of them a preview", () => {
+    const versions = new Map<string, Set<string>>();
+    for (const r of resources) versions.set(r.type, (versions.get(r.type) ?? new Set()).add(r.apiVersion));
+    const problems = [...versions]
+      .filter(([, set]) => set.size > 1 || [...set].some((v) => v.includes("-preview")))
+      .map(([type, set]) => `${type}: ${[...set].join(", ")}`);
+    expect(problems).toEqual([]);
+  });
+
+  it("runs the app on Flex Consumption (FC1), which needs Microsoft.Web 2023-12-01 or later", () => {
+    expect(one("Microsoft.Web/serverfarms").body.sku).toEqual({ name: "FC1", tier: "FlexConsumption" });
+    expect(one("Microsoft.Web/sites").apiVersion >= "2023-12-01").toBe(true);
+    expect(propertiesOf(one("Microsoft.Web/sites")).serverFarmId).toMatch(
+      /^resourceId\(Microsoft\.Web\/serverfarms,/,
+    );
+  });
+
+  it("leaves no local authentication on: keys, SAS, shared keys, SQL logins, publishing credentials", () => {
+    const storage = propertiesOf(one("Microsoft.Storage/storageAccounts"));
+    expect([storage.allowSharedKeyAccess, storage.allowBlobPublicAccess, storage.minimumTlsVersion]).toEqual([
+      false,
+      false,
+      "TLS1_2",
+    ]);
+    const serviceBus = propertiesOf(one("Microsoft.ServiceBus/namespaces"));
+    expect([serviceBus.disableLocalAuth, serviceBus.minimumTlsVersion]).toEqual([true, "1.2"]);
+    const cosmos = propertiesOf(one("Microsoft.DocumentDB/databaseAccounts"));
+    expect([cosmos.disableLocalAuth, cosmos.minimalTlsVersion]).toEqual([true, "Tls12"]);
+    expect((cosmos.backupPolicy as Properties).type).toBe("Continuous");
+    const sql = propertiesOf(one("Microsoft.Sql/servers"));
+    expect((sql.administrators as Properties).azureADOnlyAuthentication).toBe(true);
+    expect(sql.minimalTlsVersion).toBe("1.2");
+    expect(sql).not.toHaveProperty("administratorLoginPassword");
+    expect(propertiesOf(one("Microsoft.Insights/components")).DisableLocalAuth).toBe(true);
+    const site = propertiesOf(one("Microsoft.Web/sites"));
+    expect(site.httpsOnly).toBe(true);
+    expect((site.siteConfig as Properties).ftpsState).toBe("Disabled");
+    const publishing = deployed("Microsoft.Web/sites/basicPublishingCredentialsPolicies");
+    expect(publishing.map((r) => [leafName(r.body.name), propertiesOf(r).allow])).toEqual([
+      ["ftp", false],
+      ["scm", false],
+    ]);
+  });
+
+  it("creates every queue of queues.json with all its properties", () => {
+    const created = Object.fromEntries(
+      deployed("Microsoft.ServiceBus/namespaces/queues").map((r) => [leafName(r.body.name), propertiesOf(r)]),
+    );
+    const expected = Object.fromEntries(
+      Object.values(queues).map(({ name, ...properties }) => [
+        name,
+        { ...properties, requiresSession: false },
+      ]),
+    );
+    expect(created).toEqual(expected);
+  });
+
+  it("creates the state container of state-container.json, indexing policy included", () => {
+    const container = one("Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers");
+    const { database, ...definition } = stateContainer;
+    expect((propertiesOf(container).resource as Properties) ?? {}).toEqual(definition);
+    expect(leafName(container.body.name)).toBe(definition.id);
+    expect(propertiesOf(one("Microsoft.DocumentDB/databaseAccounts/sqlDatabases")).resource).toEqual({
+      id: database,
+    });
+  });
+
+  it("creates the deployment package and lease containers, and points the app at them", () => {
+    const containers = deployed("Microsoft.Storage/storageAccounts/blobServices/containers").map((r) =>
+      leafName(r.body.name),
+    );
+    expect(containers.sort()).toEqual(["deployment-package", "leases"]);
+    expect(appSettings.get("SUPERVISOR_LEASE_CONTAINER")).toBe("leases");
+    const deployment = (
+      (propertiesOf(one("Microsoft.Web/sites")).functionAppConfig as Properties).deployment as Properties
+    ).storage as Properties;
+    expect(String(shown(deployment.value))).toMatch(/deployment-package>?$/);
+    expect(deployment.authentication).toEqual({ type: "SystemAssignedIdentity" });
+  });
+
+  it("locks the state store and the orders database against deletion when protectData is on", () => {
+    expect(deployed("Microsoft.Authorization/locks").map((r) => [r.module, propertiesOf(r).level])).toEqual([
+      ["cosmos", "CanNotDelete"],
+      ["sql", "CanNotDelete"],
+    ]);
+    const unprotected =
+      "template" in compiled
+        ? expand(compiled.template, { ...MAIN_PARAMETERS, protectData: false })
+        : undefined;
+    expect(
+      unprotected?.resources.filter(
+        (r) => r.type === "Microsoft.Authorization/locks" && r.body.condition === true,
+      ),
+    ).toEqual([]);
+  });
+});
+
+describeCompiled("compiled template: app settings", () => {
   it("hold no key, password, SAS or connection string", () => {
     expect(secretProblems(appSettings)).toEqual([]);
   });
@@ -103,17 +268,14 @@ describe("app settings", () => {
 
   it("are accepted by loadAzureSettings, which then connects to everything with the app's identity", () => {
     const env = Object.fromEntries(
-      [...appSettings].map(([name, expression]) => {
-        const integer = Object.values(INTEGER_SETTINGS).find((setting) => setting.name === name);
-        const placeholder = /(Uri|endpoint|URL)$/i.test(name)
-          ? "https://resource.example/"
-          : `value-of-${name}`;
-        const codeDefault = (AZURE_SETTING_DEFAULTS as Readonly<Record<string, string>>)[name];
-        return [
-          name,
-          literalValue(expression) ?? (integer ? String(integer.defaultValue) : (codeDefault ?? placeholder)),
-        ];
-      }),
+      [...appSettings].map(([name, value]) => [
+        name,
+        value.startsWith("<")
+          ? /(Uri|endpoint|URL)$/i.test(name)
+            ? "https://resource.example/"
+            : "x"
+          : value,
+      ]),
     );
     const settings = loadAzureSettings(env);
     expect([
@@ -125,61 +287,204 @@ describe("app settings", () => {
     expect(settings.pipeline.agentMode).toBe("activity");
   });
 
-  it("schedule the timers as the code's defaults do, unless a deployment overrides them", () => {
-    const bicep = read("infra/modules/function-app.bicep");
-    const paramDefault = (param: string) => new RegExp(`param ${param} string = '([^']+)'`).exec(bicep)?.[1];
-    expect(appSettings.get("STARTER_SCHEDULE")).toBe("starterSchedule");
-    expect(paramDefault("starterSchedule")).toBe(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE);
-    expect(appSettings.get("SUPERVISOR_SCHEDULE")).toBe("supervisorSchedule");
-    expect(paramDefault("supervisorSchedule")).toBe(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE);
+  it("schedule the timers as the code's defaults do", () => {
+    expect(appSettings.get("STARTER_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE);
+    expect(appSettings.get("SUPERVISOR_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE);
   });
 
   it("pass the Durable Functions task hub a name it accepts", () => {
-    expect(literalValue(appSettings.get("TASKHUB_NAME") ?? "")).toMatch(/^[A-Za-z][A-Za-z0-9]{2,44}$/);
+    expect(appSettings.get("TASKHUB_NAME")).toMatch(/^[A-Za-z][A-Za-z0-9]{2,44}$/);
   });
 
   it("keep AGENT_REQUEST_MAX_DELIVERIES equal to the agent-requests queue's maximum delivery count", () => {
-    expect(appSettings.get("AGENT_REQUEST_MAX_DELIVERIES")).toBe("string(agentRequestMaxDeliveries)");
-    expect(functionAppParams.get("agentRequestMaxDeliveries")).toBe("queues.agentRequests.maxDeliveryCount");
+    expect(appSettings.get("AGENT_REQUEST_MAX_DELIVERIES")).toBe(
+      String(queues.agentRequests?.maxDeliveryCount),
+    );
   });
 
-  it("name the lease container the storage module creates", () => {
-    expect(appSettings.get("SUPERVISOR_LEASE_CONTAINER")).toBe("leaseContainerName");
-    expect(functionAppParams.get("leaseContainerName")).toBe("leaseContainerName");
-    expect(moduleParams("storage").get("containerNames")).toMatch(/\bleaseContainerName\b/);
-  });
-
-  it("are the site's settings", () => {
-    expect(
-      entryAt(
-        declaration(functionAppBicep, "resource", "app").value,
-        "properties",
-        "siteConfig",
-        "appSettings",
-      ),
-    ).toBe("appSettings");
+  it("take endpoints from the resources deployed alongside, and the partner URL from the parameter", () => {
+    const app = deploymentOf("function-app").parameters;
+    expect({
+      ServiceBusConnection__fullyQualifiedNamespace: moduleOutput(app.serviceBusNamespace),
+      CosmosDb__endpoint: moduleOutput(app.cosmosEndpoint),
+      OrdersSql__server: moduleOutput(app.sqlServerFqdn),
+      storageAccountName: moduleOutput(app.storageAccountName),
+    }).toEqual({
+      ServiceBusConnection__fullyQualifiedNamespace: "service-bus.outputs.fullyQualifiedNamespace",
+      CosmosDb__endpoint: "cosmos.outputs.endpoint",
+      OrdersSql__server: "sql.outputs.fullyQualifiedDomainName",
+      storageAccountName: "storage.outputs.name",
+    });
+    expect(appSettings.get("PARTNER_URL")).toBe(MAIN_PARAMETERS.partnerUrl);
+    expect(appSettings.get("AzureWebJobsStorage__blobServiceUri")).toBe(
+      "<reference('storage').primaryEndpoints.blob>",
+    );
   });
 
   it("leave FUNCTIONS_WORKER_RUNTIME to the Flex Consumption runtime declaration", () => {
     expect(appSettings.has("FUNCTIONS_WORKER_RUNTIME")).toBe(false);
-    expect(functionAppBicep).toMatch(/runtime:\s*\{\s*name:\s*'node',\s*version:\s*nodeVersion\s*\}/);
-    expect(declaration(main, "param", "nodeVersion").value).toMatch(/^'(20|22)'$/);
+    const runtime = (propertiesOf(one("Microsoft.Web/sites")).functionAppConfig as Properties).runtime;
+    expect(runtime).toEqual({ name: "node", version: deploymentOf("main").parameters.nodeVersion });
   });
 });
 
-describe("the checks catch a doctored deployment", () => {
+describeCompiled("compiled template: identity and roles", () => {
+  const assignments = roleAssignments(resources, String(MAIN_PARAMETERS.principalId));
+
+  it("give the app's identity a role on everything the code and the host talk to, as a service principal", () => {
+    expect(missingRoles(assignments, "app", APP_NEEDS)).toEqual([]);
+    expect(
+      assignments
+        .filter((a) => a.principal === "app" && a.principalType !== undefined)
+        .map((a) => a.principalType),
+    ).toEqual(expect.arrayContaining(["ServicePrincipal"]));
+    expect(assignments.filter((a) => a.principal === "app" && a.principalType === "User")).toEqual([]);
+  });
+
+  it("give nobody a role the code does not need", () => {
+    expect(excessRoles(assignments, { app: APP_NEEDS, deployer: DEPLOYER_NEEDS })).toEqual([]);
+  });
+
+  it("give the app Data Owner on exactly the queues its triggers read, for target-based scaling", () => {
+    const owned = assignments
+      .filter((a) => a.principal === "app" && a.role === BUILT_IN_ROLES.serviceBusDataOwner)
+      .map((a) => `${a.scope} ${a.scopeName}`);
+    expect(owned.sort()).toEqual(
+      TRIGGERED_QUEUES.map((q) => `Microsoft.ServiceBus/namespaces/queues ${q}`).sort(),
+    );
+  });
+
+  it("let the deploying principal send orders (sas send), with the principal type azd passes", () => {
+    expect(missingRoles(assignments, "deployer", DEPLOYER_NEEDS)).toEqual([]);
+    expect(assignments.find((a) => a.principal === "deployer")?.principalType).toBe(
+      MAIN_PARAMETERS.principalType,
+    );
+  });
+
+  it("assign them to the Function App's system-assigned identity", () => {
+    expect(one("Microsoft.Web/sites").body.identity).toEqual({ type: "SystemAssigned" });
+    expect(deploymentOf("function-app").template.outputs?.principalId?.value).toBe(
+      "[reference('app', '2025-03-01', 'full').identity.principalId]",
+    );
+  });
+
+  it("make the deploying principal the SQL server's Entra administrator", () => {
+    const admin = propertiesOf(one("Microsoft.Sql/servers")).administrators as Properties;
+    expect([admin.sid, admin.principalType, admin.administratorType]).toEqual([
+      MAIN_PARAMETERS.principalId,
+      "User",
+      "ActiveDirectory",
+    ]);
+  });
+});
+
+describeCompiled("compiled template: alerts", () => {
+  const metricAlerts = deployed("Microsoft.Insights/metricAlerts").map((r) => propertiesOf(r));
+  const criteria = (alert: Properties) => (alert.criteria as { allOf: Properties[] }).allOf[0] ?? {};
+
+  it("watch every queue's dead-letter count, and the invalid-messages queue for parked messages", () => {
+    expect(metricAlerts.map((alert) => [criteria(alert).metricName, criteria(alert).dimensions])).toEqual([
+      ["DeadletteredMessages", [{ name: "EntityName", operator: "Include", values: ["*"] }]],
+      [
+        "ActiveMessages",
+        [{ name: "EntityName", operator: "Include", values: [QUEUE_NAMES.invalidMessages] }],
+      ],
+    ]);
+  });
+
+  it("notify the alert email's action group, when one is given", () => {
+    for (const alert of metricAlerts) {
+      expect(alert.actions).toEqual([
+        { actionGroupId: "resourceId(Microsoft.Insights/actionGroups, ag-order-operators)" },
+      ]);
+    }
+    const silent =
+      "template" in compiled ? expand(compiled.template, { ...MAIN_PARAMETERS, alertEmail: "" }) : undefined;
+    const silentAlerts = silent?.resources.filter((r) => r.type === "Microsoft.Insights/metricAlerts") ?? [];
+    expect(silentAlerts.map((r) => propertiesOf(r).actions)).toEqual([[], []]);
+  });
+
+  it("query the log line the alert sink writes, for every alert kind not seen on a queue", () => {
+    const sink = read("src/adapters/logging/logging-alert-sink.ts");
+    const event = /logger\.error\("([^"]+)"/.exec(sink)?.[1] ?? "";
+    expect(event).toBe("operator.alert");
+    const queries = deployed("Microsoft.Insights/scheduledQueryRules").map((r) =>
+      String(criteria(propertiesOf(r)).query),
+    );
+    for (const query of queries) expect(query).toContain(`tostring(line.event) == "${event}"`);
+    // Refused orders are parked on invalid-messages (src/adapters/functions-host/settle.ts): alerted above.
+    const parked = ["InvalidMessage", "ConflictingOrder"];
+    const queried = new Set(
+      queries.flatMap((query) => [...query.matchAll(/"(\w+)"/g)].map((m) => m[1] ?? "")),
+    );
+    expect(ALERT_KINDS.filter((kind) => !parked.includes(kind) && !queried.has(kind))).toEqual([]);
+  });
+});
+
+describeCompiled("compiled template: azd wiring", () => {
+  const outputs = () => deploymentOf("main").outputs;
+
+  it("deploys the one Functions service azure.yaml names to the app tagged with its name", () => {
+    const service =
+      /^services:\n {2}(?:#.*\n {2})?(\w+):\n {4}project: \.\n {4}language: ts\n {4}host: function$/m.exec(
+        read("azure.yaml"),
+      );
+    expect(one("Microsoft.Web/sites").body.tags).toEqual({
+      "azd-env-name": MAIN_PARAMETERS.environmentName,
+      "azd-service-name": service?.[1],
+    });
+  });
+
+  it("takes from main.parameters.json only parameters main.bicep declares, and every required one", () => {
+    const file = JSON.parse(infra("main.parameters.json")) as { parameters: Record<string, unknown> };
+    const declared = ("template" in compiled ? compiled.template.parameters : undefined) ?? {};
+    const given = Object.keys(file.parameters);
+    expect(given.filter((name) => !(name in declared))).toEqual([]);
+    expect(
+      Object.entries(declared).filter(([name, p]) => !("defaultValue" in p) && !given.includes(name)),
+    ).toEqual([]);
+  });
+
+  it("outputs what the post-provision hook and `sas send` read", () => {
+    expect(moduleOutput(outputs()[`${CONNECTION_NAMES.serviceBus}__fullyQualifiedNamespace`])).toBe(
+      "service-bus.outputs.fullyQualifiedNamespace",
+    );
+    const hook = /postprovision:[\s\S]*?run:\s*(\S+)/.exec(read("azure.yaml"))?.[1] ?? "";
+    expect(hook).toBe("./infra/scripts/grant-sql-access.sh");
+    const used = [...read(hook).matchAll(/\$\{(AZURE_\w+)[:}]/g)].map((m) => m[1] ?? "");
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((name) => !(name in outputs()))).toEqual([]);
+    expect(moduleOutput(outputs().AZURE_FUNCTION_APP_CLIENT_ID)).toBe("function-app.outputs.clientId");
+    const identity = resources.find((r) => r.type === "Microsoft.ManagedIdentity/identities");
+    // The system-assigned identity of the site, as an extension resource: ARM's only source of its client id.
+    expect([identity?.module, identity?.existing, identity?.body.name]).toEqual([
+      "function-app",
+      true,
+      "default",
+    ]);
+    expect(String(identity?.body.scope)).toMatch(/^resourceId\(Microsoft\.Web\/sites, /);
+    expect(deploymentOf("function-app").template.outputs?.clientId?.value).toBe(
+      "[reference('appIdentity').clientId]",
+    );
+  });
+});
+
+describeCompiled("the checks catch a doctored deployment", () => {
   it("a connection string with a shared access key", () => {
     const doctored = new Map(appSettings);
-    doctored.set("ServiceBusConnection", "'Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=abc'");
+    doctored.set("ServiceBusConnection", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=abc");
     expect(secretProblems(doctored)).toEqual([
       "ServiceBusConnection: holds a connection string or key when set",
-      "ServiceBusConnection: its value looks like a secret: 'Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=abc'",
+      "ServiceBusConnection: its value looks like a secret: Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=abc",
     ]);
   });
 
   it("a key fetched with listKeys(), and a Cosmos DB key", () => {
     const doctored = new Map(appSettings);
-    doctored.set("CosmosDb__key", "cosmos.listKeys().primaryMasterKey");
+    doctored.set(
+      "CosmosDb__key",
+      "<listKeys(resourceId('Microsoft.DocumentDB/databaseAccounts', 'x')).primaryMasterKey>",
+    );
     expect(secretProblems(doctored)).toHaveLength(2);
   });
 
@@ -198,262 +503,51 @@ describe("the checks catch a doctored deployment", () => {
 
   it("a misspelt setting, and one Flex Consumption does not take", () => {
     const doctored = new Map(appSettings);
-    doctored.set("PARTNER_URI", "partnerUrl");
-    doctored.set("FUNCTIONS_WORKER_RUNTIME", "'node'");
+    doctored.set("PARTNER_URI", "https://partner.example");
+    doctored.set("FUNCTIONS_WORKER_RUNTIME", "node");
     expect(coverageProblems(doctored)).toEqual([
       "PARTNER_URI: set by the Bicep, but nothing reads it",
       "FUNCTIONS_WORKER_RUNTIME: not an app setting on Flex Consumption",
     ]);
   });
 
+  it("the triggered queues without Data Owner, as before (Receiver and Sender only)", () => {
+    const before = roleAssignments(resources, String(MAIN_PARAMETERS.principalId)).filter(
+      (a) => a.role !== BUILT_IN_ROLES.serviceBusDataOwner,
+    );
+    expect(missingRoles(before, "app", APP_NEEDS)).toEqual(
+      TRIGGERED_QUEUES.map(
+        (queue) =>
+          `app lacks role ${BUILT_IN_ROLES.serviceBusDataOwner} on Microsoft.ServiceBus/namespaces/queues ${queue} (the scale controller reads the triggered queue's length (Manage right))`,
+      ),
+    );
+  });
+
   it("a role assignment dropped, and a role id mistyped", () => {
-    const doctored = accessBicep
-      .replace("roles.storageTableDataContributor]", "]")
-      .replace(BUILT_IN_ROLES.serviceBusDataSender, "69a216fc-b8fb-44d8-bc22-1f3c2cd27a38");
-    expect(missingRoles(roleAssignments(doctored), "appPrincipalId", APP_NEEDS)).toEqual([
-      `appPrincipalId lacks role ${BUILT_IN_ROLES.storageTableDataContributor} on Microsoft.Storage/storageAccounts (task hub history and instances tables)`,
-      `appPrincipalId lacks role ${BUILT_IN_ROLES.serviceBusDataSender} on Microsoft.ServiceBus/namespaces (agent requests and replies, status messages, parked messages, POST /api/orders)`,
-    ]);
-  });
-});
-
-describe("identity and roles", () => {
-  const assignments = roleAssignments(accessBicep);
-
-  it("give the app's identity a role on everything the code and the host talk to", () => {
-    expect(missingRoles(assignments, "appPrincipalId", APP_NEEDS)).toEqual([]);
-  });
-
-  it("let the deploying principal send orders (sas send)", () => {
-    const needs = [
-      { scope: "Microsoft.ServiceBus/namespaces", role: BUILT_IN_ROLES.serviceBusDataSender, why: "" },
-    ];
-    expect(missingRoles(assignments, "deployerPrincipalId", needs)).toEqual([]);
-  });
-
-  it("assign them to the Function App's system-assigned identity", () => {
-    expect(moduleParams("access").get("appPrincipalId")).toBe("functionApp.outputs.principalId");
-    expect(declaration(functionAppBicep, "output", "principalId").value).toBe("app.identity.principalId");
-    expect(entryAt(declaration(functionAppBicep, "resource", "app").value, "identity", "type")).toBe(
-      "'SystemAssigned'",
-    );
-  });
-
-  it("grant Azure SQL access in the database, after provisioning, with the roles the migrations need", () => {
-    const hook = /postprovision:[\s\S]*?run:\s*(\S+)/.exec(read("azure.yaml"))?.[1] ?? "";
-    expect(hook).toBe("./infra/scripts/grant-sql-access.sh");
-    const script = read(hook);
-    expect(script).toMatch(/--authentication-method ActiveDirectoryDefault/);
-    const sql = infra("scripts/app-database-user.sql");
-    expect(sql).toMatch(/CREATE USER \[\$\(APP_NAME\)\] FROM EXTERNAL PROVIDER/);
-    for (const role of ["db_datareader", "db_datawriter", "db_ddladmin"]) {
-      expect(sql).toContain(`ALTER ROLE ${role} ADD MEMBER [$(APP_NAME)];`);
-    }
-    const outputs = new Set(
-      declarations(main)
-        .filter((d) => d.keyword === "output")
-        .map((d) => d.name),
-    );
-    const used = [...script.matchAll(/\$\{(AZURE_\w+)[:}]/g)].map((m) => m[1] ?? "");
-    expect(used.filter((name) => !outputs.has(name))).toEqual([]);
-  });
-
-  it("leave no local authentication on: keys, SAS, shared keys, SQL logins", () => {
-    const hardening: [string, RegExp][] = [
-      ["modules/storage.bicep", /allowSharedKeyAccess:\s*false/],
-      ["modules/storage.bicep", /allowBlobPublicAccess:\s*false/],
-      ["modules/storage.bicep", /minimumTlsVersion:\s*'TLS1_2'/],
-      ["modules/service-bus.bicep", /disableLocalAuth:\s*true/],
-      ["modules/service-bus.bicep", /minimumTlsVersion:\s*'1\.2'/],
-      ["modules/cosmos.bicep", /disableLocalAuth:\s*true/],
-      ["modules/cosmos.bicep", /minimalTlsVersion:\s*'Tls12'/],
-      ["modules/cosmos.bicep", /backupPolicy:\s*\{\s*type:\s*'Continuous'/],
-      ["modules/sql.bicep", /azureADOnlyAuthentication:\s*true/],
-      ["modules/sql.bicep", /minimalTlsVersion:\s*'1\.2'/],
-      ["modules/monitoring.bicep", /DisableLocalAuth:\s*true/],
-      ["modules/function-app.bicep", /httpsOnly:\s*true/],
-    ];
-    expect(
-      hardening.filter(([file, pattern]) => !pattern.test(infra(file))).map(([file, p]) => `${file}: ${p}`),
-    ).toEqual([]);
-    expect(main + infra("modules/sql.bicep")).not.toMatch(/administratorLoginPassword/);
-  });
-});
-
-describe("queues", () => {
-  const definitions = Object.entries(queues);
-
-  it("declare every queue the code uses, under the same keys as QUEUE_NAMES", () => {
-    expect(Object.fromEntries(definitions.map(([key, queue]) => [key, queue.name]))).toEqual(QUEUE_NAMES);
-  });
-
-  it("remember message ids for at least the retry horizon of the default settings", () => {
-    const horizon = retryHorizonMs();
-    expect(Object.values(horizon.parts).every((ms) => ms > 0)).toBe(true);
-    for (const [, queue] of definitions) {
-      expect(queue.requiresDuplicateDetection, queue.name).toBe(true);
-      const window = isoDurationMs(queue.duplicateDetectionHistoryTimeWindow);
-      expect(window, queue.name).toBeGreaterThanOrEqual(horizon.totalMs);
-      expect(window, `${queue.name}: Service Bus allows at most 7 days`).toBeLessThanOrEqual(7 * 86_400_000);
-    }
-  });
-
-  it("dead-letter expired messages, and lock within what Service Bus Standard allows", () => {
-    for (const [, queue] of definitions) {
-      expect(queue.deadLetteringOnMessageExpiration, queue.name).toBe(true);
-      const lock = isoDurationMs(queue.lockDuration);
-      expect(lock, queue.name).toBeGreaterThanOrEqual(5_000);
-      expect(lock, queue.name).toBeLessThanOrEqual(5 * 60_000);
-      expect(queue.maxDeliveryCount, queue.name).toBeGreaterThanOrEqual(1);
-    }
-  });
-
-  it("deliver an Agent request at most as often as the retry budget counts", () => {
-    expect(queues.agentRequests?.maxDeliveryCount).toBe(
-      INTEGER_SETTINGS.agentRequestMaxDeliveries.defaultValue,
-    );
-  });
-
-  it("are created with every property of queues.json", () => {
-    const serviceBusBicep = infra("modules/service-bus.bicep");
-    for (const property of Object.keys(queues.orders ?? {}).filter((key) => key !== "name")) {
-      expect(serviceBusBicep).toContain(`${property}: entry.value.${property}`);
-    }
-    expect(declaration(main, "var", "queues").value).toBe("loadJsonContent('queues.json')");
-    expect(moduleParams("serviceBus").get("queues")).toBe("queues");
-  });
-});
-
-describe("state container", () => {
-  it("matches ORDER_STATE_CONTAINER: database, id, partition key and indexing policy", () => {
-    const { defaultDatabaseName, ...container } = ORDER_STATE_CONTAINER;
-    expect(stateContainer).toEqual({ database: defaultDatabaseName, ...container });
-  });
-
-  it("is what the Cosmos DB module creates", () => {
-    const cosmosBicep = infra("modules/cosmos.bicep");
-    for (const property of ["id", "partitionKey", "indexingPolicy"]) {
-      expect(cosmosBicep).toMatch(new RegExp(`\\b${property}: container\\.${property}\\b`));
-    }
-    expect(cosmosBicep).toMatch(/name: container\.database\b/);
-    expect(declaration(main, "var", "stateContainer").value).toBe("loadJsonContent('state-container.json')");
-    expect(moduleParams("cosmos").get("container")).toBe("stateContainer");
-    expect(functionAppParams.get("cosmosDatabaseName")).toBe("cosmos.outputs.databaseName");
-  });
-});
-
-describe("alerts", () => {
-  it("watch every queue's dead-letter count", () => {
-    expect(alertsBicep).toMatch(/metricName:\s*'DeadletteredMessages'/);
-    expect(alertsBicep).toMatch(
-      /dimensions:\s*\[\{ name: 'EntityName', operator: 'Include', values: \['\*'\] \}\]/,
-    );
-  });
-
-  it("watch the invalid-messages queue for parked messages", () => {
-    expect(alertsBicep).toMatch(/metricName:\s*'ActiveMessages'[\s\S]*values: \[invalidMessagesQueueName\]/);
-    expect(moduleParams("alerts").get("invalidMessagesQueueName")).toBe("queues.invalidMessages.name");
-  });
-
-  it("query the log line the alert sink writes, for every alert kind not seen on a queue", () => {
-    const sink = read("src/adapters/logging/logging-alert-sink.ts");
-    const event = /logger\.error\("([^"]+)"/.exec(sink)?.[1] ?? "";
-    expect(event).toBe("operator.alert");
-    expect(alertsBicep).toContain(`tostring(line.event) == "${event}"`);
-    // Refused orders are parked on invalid-messages (src/adapters/functions-host/settle.ts): alerted above.
-    const parked = ["InvalidMessage", "ConflictingOrder"];
-    const queried = new Set(
-      declarations(alertsBicep)
-        .filter((d) => d.keyword === "var" && d.name === "logAlerts")
-        .flatMap((d) => [...d.value.matchAll(/"(\w+)"/g)].map((m) => m[1] ?? "")),
-    );
-    expect(ALERT_KINDS.filter((kind) => !parked.includes(kind) && !queried.has(kind))).toEqual([]);
-  });
-});
-
-describe("templates", () => {
-  const files = ["main.bicep", ...readdirSync(join(root, "infra/modules")).map((file) => `modules/${file}`)];
-
-  /** Every object literal, nested ones and those in arrays included, reads as `key: value` entries. */
-  function objectsRead(expression: string): void {
-    if (/^(if \(|\[\s*for |\{)/.test(expression)) {
-      for (const value of objectEntries(firstObject(expression)).values()) objectsRead(value);
-    } else if (expression.startsWith("[")) {
-      for (const element of arrayElements(expression)) objectsRead(element);
-    }
-  }
-
-  it.each(files)("%s reads as declarations with balanced brackets and object literals", (file) => {
-    const source = infra(file);
-    expect(strayStatements(source)).toEqual([]);
-    for (const d of declarations(source)) objectsRead(d.value);
-  });
-
-  it("call each module with parameters it declares, every required one included, and outputs it has", () => {
-    const problems: string[] = [];
-    for (const call of declarations(main).filter((d) => d.keyword === "module")) {
-      const module = declarations(infra(call.target));
-      const declared = module.filter((d) => d.keyword === "param");
-      const given = [...objectEntries(entryAt(call.value, "params")).keys()];
-      for (const name of given) {
-        if (!declared.some((p) => p.name === name)) problems.push(`${call.name}: no param ${name}`);
-      }
-      for (const p of declared) {
-        if (p.value === "" && !given.includes(p.name)) problems.push(`${call.name}: ${p.name} not given`);
-      }
-      for (const match of main.matchAll(new RegExp(`\\b${call.name}\\.outputs\\.(\\w+)`, "g"))) {
-        const output = match[1] ?? "";
-        if (!module.some((d) => d.keyword === "output" && d.name === output)) {
-          problems.push(`${call.name}: no output ${output}`);
-        }
-      }
-    }
-    expect(problems).toEqual([]);
-  });
-});
-
-describe("azd wiring", () => {
-  it("deploys the one Functions service azure.yaml names to the app tagged with its name", () => {
-    const yaml = read("azure.yaml");
-    const service =
-      /^services:\n {2}(?:#.*\n {2})?(\w+):\n {4}project: \.\n {4}language: ts\n {4}host: function$/m.exec(
-        yaml,
+    const tableRole = BUILT_IN_ROLES.storageTableDataContributor;
+    const doctored = resources
+      .filter(
+        (r) => !String((r.body.properties as Properties | undefined)?.roleDefinitionId).includes(tableRole),
+      )
+      .map((r) =>
+        JSON.stringify(r.body).includes(BUILT_IN_ROLES.serviceBusDataSender) && r.module === "access"
+          ? {
+              ...r,
+              body: {
+                ...r.body,
+                properties: {
+                  ...propertiesOf(r),
+                  roleDefinitionId: `subscriptionResourceId(Microsoft.Authorization/roleDefinitions, 69a216fc-b8fb-44d8-bc22-1f3c2cd27a38)`,
+                },
+              },
+            }
+          : r,
       );
-    expect(service?.[1]).toBe(mainVar("serviceName"));
-    expect(functionAppParams.get("serviceName")).toBe("serviceName");
-    expect(functionAppBicep).toMatch(/tags: union\(tags, \{ 'azd-service-name': serviceName \}\)/);
-    expect(functionAppBicep).toMatch(/sku: \{ name: 'FC1', tier: 'FlexConsumption' \}/);
-  });
-
-  it("refers to module and JSON files that exist", () => {
-    const missing = declarations(main)
-      .filter((d) => d.keyword === "module")
-      .map((d) => d.target)
-      .concat([...main.matchAll(/loadJsonContent\('([^']+)'\)/g)].map((m) => m[1] ?? ""))
-      .filter((path) => !existsSync(join(root, "infra", path)));
-    expect(missing).toEqual([]);
-  });
-
-  it("passes main.parameters.json to parameters main.bicep declares, and every required one", () => {
-    const file = JSON.parse(infra("main.parameters.json")) as { parameters: Record<string, unknown> };
-    const params = declarations(main).filter((d) => d.keyword === "param");
-    const given = Object.keys(file.parameters);
-    expect(given.filter((name) => !params.some((p) => p.name === name))).toEqual([]);
-    expect(params.filter((p) => p.value === "" && !given.includes(p.name)).map((p) => p.name)).toEqual([]);
-  });
-
-  it("outputs the Service Bus namespace under the setting name `sas send` reads", () => {
-    expect(declaration(main, "output", `${CONNECTION_NAMES.serviceBus}__fullyQualifiedNamespace`).value).toBe(
-      "serviceBus.outputs.fullyQualifiedNamespace",
-    );
-  });
-
-  it("measures schedules and durations as the checks above assume", () => {
-    expect(schedulePeriodMs("*/10 * * * * *")).toBe(10_000);
-    expect(schedulePeriodMs("0 */1 * * * *")).toBe(60_000);
-    expect(() => schedulePeriodMs("0 30 9 * * 1-5")).toThrow();
-    expect(isoDurationMs("P1D")).toBe(86_400_000);
-    expect(isoDurationMs("PT1M30S")).toBe(90_000);
-    expect(() => isoDurationMs("1 day")).toThrow();
+    expect(
+      missingRoles(roleAssignments(doctored, String(MAIN_PARAMETERS.principalId)), "app", APP_NEEDS),
+    ).toEqual([
+      `app lacks role ${tableRole} on Microsoft.Storage/storageAccounts (task hub history and instances tables)`,
+      `app lacks role ${BUILT_IN_ROLES.serviceBusDataSender} on Microsoft.ServiceBus/namespaces (agent requests and replies, status messages, parked messages, POST /api/orders)`,
+    ]);
   });
 });

@@ -1,0 +1,38 @@
+// Types shared by the modules. The queues and the state container come from JSON files that the code's
+// tests also read; typing them here makes the compiler check those files' shape too.
+
+@export()
+@description('Tags put on every resource.')
+type tagsType = { *: string }
+
+@export()
+@description('A Service Bus queue of queues.json.')
+type queueType = {
+  name: string
+  lockDuration: string
+  @minValue(1)
+  maxDeliveryCount: int
+  requiresDuplicateDetection: bool
+  duplicateDetectionHistoryTimeWindow: string
+  defaultMessageTimeToLive: string
+  deadLetteringOnMessageExpiration: bool
+}
+
+@export()
+@description('queues.json: every queue the code uses, under the keys of QUEUE_NAMES in src/config/names.ts.')
+type queuesType = {
+  orders: queueType
+  invalidMessages: queueType
+  agentRequests: queueType
+  agentResponses: queueType
+  orderStatus: queueType
+}
+
+@export()
+@description('state-container.json: the Cosmos DB container of src/adapters/cosmos/container-definition.ts.')
+type stateContainerType = {
+  database: string
+  id: string
+  partitionKey: resourceInput<'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15'>.properties.resource.partitionKey
+  indexingPolicy: resourceInput<'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15'>.properties.resource.indexingPolicy
+}
