@@ -1,25 +1,28 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TRANSITIONS } from "../src/domain/transitions.js";
 
 const ROOT = join(import.meta.dirname, "..");
-const SKIPPED = new Set(["node_modules", ".git", "dist", ".data", "coverage", "package-lock.json"]);
-const TEXT = /\.(ts|md|json|bicep|sh|sql|yaml|yml|toml)$|^\.ci$|run$/;
+const TEXT = /\.(ts|md|json|bicep|sh|sql|yaml|yml|toml|cs|csproj|props)$|(^|\/)run$/;
 
-function repositoryFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    if (SKIPPED.has(name) || name.startsWith(".built-app-")) return [];
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return repositoryFiles(path);
-    return TEXT.test(name) ? [path] : [];
+/** The repository's files: what git tracks, and what it would track (untracked, not ignored). */
+function repositoryFiles(): string[] {
+  const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
+    cwd: ROOT,
+    encoding: "utf8",
   });
+  return listed
+    .split("\n")
+    .filter((path) => TEXT.test(path) && path !== "package-lock.json" && existsSync(join(ROOT, path)))
+    .map((path) => join(ROOT, path));
 }
 
 describe("the documentation", () => {
   it("names only documents the repository contains", () => {
     const missing: string[] = [];
-    for (const file of repositoryFiles(ROOT)) {
+    for (const file of repositoryFiles()) {
       const text = readFileSync(file, "utf8");
       for (const [reference] of text.matchAll(/(?<![\w/.:-])[\w./-]*[A-Za-z0-9_-]\.md\b/g)) {
         const candidates = [join(dirname(file), reference), join(ROOT, reference)];
