@@ -75,8 +75,10 @@ export class SqliteStateStore implements StateStore {
     this.processing = db.prepare(
       "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
     );
+    // Named, because the planner prefers the (process_state, ...) index and then sorts every claimable
+    // row; the partial index is already in (not_before, order_id) order and holds only claimable rows.
     this.claimable = db.prepare(
-      `SELECT order_id, etag, document, not_before AS sort_key FROM state_records
+      `SELECT order_id, etag, document, not_before AS sort_key FROM state_records INDEXED BY state_records_claimable
        WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating') AND not_before <= ?
          AND (not_before, order_id) > (?, ?)
        ORDER BY not_before, order_id LIMIT ?`,
