@@ -72,7 +72,11 @@ describe("background WAL checkpoints", () => {
     await commitRows(db, 2_000); // about 8 MiB committed
     const walBytes = statSync(`${path}-wal`).size;
     await checkpoints?.stop();
-    expect(walBytes).toBeLessThan(2_000 * PAGE * 0.25);
+    // Without restarts the WAL holds every page committed (about 8 MiB, more with frame headers). With
+    // them it starts over again and again; how far it has grown when the stream stops depends on how
+    // often a busy machine let the worker run (39% and 54% of the pages were seen under load), so the
+    // bound is three quarters of what was committed, not a tight figure.
+    expect(walBytes).toBeLessThan(2_000 * PAGE * 0.75);
     expect((db.prepare("SELECT COUNT(*) AS n FROM blobs").get() as { n: number }).n).toBe(2_000);
   });
 
