@@ -19,7 +19,6 @@ export interface PipelineSettings {
   /** Admission control: the starter claims no more once this many orders are Processing. */
   readonly maxInFlight: number;
   readonly starterPageSize: number;
-  readonly supervisorWindowMs: number;
   readonly supervisorPageSize: number;
   readonly supervisorMaxPages: number;
   readonly supervisorLeaseMs: number;
@@ -59,7 +58,6 @@ export const INTEGER_SETTINGS = {
   extendedBackoffMs: int("EXTENDED_BACKOFF_MS", 5 * MINUTE, 0, 7 * 24 * 60 * MINUTE),
   maxInFlight: int("MAX_IN_FLIGHT", 200, 1, 100_000),
   starterPageSize: int("STARTER_PAGE_SIZE", 100, 1, 1_000),
-  supervisorWindowMs: int("SUPERVISOR_WINDOW_MS", 7 * 24 * 60 * MINUTE, MINUTE, 365 * 24 * 60 * MINUTE),
   supervisorPageSize: int("SUPERVISOR_PAGE_SIZE", 100, 1, 1_000),
   supervisorMaxPages: int("SUPERVISOR_MAX_PAGES", 10, 1, 10_000),
   supervisorLeaseMs: int("SUPERVISOR_LEASE_MS", 30_000, 15_000, 60_000),
@@ -147,7 +145,6 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     },
     maxInFlight: values.maxInFlight,
     starterPageSize: values.starterPageSize,
-    supervisorWindowMs: values.supervisorWindowMs,
     supervisorPageSize: values.supervisorPageSize,
     supervisorMaxPages: values.supervisorMaxPages,
     supervisorLeaseMs: values.supervisorLeaseMs,

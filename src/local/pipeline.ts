@@ -216,7 +216,6 @@ export class LocalPipeline {
       logger,
       holder: options.supervisorHolder ?? "embedded-supervisor",
       policy: settings.recovery,
-      windowMs: settings.supervisorWindowMs,
       pageSize: settings.supervisorPageSize,
       maxPages: settings.supervisorMaxPages,
       leaseMs: settings.supervisorLeaseMs,

@@ -35,12 +35,12 @@ export interface ClaimableQuery extends PageRequest {
 }
 
 /**
- * Records in `Processing` or `Compensating` whose `completeBy` lies in `[expiredSince, now]` (a deadline
- * equal to `now` has passed), oldest deadline first. The window bounds how far back one scan looks.
+ * Records in `Processing` or `Compensating` whose `completeBy` has passed (a deadline equal to `now`
+ * has passed), however long ago, oldest deadline first. Only owned records have a deadline, so the
+ * query reads expired attempts and nothing else; a scan is bounded by its page budget, not by age.
  */
 export interface ExpiredQuery extends PageRequest {
   readonly now: IsoInstant;
-  readonly expiredSince: IsoInstant;
 }
 
 export type CreateResult =

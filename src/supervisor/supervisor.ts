@@ -1,7 +1,7 @@
 import type { RandomSource } from "../domain/backoff.js";
 import { compensationFailure, type StateRecord } from "../domain/state-record.js";
 import { STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
-import { addMilliseconds, toInstant } from "../domain/time.js";
+import { toInstant } from "../domain/time.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import type { AlertSink } from "../ports/alerts.js";
 import type { Clock } from "../ports/clock.js";
@@ -22,7 +22,6 @@ export interface SupervisorDeps {
   /** Names this Supervisor in the lease, so operators can see who holds it. */
   readonly holder: string;
   readonly policy: RecoveryPolicy;
-  readonly windowMs: number;
   readonly pageSize: number;
   readonly maxPages: number;
   readonly leaseMs: number;
@@ -65,7 +64,8 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
  * The Supervisor: finds attempts past their deadline and arranges recovery; it never runs a step itself.
  * Only the holder of the lease scans (leader election), and each recovery is a conditional update on
  * the expired `lockedBy`, so an attempt that finished meanwhile, or another Supervisor, wins cleanly.
- * A scan is bounded by a time window, a page size and a page budget, and reports what it cost.
+ * A scan finds every expired attempt however old, bounded by a page size and a page budget (the next
+ * scan continues), and reports what it cost.
  */
 export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport> {
   return async () => {
@@ -81,7 +81,6 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
     const lease = keepLease(deps, grant);
     try {
       const now = toInstant(deps.clock.now());
-      const expiredSince = addMilliseconds(now, -deps.windowMs);
       let token: string | null = null;
       do {
         if (counts.pages >= deps.maxPages) {
@@ -90,7 +89,6 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
         }
         const page = await deps.states.queryExpired({
           now,
-          expiredSince,
           maxItems: deps.pageSize,
           continuationToken: token,
         });

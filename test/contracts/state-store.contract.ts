@@ -213,7 +213,6 @@ export function describeStateStoreContract(
         await expect(
           store.queryExpired({
             now: at(0),
-            expiredSince: at(-1),
             maxItems: 2,
             continuationToken: expiredToken,
           }),
@@ -224,23 +223,23 @@ export function describeStateStoreContract(
     describe("expired query", () => {
       /** A record claimed at `claimedAt`, so its completeBy is 60 s later. */
       async function claimedAt(orderId: string, claimedAt: number): Promise<StoredStateRecord> {
-        const created = await create(pendingRecord(orderId, { notBefore: at(0) }));
+        const created = await create(pendingRecord(orderId, { notBefore: at(Math.min(0, claimedAt)) }));
         const replaced = await store.replace(transition(created, claimCommand(at(claimedAt))), created._etag);
         if (!replaced.ok) throw replaced.error;
         return replaced.value;
       }
 
-      it("returns Processing and Compensating records whose deadline lies in the window, oldest first", async () => {
-        await claimedAt("ord-too-old", 0); // deadline 60 s
+      it("returns Processing and Compensating records whose deadline has passed, however long ago, oldest first", async () => {
+        await claimedAt("ord-old", -30 * 24 * 3_600_000); // deadline 30 days ago
         await claimedAt("ord-b", 20_000); // 80 s
         await claimedAt("ord-a", 10_000); // 70 s
         await claimedAt("ord-now", 40_000); // 100 s: equal to now counts as passed
         await claimedAt("ord-future", 50_000); // 110 s
         await create(pendingRecord("ord-pending"));
-        const page = await store.queryExpired({ now: at(100_000), expiredSince: at(65_000), maxItems: 10 });
-        expect(page.items.map((r) => r.orderId)).toEqual(["ord-a", "ord-b", "ord-now"]);
+        const page = await store.queryExpired({ now: at(100_000), maxItems: 10 });
+        expect(page.items.map((r) => r.orderId)).toEqual(["ord-old", "ord-a", "ord-b", "ord-now"]);
         expect(page.continuationToken).toBeNull();
-        expect(page.cost.itemsReturned).toBe(3);
+        expect(page.cost.itemsReturned).toBe(4);
       });
 
       it("pages every expired record exactly once while other records are recovered between pages", async () => {
@@ -255,7 +254,6 @@ export function describeStateStoreContract(
         do {
           const page = await store.queryExpired({
             now: at(200_000),
-            expiredSince: at(0),
             maxItems: 5,
             continuationToken: token,
           });

@@ -159,7 +159,6 @@ function supervisorFor(s: Scenario, holder: string, leaseName: string) {
     logger: s.logger,
     holder,
     policy: s.settings.recovery,
-    windowMs: s.settings.supervisorWindowMs,
     pageSize: 2,
     maxPages: 10,
     leaseMs: 30_000,

@@ -72,7 +72,6 @@ function supervisorOn(states: StateStore, lease: Lease, clock: VirtualClock) {
       extendedBackoffAfter: 2,
       extendedDelayMs: 10_000,
     },
-    windowMs: 7 * 24 * 3_600_000,
     pageSize: 10,
     maxPages: 5,
     leaseMs: LEASE_MS,
@@ -100,5 +99,20 @@ describe("the Supervisor's lease during a scan", () => {
     const untouched = await Promise.all(ids.map((id) => states.get(id)));
     expect(untouched.filter((r) => r?.processState === "Processing")).toHaveLength(ids.length - 1);
     expect(calls.releases).toBe(0); // nothing to release: the lease belongs to someone else now
+  });
+});
+
+describe("the Supervisor's reach", () => {
+  it("recovers an attempt that expired 30 days ago", async () => {
+    const clock = new VirtualClock(T0);
+    const store = new SqliteStateStore(openDatabase(":memory:"));
+    const created = await store.createIfAbsent(pendingRecord("ord-forgotten"));
+    if (!created.created) throw new Error("seeded twice");
+    await updateAsRead(store, created.record, "starter", { type: "claim", now: T0, attemptTimeoutMs: 1_000 });
+    await clock.advance(30 * 24 * 3_600_000);
+    const { lease } = scriptedLease(clock, () => true);
+    const report = await supervisorOn(store, lease, clock)();
+    expect(report.resets).toBe(1);
+    expect(await store.get("ord-forgotten")).toMatchObject({ processState: "Pending", lockedBy: null });
   });
 });

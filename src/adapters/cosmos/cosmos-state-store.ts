@@ -101,12 +101,8 @@ export class CosmosStateStore implements StateStore {
       {
         name: "expired",
         sortField: "completeBy",
-        filter:
-          "c.processState IN ('Processing', 'Compensating') AND c.completeBy >= @since AND c.completeBy <= @now",
-        parameters: [
-          { name: "@since", value: query.expiredSince },
-          { name: "@now", value: query.now },
-        ],
+        filter: "c.processState IN ('Processing', 'Compensating') AND c.completeBy <= @now",
+        parameters: [{ name: "@now", value: query.now }],
         orderBy: "c.completeBy, c.orderId",
       },
       query,

@@ -53,7 +53,7 @@ export class SqliteStateStore implements StateStore {
   private readonly everything: Statement<[], RecordRow>;
   private readonly byState: Statement<[], { process_state: string; n: number }>;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
-  private readonly expired: Statement<[string, string, string, string, number], KeyedRow>;
+  private readonly expired: Statement<[string, string, string, number], KeyedRow>;
 
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
@@ -85,7 +85,7 @@ export class SqliteStateStore implements StateStore {
     );
     this.expired = db.prepare(
       `SELECT order_id, etag, document, complete_by AS sort_key FROM state_records
-       WHERE process_state IN ('Processing', 'Compensating') AND complete_by >= ? AND complete_by <= ?
+       WHERE process_state IN ('Processing', 'Compensating') AND complete_by <= ?
          AND (complete_by, order_id) > (?, ?)
        ORDER BY complete_by, order_id LIMIT ?`,
     );
@@ -142,7 +142,7 @@ export class SqliteStateStore implements StateStore {
 
   async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
     return this.page("expired", query, (cursor, limit) =>
-      this.expired.all(query.expiredSince, query.now, cursor.sortKey, cursor.orderId, limit),
+      this.expired.all(query.now, cursor.sortKey, cursor.orderId, limit),
     );
   }
 

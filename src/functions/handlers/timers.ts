@@ -23,7 +23,6 @@ export function createTimerHandlers(
     logger: services.logger,
     holder: services.instanceName,
     policy: pipeline.recovery,
-    windowMs: pipeline.supervisorWindowMs,
     pageSize: pipeline.supervisorPageSize,
     maxPages: pipeline.supervisorMaxPages,
     leaseMs: pipeline.supervisorLeaseMs,
