@@ -521,10 +521,13 @@ function recoverCompensation(record: StateRecord, command: CommandOf<"recover">)
   const recoveries = record.compensationRecoveries + 1;
   const expired = `compensation attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy}`;
   if (recoveries > command.policy.maxRecoveries) {
+    const cause = record.lastError
+      ? `; compensating for ${record.lastError.code}: ${record.lastError.message}`
+      : "";
     const failure: FailureInput = {
       kind: "stalled",
       code: "CompensationRecoveriesExhausted",
-      message: `${expired}; ${recoveries} expired compensation attempts exceed the limit of ${command.policy.maxRecoveries}`,
+      message: `${expired}; ${recoveries} expired compensation attempts exceed the limit of ${command.policy.maxRecoveries}${cause}`,
     };
     return changedTo(
       release({
@@ -535,13 +538,12 @@ function recoverCompensation(record: StateRecord, command: CommandOf<"recover">)
       }),
     );
   }
-  const failure: FailureInput = { kind: "timeout", code: "CompensationExpired", message: expired };
+  // `lastError` keeps the failure being compensated for: that is what an operator needs to see.
   return changedTo(
     release({
       ...record,
       compensationRecoveries: recoveries,
       notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, recoveries, command.random)),
-      lastError: toFailure(failure, command.now),
     }),
   );
 }
