@@ -82,10 +82,13 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
   return { pipeline, partner, settings, stop };
 }
 
-function settle(work: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {
-  return Promise.allSettled([work ?? Promise.resolve()]).then(
-    ([outcome]) => outcome as PromiseSettledResult<void>,
-  );
+async function settle(work: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {
+  try {
+    await work;
+    return { status: "fulfilled", value: undefined };
+  } catch (reason) {
+    return { status: "rejected", reason };
+  }
 }
 
 function openPipeline(
