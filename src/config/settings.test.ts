@@ -29,6 +29,22 @@ describe("pipeline settings", () => {
     expect(settings).toMatchObject({ maxInFlight: 7, stepTimeoutMs: 1_000, recovery: { maxRecoveries: 2 } });
   });
 
+  it("sets aside the worst case of compensation as the undo reserve, in either Agent form", () => {
+    expect(loadPipelineSettings({}).undoReservePerOrder).toBe(4 * 6 * 3);
+    const queued = loadPipelineSettings({ AGENT_MODE: "queue", AGENT_REQUEST_MAX_DELIVERIES: "2" });
+    expect(queued.undoReservePerOrder).toBe(4 * 6 * 3 * 2);
+  });
+
+  it("chooses what happens past the recovery limit, and refuses anything else", () => {
+    expect(loadPipelineSettings({}).recovery.onExhausted).toBe("error");
+    expect(loadPipelineSettings({ ON_RECOVERIES_EXHAUSTED: "compensate" }).recovery.onExhausted).toBe(
+      "compensate",
+    );
+    expect(problems({ ON_RECOVERIES_EXHAUSTED: "retry" })).toEqual([
+      'ON_RECOVERIES_EXHAUSTED="retry": must be error or compensate',
+    ]);
+  });
+
   it("refuses a Supervisor lease that is not whole seconds", () => {
     expect(problems({ SUPERVISOR_LEASE_MS: "15500" })).toEqual([
       "SUPERVISOR_LEASE_MS=15500: must be whole seconds, as blob leases are",
@@ -51,7 +67,8 @@ describe("pipeline settings", () => {
 
   it("refuses retry layers whose worst case exceeds the end-to-end budget", () => {
     const [problem] = problems({ RETRY_BUDGET_PER_ORDER: "50" });
-    expect(problem).toMatch(/^RETRY_BUDGET_PER_ORDER: retry layers allow 108 partner calls per order/);
+    // 3 steps, 3 undos and one in-doubt step resolved before its undo: 7 requests x 6 attempts x 3 calls.
+    expect(problem).toMatch(/^RETRY_BUDGET_PER_ORDER: retry layers allow 126 partner calls per order/);
     expect(problems({ AGENT_MODE: "queue", AGENT_REQUEST_MAX_DELIVERIES: "10" })[0]).toMatch(
       /deliveriesPerRequest=10/,
     );

@@ -1,4 +1,4 @@
-import { checkRetryLayers } from "../domain/retry-budget.js";
+import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../domain/retry-budget.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import { ORDER_STEPS } from "../domain/workflow.js";
 
@@ -15,6 +15,11 @@ export interface PipelineSettings {
   readonly agentCallsPerStep: number;
   /** The end-to-end budget of partner calls one order may cost, across every layer. */
   readonly retryBudgetPerOrder: number;
+  /**
+   * Calls of that budget set aside when an order is accepted, so it can always be compensated: the
+   * worst case of every compensation attempt (each undo, and one in-doubt step resolved first).
+   */
+  readonly undoReservePerOrder: number;
   readonly recovery: RecoveryPolicy;
   /** Admission control: the starter claims no more once this many orders are Processing. */
   readonly maxInFlight: number;
@@ -68,6 +73,7 @@ export const INTEGER_SETTINGS = {
 } as const;
 
 export const AGENT_MODE_SETTING = "AGENT_MODE";
+export const ON_RECOVERIES_EXHAUSTED_SETTING = "ON_RECOVERIES_EXHAUSTED";
 
 export class SettingsError extends Error {
   override readonly name = "SettingsError";
@@ -102,6 +108,12 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     problems.push(`${AGENT_MODE_SETTING}=${JSON.stringify(mode)}: must be activity or queue`);
   }
   const agentMode = mode === "queue" ? "queue" : "activity";
+  const exhausted = env[ON_RECOVERIES_EXHAUSTED_SETTING] ?? "error";
+  if (exhausted !== "error" && exhausted !== "compensate") {
+    problems.push(
+      `${ON_RECOVERIES_EXHAUSTED_SETTING}=${JSON.stringify(exhausted)}: must be error or compensate`,
+    );
+  }
   if (values.stepTimeoutMs * ORDER_STEPS.length > values.attemptTimeoutMs) {
     problems.push(
       `STEP_TIMEOUT_MS (${values.stepTimeoutMs}) x ${ORDER_STEPS.length} steps must fit in ATTEMPT_TIMEOUT_MS (${values.attemptTimeoutMs})`,
@@ -118,15 +130,18 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
   if (values.recoveryBackoffBaseMs > values.recoveryBackoffCapMs) {
     problems.push("RECOVERY_BACKOFF_BASE_MS must not exceed RECOVERY_BACKOFF_CAP_MS");
   }
+  const perStep: RetryLayers = {
+    partnerSteps: 1,
+    attemptsPerOrder: values.maxRecoveries + 1, // forward attempts; compensation attempts have the same limit
+    runtimeAttempts: 1, // no host-side activity retries
+    deliveriesPerRequest: agentMode === "queue" ? values.agentRequestMaxDeliveries : 1,
+    agentCallsPerRun: values.agentCallsPerStep,
+    clientCallsPerCall: 1, // the Agent's HTTP client does not retry on its own
+  };
+  // Forward: every step. Compensation: every undo, and the in-doubt step (at most one) resolved first.
+  const undoRequests = ORDER_STEPS.length + 1;
   const layers = checkRetryLayers(
-    {
-      partnerSteps: ORDER_STEPS.length * 2, // every step, and its undo
-      attemptsPerOrder: values.maxRecoveries + 1,
-      runtimeAttempts: 1, // no host-side activity retries
-      deliveriesPerRequest: agentMode === "queue" ? values.agentRequestMaxDeliveries : 1,
-      agentCallsPerRun: values.agentCallsPerStep,
-      clientCallsPerCall: 1, // the Agent's HTTP client does not retry on its own
-    },
+    { ...perStep, partnerSteps: ORDER_STEPS.length + undoRequests },
     values.retryBudgetPerOrder,
   );
   if (!layers.ok) problems.push(`RETRY_BUDGET_PER_ORDER: ${layers.error.message}`);
@@ -137,11 +152,13 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     stepTimeoutMs: values.stepTimeoutMs,
     agentCallsPerStep: values.agentCallsPerStep,
     retryBudgetPerOrder: values.retryBudgetPerOrder,
+    undoReservePerOrder: worstCasePartnerCalls({ ...perStep, partnerSteps: undoRequests }),
     recovery: {
       maxRecoveries: values.maxRecoveries,
       backoff: { baseMs: values.recoveryBackoffBaseMs, capMs: values.recoveryBackoffCapMs },
       extendedBackoffAfter: values.extendedBackoffAfter,
       extendedDelayMs: values.extendedBackoffMs,
+      onExhausted: exhausted === "compensate" ? "compensate" : "error",
     },
     maxInFlight: values.maxInFlight,
     starterPageSize: values.starterPageSize,

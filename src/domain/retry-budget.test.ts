@@ -6,6 +6,7 @@ import {
   grantAllowance,
   RetryAmplificationError,
   type RetryLayers,
+  remainingCalls,
   worstCasePartnerCalls,
 } from "./retry-budget.js";
 
@@ -42,10 +43,10 @@ describe("retry layers against the end-to-end budget", () => {
 
 describe("granting allowances", () => {
   it("grants what is asked while the budget lasts, charging the worst case below the Scheduler", () => {
-    const first = grantAllowance({ limit: 10, granted: 0 }, 3, 2);
-    expect(first).toEqual({ granted: 3, budget: { limit: 10, granted: 6 } });
+    const first = grantAllowance({ limit: 10, granted: 0, undoReserve: 0 }, 3, 2);
+    expect(first).toEqual({ granted: 3, budget: { limit: 10, granted: 6, undoReserve: 0 } });
     const second = grantAllowance(first.budget, 3, 2);
-    expect(second).toEqual({ granted: 2, budget: { limit: 10, granted: 10 } });
+    expect(second).toEqual({ granted: 2, budget: { limit: 10, granted: 10, undoReserve: 0 } });
     expect(grantAllowance(second.budget, 1, 1).granted).toBe(0);
   });
 
@@ -56,10 +57,10 @@ describe("granting allowances", () => {
         fc.integer({ min: 1, max: 5 }),
         fc.array(fc.integer({ min: 1, max: 20 }), { maxLength: 50 }),
         (limit, amplification, requests) => {
-          let budget = { limit, granted: 0 };
+          let budget = { limit, granted: 0, undoReserve: Math.floor(limit / 3) };
           let worstCaseCalls = 0;
-          for (const requested of requests) {
-            const grant = grantAllowance(budget, requested, amplification);
+          for (const [i, requested] of requests.entries()) {
+            const grant = grantAllowance(budget, requested, amplification, i % 2 ? "undo" : "forward");
             expect(grant.granted).toBeLessThanOrEqual(requested);
             worstCaseCalls += grant.granted * amplification;
             budget = grant.budget;
@@ -70,5 +71,20 @@ describe("granting allowances", () => {
       ),
       { numRuns: 1_000 },
     );
+  });
+
+  it("keeps the undo reserve from forward steps, and lets undos spend it", () => {
+    const spent = grantAllowance({ limit: 12, granted: 0, undoReserve: 4 }, 20);
+    expect(spent).toEqual({ granted: 8, budget: { limit: 12, granted: 8, undoReserve: 4 } });
+    expect(grantAllowance(spent.budget, 1).granted).toBe(0);
+    expect(remainingCalls(spent.budget, "undo")).toBe(4);
+    const undo = grantAllowance(spent.budget, 3, 1, "undo");
+    expect(undo).toEqual({ granted: 3, budget: { limit: 12, granted: 11, undoReserve: 4 } });
+    expect(grantAllowance(undo.budget, 3, 1, "undo").granted).toBe(1);
+  });
+
+  it("lets undos spend what forward steps left over, beyond the reserve", () => {
+    const undo = grantAllowance({ limit: 12, granted: 2, undoReserve: 4 }, 10, 1, "undo");
+    expect(undo.granted).toBe(10);
   });
 });

@@ -71,16 +71,21 @@ export function amplificationBelowScheduler(layers: RetryLayers): number {
   return layers.runtimeAttempts * layers.deliveriesPerRequest * layers.clientCallsPerCall;
 }
 
+/** What a grant is for: forward steps may not spend the undo reserve; undos (and resolving a doubt before one) may. */
+export type GrantPurpose = "forward" | "undo";
+
 /**
  * Run-time accounting: before each Agent request the Scheduler durably grants it an allowance of calls
  * from the order's budget, charging each granted call at its worst case (`amplification`). Charges are
  * never given back, because a timed-out Agent may still have spent them, so the partner calls of one
- * order can never exceed the budget's limit whatever fails.
+ * order can never exceed the budget's limit whatever fails. Forward grants leave the undo reserve
+ * untouched, so an order that spent its forward budget can still be compensated.
  */
 export function grantAllowance(
   budget: RetryBudgetState,
   requested: number,
   amplification = 1,
+  purpose: GrantPurpose = "forward",
 ): { readonly granted: number; readonly budget: RetryBudgetState } {
   if (!Number.isInteger(requested) || requested < 1) {
     throw new RangeError("requested allowance must be an integer of at least 1");
@@ -88,11 +93,12 @@ export function grantAllowance(
   if (!Number.isInteger(amplification) || amplification < 1) {
     throw new RangeError("amplification must be an integer of at least 1");
   }
-  const affordable = Math.floor(remainingCalls(budget) / amplification);
+  const affordable = Math.floor(remainingCalls(budget, purpose) / amplification);
   const granted = Math.min(requested, affordable);
-  return { granted, budget: { limit: budget.limit, granted: budget.granted + granted * amplification } };
+  return { granted, budget: { ...budget, granted: budget.granted + granted * amplification } };
 }
 
-export function remainingCalls(budget: RetryBudgetState): number {
-  return Math.max(0, budget.limit - budget.granted);
+export function remainingCalls(budget: RetryBudgetState, purpose: GrantPurpose = "forward"): number {
+  const usable = purpose === "undo" ? budget.limit : budget.limit - budget.undoReserve;
+  return Math.max(0, usable - budget.granted);
 }

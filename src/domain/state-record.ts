@@ -33,6 +33,8 @@ export function isTerminal(state: ProcessState): boolean {
 export const STEP_STATUSES = [
   "NotStarted",
   "Running",
+  /** Its attempt expired after the Agent may have called the partner: it may have applied its effect. */
+  "InDoubt",
   "Completed",
   "Failed",
   "Compensated",
@@ -57,9 +59,9 @@ const stepStateSchema = z.strictObject({
   status: oneOf(STEP_STATUSES),
   /** Deadline of the step in the attempt that started it. */
   completeBy: isoInstantSchema.nullable(),
-  /** Attempt that last started the step. */
+  /** Attempt that last started the step, or granted it calls to undo it. */
   attempt: integer(0, 1_000_000),
-  /** Partner calls the Scheduler granted this step in that attempt. */
+  /** Partner calls the Scheduler granted this step (or each request of its undo) in that attempt. */
   allowance: integer(0, 1_000_000),
   /** The partner's reference for the effect (used to undo it). */
   reference: text(0, 256).nullable(),
@@ -67,7 +69,10 @@ const stepStateSchema = z.strictObject({
 });
 export type StepState = z.infer<typeof stepStateSchema>;
 
-/** One entry per completed step, in completion order: undone in reverse. */
+/**
+ * One entry per step that applied or may have applied its effect (completed or in doubt), in the
+ * order they ran: undone in reverse. An in-doubt step's entry has no reference until its doubt is resolved.
+ */
 const compensationEntrySchema = z.strictObject({
   sequence: integer(1, 1_000),
   step: oneOf(ORDER_STEPS),
@@ -81,6 +86,8 @@ export type CompensationEntry = z.infer<typeof compensationEntrySchema>;
 const retryBudgetSchema = z.strictObject({
   limit: integer(0, 1_000_000),
   granted: integer(0, 1_000_000),
+  /** Part of `limit` set aside at acceptance for undoing the order: forward steps may not spend it. */
+  undoReserve: integer(0, 1_000_000).default(0),
 });
 export type RetryBudgetState = z.infer<typeof retryBudgetSchema>;
 
@@ -116,6 +123,8 @@ export interface NewRecordInput {
   readonly replyTo: string | null;
   readonly now: IsoInstant;
   readonly retryBudgetLimit: number;
+  /** Calls of `retryBudgetLimit` kept for compensation (at most the limit). */
+  readonly undoReserve: number;
 }
 
 /** The record submission writes: `Pending`, unlocked, no failures, every step not started. */
@@ -139,7 +148,11 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
       updatedAt: null,
     })),
     compensationLog: [],
-    retryBudget: { limit: input.retryBudgetLimit, granted: 0 },
+    retryBudget: {
+      limit: input.retryBudgetLimit,
+      granted: 0,
+      undoReserve: Math.min(input.undoReserve, input.retryBudgetLimit),
+    },
     lastError: null,
     replyTo: input.replyTo,
     schemaVersion: STATE_SCHEMA_VERSION,
@@ -159,6 +172,18 @@ export function compensationFailure(record: StateRecord): string {
   const applied = appliedSteps(record).map((entry) => entry.step);
   const why = record.lastError?.message ?? "an undo failed";
   return `${why}; still applied: ${applied.length > 0 ? applied.join(", ") : "nothing"}`;
+}
+
+/** Names of the steps in `status`, in workflow order. */
+export function stepsIn(record: StateRecord, status: StepStatus): StepName[] {
+  return record.steps.filter((s) => s.status === status).map((s) => s.name);
+}
+
+/** An operator's summary of an order left in `Error`: why, and which effects are or may be applied. */
+export function errorSummary(record: StateRecord): string {
+  const list = (names: readonly string[]) => (names.length > 0 ? names.join(", ") : "none");
+  const why = record.lastError ? `${record.lastError.code}: ${record.lastError.message}` : "failed";
+  return `${why}; completed: ${list(stepsIn(record, "Completed"))}; in doubt: ${list(stepsIn(record, "InDoubt"))}`;
 }
 
 export function stepOf(record: StateRecord, step: StepName): StepState | undefined {

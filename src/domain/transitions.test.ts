@@ -18,6 +18,7 @@ const policy: RecoveryPolicy = {
   backoff: { baseMs: 1_000, capMs: 60_000 },
   extendedBackoffAfter: 1,
   extendedDelayMs: 600_000,
+  onExhausted: "error",
 };
 const at = (ms: number) => addMilliseconds(T0, ms);
 
@@ -106,7 +107,7 @@ describe("steps", () => {
       completeBy: at(30_001),
     });
     expect(record.completeBy).toBe(at(30_001));
-    expect(record.retryBudget).toEqual({ limit: 30, granted: 4 });
+    expect(record.retryBudget).toEqual({ limit: 30, granted: 4, undoReserve: 0 });
     record = apply(record, "orchestration", complete("ord-1:1", "reserveInventory"));
     expect(record.steps[0]).toMatchObject({ status: "Completed", reference: "ref-reserveInventory" });
     expect(record.compensationLog).toEqual([
@@ -138,7 +139,7 @@ describe("steps", () => {
   });
 
   it("stops granting calls when the budget is spent", () => {
-    let record = claimed(pendingRecord("ord-1", { retryBudget: { limit: 5, granted: 0 } }));
+    let record = claimed(pendingRecord("ord-1", { retryBudget: { limit: 5, granted: 0, undoReserve: 0 } }));
     record = apply(record, "orchestration", start("ord-1:1", "reserveInventory"));
     record = apply(record, "orchestration", complete("ord-1:1", "reserveInventory"));
     record = apply(record, "orchestration", start("ord-1:1", "chargePayment"));
@@ -207,6 +208,7 @@ describe("compensation", () => {
       now: at(4),
       completeBy: at(100_000),
       failure,
+      undo: { callsPerRequest: 2, amplification: 1 },
     });
   }
   const undo = (step: StepName, outcome: "compensated" | "failed" = "compensated"): Command => ({
@@ -264,7 +266,14 @@ describe("compensation", () => {
     expectRefused(
       running,
       "orchestration",
-      { type: "beginCompensation", instanceId: "ord-1:1", now: at(4), completeBy: at(9), failure },
+      {
+        type: "beginCompensation",
+        instanceId: "ord-1:1",
+        now: at(4),
+        completeBy: at(9),
+        failure,
+        undo: { callsPerRequest: 2, amplification: 1 },
+      },
       "nothingToCompensate",
     );
   });
@@ -311,7 +320,7 @@ describe("Supervisor recovery", () => {
     random: () => 0.5,
   });
 
-  it("returns an expired attempt to Pending with backoff, resetting the running step", () => {
+  it("returns an expired attempt to Pending with backoff, its running step in doubt and logged", () => {
     const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
     expectRefused(running, "supervisor", recover("ord-1:1", at(30_000)), "notExpired");
     const recovered = apply(running, "supervisor", recover("ord-1:1", at(30_001)));
@@ -323,9 +332,44 @@ describe("Supervisor recovery", () => {
       notBefore: at(30_001 + 500),
       lastError: { kind: "timeout", code: "AttemptExpired", step: "chargePayment" },
     });
-    expect(recovered.steps.map((s) => s.status)).toEqual(["Completed", "NotStarted", "NotStarted"]);
+    expect(recovered.lastError?.message).toContain("chargePayment is in doubt");
+    expect(recovered.steps.map((s) => s.status)).toEqual(["Completed", "InDoubt", "NotStarted"]);
+    expect(recovered.compensationLog.map((e) => [e.step, e.reference])).toEqual([
+      ["reserveInventory", "ref-reserveInventory"],
+      ["chargePayment", null],
+    ]);
     const next = apply(recovered, "starter", claim(at(30_501)));
     expect(next.lockedBy).toBe("ord-1:2");
+    // The next attempt retries the in-doubt step (same idempotency key); completing it fills its entry.
+    const retried = apply(next, "orchestration", start("ord-1:2", "chargePayment", at(30_502)));
+    const completed = apply(retried, "orchestration", complete("ord-1:2", "chargePayment", at(30_503)));
+    expect(completed.compensationLog.map((e) => [e.sequence, e.step, e.reference])).toEqual([
+      [1, "reserveInventory", "ref-reserveInventory"],
+      [2, "chargePayment", "ref-chargePayment"],
+    ]);
+  });
+
+  it("drops an in-doubt step's log entry when its retry is refused: the partner applied nothing", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    let record = apply(running, "supervisor", recover("ord-1:1", at(30_001)));
+    record = apply(record, "starter", claim(record.notBefore));
+    record = apply(record, "orchestration", start("ord-1:2", "chargePayment", record.notBefore));
+    const failure = {
+      kind: "permanent",
+      code: "CardDeclined",
+      message: "declined",
+      step: "chargePayment",
+    } as const;
+    record = apply(record, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:2",
+      now: record.notBefore,
+      completeBy: at(999_999),
+      failure,
+      undo: { callsPerRequest: 2, amplification: 1 },
+    });
+    expect(record.steps[1]?.status).toBe("Failed");
+    expect(record.compensationLog.map((e) => e.step)).toEqual(["reserveInventory"]);
   });
 
   it("is fenced on the expired lockedBy it saw", () => {
@@ -351,6 +395,29 @@ describe("Supervisor recovery", () => {
       expect(record.processState).toBe(failure > policy.maxRecoveries ? "Error" : "Pending");
     }
     expect(record.lastError?.code).toBe("RecoveriesExhausted");
+    expect(record.steps[0]?.status).toBe("InDoubt");
+    expect(record.compensationLog.map((e) => e.step)).toEqual(["reserveInventory"]);
+  });
+
+  it("past the limit, hands the in-doubt and completed steps to a compensation when the policy says so", () => {
+    const compensating = { ...policy, onExhausted: "compensate" as const };
+    let handed = pendingRecord();
+    for (let failure = 1; failure <= policy.maxRecoveries + 1; failure++) {
+      handed = apply(handed, "starter", claim(handed.notBefore));
+      const owner = handed.lockedBy ?? "";
+      handed = apply(handed, "orchestration", start(owner, "reserveInventory", handed.notBefore));
+      const expiredAt = at(Date.parse(handed.completeBy ?? "") - Date.parse(T0));
+      handed = apply(handed, "supervisor", { ...recover(owner, expiredAt), policy: compensating } as Command);
+    }
+    expect(handed).toMatchObject({
+      processState: "Compensating",
+      lockedBy: null,
+      completeBy: null,
+      compensationRecoveries: 0,
+      lastError: { code: "RecoveriesExhausted" },
+    });
+    expect(handed.notBefore).toBe(handed.updatedAt);
+    expect(handed.steps[0]?.status).toBe("InDoubt");
   });
 
   it("lets the starter give back a claim it could not start, without a failure, until a step starts", () => {
@@ -413,5 +480,134 @@ describe("operator", () => {
     });
     expect(resubmitted.steps[0]?.status).toBe("NotStarted");
     expectRefused(resubmitted, "operator", { type: "resubmit", now: at(5), reason: "again" }, "notAllowed");
+  });
+});
+
+describe("in-doubt steps in a compensation", () => {
+  const undo = { callsPerRequest: 2, amplification: 1 } as const;
+
+  /** reserveInventory completed, chargePayment in doubt, handed to a compensation and claimed by attempt 2. */
+  function claimedCompensation(budget = { limit: 30, granted: 0, undoReserve: 12 }): StateRecord {
+    let record = claimed(pendingRecord("ord-1", { retryBudget: { limit: 30, granted: 0, undoReserve: 12 } }));
+    record = apply(record, "orchestration", start("ord-1:1", "reserveInventory"));
+    record = apply(record, "orchestration", complete("ord-1:1", "reserveInventory"));
+    record = apply(record, "orchestration", start("ord-1:1", "chargePayment"));
+    const expired = apply(record, "supervisor", {
+      type: "recover",
+      expectedLockedBy: "ord-1:1",
+      now: at(40_000),
+      policy: { ...policy, maxRecoveries: 0, onExhausted: "compensate" },
+      random: () => 0,
+    });
+    expect(expired.processState).toBe("Compensating");
+    // What forward steps spent is set by each test.
+    return { ...apply(expired, "starter", claim(at(40_000))), retryBudget: budget };
+  }
+
+  it("grants each request of the attempt its calls once, from the reserve forward steps could not spend", () => {
+    const record = claimedCompensation({ limit: 20, granted: 8, undoReserve: 12 });
+    const resume: Command = { type: "resumeCompensation", instanceId: "ord-1:2", now: at(40_001), undo };
+    const granted = apply(record, "orchestration", resume);
+    // Three requests: chargePayment resolved and undone, reserveInventory undone; 2 calls each.
+    expect(granted.retryBudget.granted).toBe(8 + 6);
+    expect(granted.steps.slice(0, 2).map((s) => [s.allowance, s.attempt])).toEqual([
+      [2, 2],
+      [2, 2],
+    ]);
+    const again = applyTransition(granted, "orchestration", { ...resume, now: at(40_002) });
+    expect(again.ok && again.value.changed).toBe(false);
+  });
+
+  it("grants nothing when the budget is spent, and the compensation then ends failed, naming the cause", () => {
+    const record = claimedCompensation({ limit: 20, granted: 20, undoReserve: 12 });
+    const granted = apply(record, "orchestration", {
+      type: "resumeCompensation",
+      instanceId: "ord-1:2",
+      now: at(40_001),
+      undo,
+    });
+    expect(granted.steps[0]?.allowance).toBe(0);
+    const failure = { kind: "budget", code: "UndoBudgetExhausted", message: "no calls left" } as const;
+    const ended = apply(granted, "orchestration", {
+      type: "finishCompensation",
+      instanceId: "ord-1:2",
+      now: at(40_002),
+      failure,
+    });
+    expect(ended).toMatchObject({ processState: "CompensationFailed", lockedBy: null });
+    expect(ended.lastError?.code).toBe("UndoBudgetExhausted");
+  });
+
+  it("fills in the reference of an in-doubt step the partner had applied, so it can be undone", () => {
+    const record = claimedCompensation();
+    expectRefused(
+      record,
+      "orchestration",
+      {
+        type: "compensateStep",
+        instanceId: "ord-1:2",
+        step: "chargePayment",
+        now: at(40_001),
+        outcome: "compensated",
+      },
+      "stepState",
+    );
+    const resolved = apply(record, "orchestration", {
+      type: "resolveDoubt",
+      instanceId: "ord-1:2",
+      step: "chargePayment",
+      now: at(40_001),
+      applied: true,
+      reference: "pay-1",
+    });
+    expect(resolved.steps[1]).toMatchObject({ status: "Completed", reference: "pay-1" });
+    expect(resolved.compensationLog[1]).toMatchObject({
+      sequence: 2,
+      step: "chargePayment",
+      reference: "pay-1",
+    });
+  });
+
+  it("drops an in-doubt step the partner refused: nothing of it to undo", () => {
+    const record = claimedCompensation();
+    const resolved = apply(record, "orchestration", {
+      type: "resolveDoubt",
+      instanceId: "ord-1:2",
+      step: "chargePayment",
+      now: at(40_001),
+      applied: false,
+      reference: null,
+    });
+    expect(resolved.steps[1]?.status).toBe("NotStarted");
+    expect(resolved.compensationLog.map((e) => e.step)).toEqual(["reserveInventory"]);
+    const undone = apply(resolved, "orchestration", {
+      type: "compensateStep",
+      instanceId: "ord-1:2",
+      step: "reserveInventory",
+      now: at(40_002),
+      outcome: "compensated",
+    });
+    expect(
+      apply(undone, "orchestration", { type: "finishCompensation", instanceId: "ord-1:2", now: at(40_003) }),
+    ).toMatchObject({ processState: "Compensated" });
+  });
+
+  it("gives an operator's compensation a fresh undo reserve", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    const expired = apply(running, "supervisor", {
+      type: "recover",
+      expectedLockedBy: "ord-1:1",
+      now: at(40_000),
+      policy: { ...policy, maxRecoveries: 0 },
+      random: () => 0,
+    });
+    expect(expired.processState).toBe("Error");
+    const spent = { ...expired, retryBudget: { limit: 30, granted: 29, undoReserve: 10 } };
+    const handed = apply(spent, "operator", {
+      type: "compensate",
+      now: at(40_001),
+      reason: "customer cancelled",
+    });
+    expect(handed.retryBudget.granted).toBe(20);
   });
 });

@@ -1,6 +1,6 @@
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "./backoff.js";
 import { err, ok, type Result } from "./result.js";
-import { grantAllowance } from "./retry-budget.js";
+import { grantAllowance, remainingCalls } from "./retry-budget.js";
 import type {
   CompensationEntry,
   Failure,
@@ -39,6 +39,18 @@ export interface RecoveryPolicy {
   /** Past this many failures, wait `extendedDelayMs` instead, in case a longer fault clears meanwhile. */
   readonly extendedBackoffAfter: number;
   readonly extendedDelayMs: number;
+  /**
+   * What happens to an order past `maxRecoveries`: `error` parks it in `Error` for an operator (the
+   * pattern's default); `compensate` hands its completed and in-doubt steps to a compensation instead.
+   */
+  readonly onExhausted: "error" | "compensate";
+}
+
+/** Calls asked for each partner request of a compensation attempt, charged like forward calls. */
+export interface UndoGrantRequest {
+  readonly callsPerRequest: number;
+  /** Worst-case partner calls per granted call below the Scheduler (see retry-budget.ts). */
+  readonly amplification: number;
 }
 
 export type Command =
@@ -81,6 +93,23 @@ export type Command =
       readonly now: IsoInstant;
       readonly completeBy: IsoInstant;
       readonly failure: FailureInput;
+      readonly undo: UndoGrantRequest;
+    }
+  | {
+      /** A compensation attempt (handed back, or asked for by an operator) is granted its calls. */
+      readonly type: "resumeCompensation";
+      readonly instanceId: string;
+      readonly now: IsoInstant;
+      readonly undo: UndoGrantRequest;
+    }
+  | {
+      /** The outcome of re-sending an in-doubt step's request with its idempotency key, before undoing it. */
+      readonly type: "resolveDoubt";
+      readonly instanceId: string;
+      readonly step: StepName;
+      readonly now: IsoInstant;
+      readonly applied: boolean;
+      readonly reference: string | null;
     }
   | {
       readonly type: "compensateStep";
@@ -90,7 +119,13 @@ export type Command =
       readonly outcome: "compensated" | "failed";
       readonly failure?: FailureInput;
     }
-  | { readonly type: "finishCompensation"; readonly instanceId: string; readonly now: IsoInstant }
+  | {
+      readonly type: "finishCompensation";
+      readonly instanceId: string;
+      readonly now: IsoInstant;
+      /** Ends a compensation that cannot go on (its budget is spent) in `CompensationFailed`. */
+      readonly failure?: FailureInput;
+    }
   | {
       readonly type: "recover";
       readonly expectedLockedBy: string;
@@ -131,6 +166,20 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     fence: "owner",
   },
   {
+    command: "resumeCompensation",
+    actor: "orchestration",
+    from: "Compensating",
+    to: ["Compensating"],
+    fence: "owner",
+  },
+  {
+    command: "resolveDoubt",
+    actor: "orchestration",
+    from: "Compensating",
+    to: ["Compensating"],
+    fence: "owner",
+  },
+  {
     command: "compensateStep",
     actor: "orchestration",
     from: "Compensating",
@@ -148,7 +197,7 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     command: "recover",
     actor: "supervisor",
     from: "Processing",
-    to: ["Pending", "Error"],
+    to: ["Pending", "Error", "Compensating"],
     fence: "expiredOwner",
   },
   {
@@ -172,7 +221,9 @@ export const TRANSITIONS: readonly TransitionRule[] = [
 /** Every move a step can make. */
 export const STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
   NotStarted: ["Running"],
-  Running: ["Completed", "Failed", "NotStarted"],
+  Running: ["Completed", "Failed", "InDoubt"],
+  // Retried with the same idempotency key (forward), or resolved before an undo (compensation).
+  InDoubt: ["Running", "Completed", "NotStarted"],
   Completed: ["Compensated", "CompensationFailed"],
   Failed: ["NotStarted"],
   Compensated: [],
@@ -292,10 +343,14 @@ function applyCommand(record: StateRecord, command: Command): Step {
       return fail(record, command);
     case "beginCompensation":
       return beginCompensation(record, command);
+    case "resumeCompensation":
+      return resumeCompensation(record, command);
+    case "resolveDoubt":
+      return resolveDoubt(record, command);
     case "compensateStep":
       return compensateStep(record, command);
     case "finishCompensation":
-      return finishCompensation(record);
+      return finishCompensation(record, command);
     case "recover":
       return recover(record, command);
     case "resubmit":
@@ -349,7 +404,10 @@ function startStep(record: StateRecord, command: CommandOf<"startStep">): Step {
   const earlier = ORDER_STEPS.slice(0, ORDER_STEPS.indexOf(command.step));
   const unfinished = earlier.filter((name) => findStep(record, name).status !== "Completed");
   if (unfinished.length > 0) return refusal("stepOutOfOrder", `${unfinished.join(", ")} not completed yet`);
-  if (current.status !== "NotStarted") return refusal("stepState", `${command.step} is ${current.status}`);
+  // An in-doubt step is retried with its idempotency key: the partner applies its effect at most once.
+  if (current.status !== "NotStarted" && current.status !== "InDoubt") {
+    return refusal("stepState", `${command.step} is ${current.status}`);
+  }
   const grant = grantAllowance(record.retryBudget, command.requestedCalls, command.amplification);
   if (grant.granted === 0) {
     return refusal(
@@ -374,21 +432,42 @@ function completeStep(record: StateRecord, command: CommandOf<"completeStep">): 
   const current = findStep(record, command.step);
   if (current.status === "Completed") return ok({ record, changed: false });
   if (current.status !== "Running") return refusal("stepState", `${command.step} is ${current.status}`);
+  return changedTo(markApplied(record, command.step, command.reference, command.now));
+}
+
+/** The step applied its effect: `Completed`, with its reference in the compensation log. */
+function markApplied(record: StateRecord, step: StepName, reference: string | null, now: IsoInstant) {
+  return {
+    ...replaceStep(record, step, { status: "Completed", reference, updatedAt: now }),
+    compensationLog: withLogEntry(record, step, reference, now),
+  };
+}
+
+/** The log with `step`'s entry: appended, or its reference filled in if the step was logged in doubt. */
+function withLogEntry(
+  record: StateRecord,
+  step: StepName,
+  reference: string | null,
+  now: IsoInstant,
+): CompensationEntry[] {
+  if (record.compensationLog.some((entry) => entry.step === step)) {
+    return record.compensationLog.map((entry) => (entry.step === step ? { ...entry, reference } : entry));
+  }
   const entry: CompensationEntry = {
     sequence: record.compensationLog.length + 1,
-    step: command.step,
-    idempotencyKey: idempotencyKeyFor(record.orderId, command.step),
-    reference: command.reference,
-    recordedAt: command.now,
+    step,
+    idempotencyKey: idempotencyKeyFor(record.orderId, step),
+    reference,
+    recordedAt: now,
   };
-  return changedTo({
-    ...replaceStep(record, command.step, {
-      status: "Completed",
-      reference: command.reference,
-      updatedAt: command.now,
-    }),
-    compensationLog: [...record.compensationLog, entry],
-  });
+  return [...record.compensationLog, entry];
+}
+
+/** The partner refused the step, so it applied nothing: a log entry it had while in doubt goes. */
+function withoutLogEntry(record: StateRecord, step: StepName): CompensationEntry[] {
+  return record.compensationLog
+    .filter((entry) => entry.step !== step)
+    .map((entry, i) => ({ ...entry, sequence: i + 1 }));
 }
 
 function finish(record: StateRecord, _command: CommandOf<"finish">): Step {
@@ -418,11 +497,67 @@ function beginCompensation(record: StateRecord, command: CommandOf<"beginCompens
   }
   const failed = failStep(record, command.failure.step ?? null, command.now);
   if (!failed.ok) return failed;
+  return changedTo(
+    grantUndo(
+      {
+        ...failed.value.record,
+        processState: "Compensating",
+        completeBy: command.completeBy,
+        lastError: toFailure(command.failure, command.now),
+      },
+      command.undo,
+    ),
+  );
+}
+
+function resumeCompensation(record: StateRecord, command: CommandOf<"resumeCompensation">): Step {
+  // A compensation attempt runs no forward step, so a step marked with its attempt was granted by it.
+  if (appliedStepStates(record).some((s) => s.attempt === record.attempt))
+    return ok({ record, changed: false });
+  return changedTo(grantUndo(record, command.undo));
+}
+
+/**
+ * Grants one compensation attempt its calls from the budget, undo reserve included: for each step still
+ * applied, its undo, and for an in-doubt one also the request that resolves the doubt. Each such
+ * step's `allowance` holds its share, and `attempt` this attempt; zero when the budget is spent.
+ */
+function grantUndo(record: StateRecord, undo: UndoGrantRequest): StateRecord {
+  const pending = appliedStepStates(record);
+  const requests = pending.reduce((n, s) => n + (s.status === "InDoubt" ? 2 : 1), 0);
+  if (requests === 0) return record;
+  const affordable = Math.floor(remainingCalls(record.retryBudget, "undo") / (undo.amplification * requests));
+  const perRequest = Math.min(undo.callsPerRequest, affordable);
+  const charged = perRequest * requests * undo.amplification;
+  let updated: StateRecord = {
+    ...record,
+    retryBudget: { ...record.retryBudget, granted: record.retryBudget.granted + charged },
+  };
+  for (const step of pending) {
+    updated = replaceStep(updated, step.name, { allowance: perRequest, attempt: record.attempt });
+  }
+  return updated;
+}
+
+/** Steps whose effect is or may be applied and not yet undone, in log order. */
+function appliedStepStates(record: StateRecord): StepState[] {
+  return record.compensationLog
+    .map((entry) => findStep(record, entry.step))
+    .filter((s) => s.status !== "Compensated");
+}
+
+function resolveDoubt(record: StateRecord, command: CommandOf<"resolveDoubt">): Step {
+  const current = findStep(record, command.step);
+  if (current.status !== "InDoubt") {
+    const already = command.applied ? current.status === "Completed" : current.status === "NotStarted";
+    return already
+      ? ok({ record, changed: false })
+      : refusal("stepState", `${command.step} is ${current.status}`);
+  }
+  if (command.applied) return changedTo(markApplied(record, command.step, command.reference, command.now));
   return changedTo({
-    ...failed.value.record,
-    processState: "Compensating",
-    completeBy: command.completeBy,
-    lastError: toFailure(command.failure, command.now),
+    ...replaceStep(record, command.step, { status: "NotStarted", updatedAt: command.now }),
+    compensationLog: withoutLogEntry(record, command.step),
   });
 }
 
@@ -443,9 +578,13 @@ function compensateStep(record: StateRecord, command: CommandOf<"compensateStep"
   return changedTo(failure ? { ...updated, lastError: failure } : updated);
 }
 
-function finishCompensation(record: StateRecord): Step {
+function finishCompensation(record: StateRecord, command: CommandOf<"finishCompensation">): Step {
   const next = nextToCompensate(record);
   if (!next) return changedTo(release({ ...record, processState: "Compensated" }));
+  if (command.failure) {
+    const lastError = toFailure(command.failure, command.now);
+    return changedTo(release({ ...record, processState: "CompensationFailed", lastError }));
+  }
   const status = findStep(record, next.step).status;
   if (status === "CompensationFailed")
     return changedTo(release({ ...record, processState: "CompensationFailed" }));
@@ -475,41 +614,66 @@ function recover(record: StateRecord, command: CommandOf<"recover">): Step {
     );
   }
   const failureCount = record.failureCount + 1;
+  const running = record.steps.find((s) => s.status === "Running")?.name ?? null;
   const timedOut: FailureInput = {
     kind: "timeout",
     code: "AttemptExpired",
-    message: `attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy}`,
-    step: record.steps.find((s) => s.status === "Running")?.name ?? null,
+    message: `attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy}${running ? `; ${running} is in doubt` : ""}`,
+    step: running,
   };
-  const steps = record.steps.map((s) =>
-    s.status === "Running" ? { ...s, status: "NotStarted" as const } : s,
-  );
-  if (failureCount > command.policy.maxRecoveries) {
-    const exhausted: FailureInput = {
-      ...timedOut,
-      code: "RecoveriesExhausted",
-      message: `${timedOut.message}; ${failureCount} failures exceed the limit of ${command.policy.maxRecoveries}`,
-    };
-    return changedTo(
-      release({
-        ...record,
-        steps,
-        failureCount,
-        processState: "Error",
-        lastError: toFailure(exhausted, command.now),
-      }),
-    );
-  }
+  const expired = { ...record, ...stepsInDoubt(record, command.now), failureCount };
+  if (failureCount > command.policy.maxRecoveries) return recoveriesExhausted(expired, timedOut, command);
   return changedTo(
     release({
-      ...record,
-      steps,
-      failureCount,
+      ...expired,
       processState: "Pending",
       notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, failureCount, command.random)),
       lastError: toFailure(timedOut, command.now),
     }),
   );
+}
+
+/**
+ * A running step of an expired attempt may have applied its effect (the Agent may have called the
+ * partner): it is in doubt, and logged for compensation, never reset as if it had not run.
+ */
+function stepsInDoubt(record: StateRecord, now: IsoInstant): Pick<StateRecord, "steps" | "compensationLog"> {
+  let updated = record;
+  for (const step of record.steps.filter((s) => s.status === "Running")) {
+    updated = {
+      ...replaceStep(updated, step.name, { status: "InDoubt", updatedAt: now }),
+      compensationLog: withLogEntry(updated, step.name, null, now),
+    };
+  }
+  return { steps: updated.steps, compensationLog: updated.compensationLog };
+}
+
+/** Past the limit: `Error` for an operator, or, by policy, a compensation of what is or may be applied. */
+function recoveriesExhausted(
+  record: StateRecord,
+  timedOut: FailureInput,
+  command: CommandOf<"recover">,
+): Step {
+  const exhausted = toFailure(
+    {
+      ...timedOut,
+      code: "RecoveriesExhausted",
+      message: `${timedOut.message}; ${record.failureCount} failures exceed the limit of ${command.policy.maxRecoveries}`,
+    },
+    command.now,
+  );
+  if (command.policy.onExhausted === "compensate" && nextToCompensate(record)) {
+    return changedTo(
+      release({
+        ...record,
+        processState: "Compensating",
+        notBefore: command.now,
+        compensationRecoveries: 0,
+        lastError: exhausted,
+      }),
+    );
+  }
+  return changedTo(release({ ...record, processState: "Error", lastError: exhausted }));
 }
 
 /**
@@ -555,8 +719,10 @@ export function recoveryDelayMs(policy: RecoveryPolicy, failureCount: number, ra
 }
 
 function resubmit(record: StateRecord, command: CommandOf<"resubmit">): Step {
+  // A failed step runs again; an in-doubt one is retried with its idempotency key, so the partner
+  // applies it at most once.
   const steps = record.steps.map((s) =>
-    s.status === "Failed" || s.status === "Running" ? { ...s, status: "NotStarted" as const } : s,
+    s.status === "Failed" ? { ...s, status: "NotStarted" as const } : s,
   );
   return changedTo({
     ...record,
@@ -572,11 +738,14 @@ function resubmit(record: StateRecord, command: CommandOf<"resubmit">): Step {
 /** Hands the order's applied steps to the starter to undo: `Compensating`, unlocked, due now. */
 function operatorCompensate(record: StateRecord, command: CommandOf<"compensate">): Step {
   if (!nextToCompensate(record)) return refusal("nothingToCompensate", "no completed step to undo");
+  const { limit, undoReserve, granted } = record.retryBudget;
   return changedTo({
     ...release(record),
     processState: "Compensating",
     notBefore: command.now,
     compensationRecoveries: 0,
+    // The operator's decision brings a fresh undo reserve: what forward steps spent stays spent.
+    retryBudget: { ...record.retryBudget, granted: Math.min(granted, limit - undoReserve) },
     lastError: toFailure(
       { kind: "operator", code: "CompensationRequested", message: command.reason },
       command.now,
@@ -603,11 +772,20 @@ function replaceStep(record: StateRecord, name: StepName, changes: Partial<StepS
   return { ...record, steps: record.steps.map((s) => (s.name === name ? { ...s, ...changes } : s)) };
 }
 
+/**
+ * The step the failure names: a running one was refused by the partner, so it is `Failed` and applied
+ * nothing (a log entry from an earlier doubt goes). One refused a start for want of budget never ran:
+ * it stays as it was, in doubt included.
+ */
 function failStep(record: StateRecord, step: StepName | null, now: IsoInstant): Step {
   if (step === null) return ok({ record, changed: true });
   const status = findStep(record, step).status;
+  if (status === "NotStarted" || status === "InDoubt") return ok({ record, changed: true });
   if (status !== "Running") return refusal("stepState", `${step} is ${status}, not Running`);
-  return changedTo(replaceStep(record, step, { status: "Failed", updatedAt: now }));
+  return changedTo({
+    ...replaceStep(record, step, { status: "Failed", updatedAt: now }),
+    compensationLog: withoutLogEntry(record, step),
+  });
 }
 
 /** The owner lets go: terminal and `Pending` records are unlocked and have no deadline. */

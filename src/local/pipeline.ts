@@ -267,6 +267,7 @@ export class LocalPipeline {
       clock,
       logger,
       retryBudgetPerOrder: settings.retryBudgetPerOrder,
+      undoReservePerOrder: settings.undoReservePerOrder,
       onAccepted: () => void this.nudgeStarter(),
     });
     this.consume(this.ordersQueue, submission);

@@ -33,8 +33,6 @@ interface PlanBasics {
   readonly owned: true;
   readonly stepTimeoutMs: number;
   readonly agentMode: "activity" | "queue";
-  /** Partner calls each undo may make (undos are not charged to the order's budget). */
-  readonly undoCalls: number;
 }
 
 /** An attempt at the order's steps (`Processing`). */
@@ -50,10 +48,8 @@ export interface ForwardPlan extends PlanBasics {
 }
 
 /** An attempt at a compensation handed back by the Supervisor or requested by an operator. */
-export interface CompensationPlan extends PlanBasics {
+export interface CompensationPlan extends PlanBasics, UndoWork {
   readonly mode: "compensate";
-  /** The steps still applied, newest first: the order they are undone in. */
-  readonly toUndo: readonly CompletedStep[];
   /** The attempt's deadline: every undo must be answered by then. */
   readonly compensateBy: string;
 }
@@ -62,6 +58,23 @@ export interface CompletedStep {
   readonly step: StepName;
   readonly reference: string | null;
 }
+
+/** A step to undo. One in doubt is first resolved by re-sending its request (`redo`) with its idempotency key. */
+export interface UndoStep extends CompletedStep {
+  readonly redo: Record<string, unknown> | null;
+}
+
+/** What a compensation attempt undoes, and the calls granted for each partner request (0: budget spent). */
+export interface UndoWork {
+  /** The steps still applied or in doubt, newest first: the order they are undone in. */
+  readonly toUndo: readonly UndoStep[];
+  readonly allowance: number;
+}
+
+/** A compensation begun by the attempt that met a permanent fault, or why it was not. */
+export type CompensationStart =
+  | ({ readonly ok: true } & UndoWork)
+  | { readonly ok: false; readonly detail: string };
 
 /** A step recorded and the next one started (`next`), or the order finished when there was none. */
 export type Advance =
@@ -113,9 +126,14 @@ export const ORDER_ACTIVITIES = {
     }),
   ),
   fail: activity<UpdateResult>()("orderFail", z.strictObject({ ...attemptRef, failure: failureInput })),
-  beginCompensation: activity<UpdateResult>()(
+  beginCompensation: activity<CompensationStart>()(
     "orderBeginCompensation",
     z.strictObject({ ...attemptRef, failure: failureInput, completeBy: isoInstantSchema }),
+  ),
+  /** Records how re-sending an in-doubt step's request went: applied (with its reference) or refused. */
+  resolveDoubt: activity<UpdateResult>()(
+    "orderResolveDoubt",
+    z.strictObject({ ...attemptRef, step, applied: z.boolean(), reference: text(0, 256).nullable() }),
   ),
   compensateStep: activity<UpdateResult>()(
     "orderCompensateStep",
@@ -126,7 +144,11 @@ export const ORDER_ACTIVITIES = {
       failure: failureInput.nullable(),
     }),
   ),
-  finishCompensation: activity<CompensationEnd>()("orderFinishCompensation", z.strictObject(attemptRef)),
+  /** Names the end state; `failure` ends a compensation that cannot go on (its budget is spent). */
+  finishCompensation: activity<CompensationEnd>()(
+    "orderFinishCompensation",
+    z.strictObject({ ...attemptRef, failure: failureInput.nullable().default(null) }),
+  ),
 } as const;
 
 export type OrderActivityContracts = typeof ORDER_ACTIVITIES;

@@ -22,6 +22,8 @@ import {
   ORDER_ACTIVITIES,
   type OrderActivityContracts,
   type OwnedPlan,
+  type UndoStep,
+  type UndoWork,
 } from "./order-contracts.js";
 
 /** The parts of an Agent's reply the orchestration acts on; a step refused for want of budget fails as `budget`. */
@@ -76,7 +78,7 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
   const plan = yield* activities.beginAttempt({ ...ref, firstDeadlineFrom: deadlineAfter(context, 0) });
   if (!plan.owned) return { outcome: "notOwner" };
   const attempt: Attempt = { context, activities, input, ref, plan };
-  if (plan.mode === "compensate") return yield* undoSteps(attempt, plan.toUndo, plan.compensateBy);
+  if (plan.mode === "compensate") return yield* undoSteps(attempt, plan, plan.compensateBy);
 
   const completed = [...plan.completed];
   let started = plan.firstStart;
@@ -129,36 +131,54 @@ export function* orderProcessing(context: OrchestrationContext): Generator<Task,
   return { outcome: "processed" };
 }
 
-/** Moves the order to `Compensating` and undoes the completed steps, newest first. */
+/** Moves the order to `Compensating` and undoes what is applied or in doubt, newest first. */
 function* compensate(
   attempt: Attempt,
   failure: FailureInput,
   completed: readonly CompletedStep[],
 ): Generator<Task, AttemptResult, unknown> {
   const { activities, ref, plan } = attempt;
-  const completeBy = deadlineAfter(attempt.context, plan.stepTimeoutMs * completed.length);
+  const completeBy = deadlineAfter(attempt.context, plan.stepTimeoutMs * (completed.length + 1));
   const begun = yield* activities.beginCompensation({ ...ref, failure, completeBy });
   if (!begun.ok) return { outcome: "notOwner" };
-  return yield* undoSteps(attempt, [...completed].reverse(), completeBy);
+  return yield* undoSteps(attempt, begun, completeBy);
 }
 
 /**
  * Undoes each step in the order given, each answered by `completeBy`. A permanent refusal ends the
- * compensation in `CompensationFailed`; no answer in time, or transient faults past the calls allowed,
- * leave the record to the Supervisor, which hands the compensation to another attempt.
+ * compensation in `CompensationFailed`, and so does a budget with no calls left for it; no answer in
+ * time, or transient faults past the calls allowed, leave the record to the Supervisor, which hands
+ * the compensation to another attempt.
  */
 function* undoSteps(
   attempt: Attempt,
-  toUndo: readonly CompletedStep[],
+  work: UndoWork,
   completeBy: string,
 ): Generator<Task, AttemptResult, unknown> {
-  const { activities, ref, plan } = attempt;
-  for (const { step, reference } of toUndo) {
+  const { activities, ref } = attempt;
+  if (work.allowance === 0 && work.toUndo.length > 0) {
+    const failure = {
+      kind: "budget",
+      code: "UndoBudgetExhausted",
+      message: "the order's retry budget has no calls left to undo its steps",
+      step: null,
+    } as const;
+    const finished = yield* activities.finishCompensation({ ...ref, failure });
+    return { outcome: finished.state === "Compensated" ? "compensated" : "compensationFailed" };
+  }
+  for (const undo of work.toUndo) {
+    const resolved: Resolution = undo.redo
+      ? yield* resolveDoubt(attempt, undo, completeBy, work.allowance)
+      : { kind: "undo", reference: undo.reference };
+    if (resolved.kind === "stop") return resolved.result;
+    if (resolved.kind === "notApplied") continue;
+    const { step } = undo;
+    const { reference } = resolved;
     const reply = yield* askAgent(attempt, {
       step,
       operation: "undo",
       completeBy,
-      maxCalls: plan.undoCalls,
+      maxCalls: work.allowance,
       payload: { reference },
     });
     if (reply === undefined) return { outcome: "timedOut", step };
@@ -175,8 +195,46 @@ function* undoSteps(
     if (!recorded.ok) return { outcome: "notOwner", step };
     if (outcome === "failed") break;
   }
-  const finished = yield* activities.finishCompensation(ref);
+  const finished = yield* activities.finishCompensation({ ...ref, failure: null });
   return { outcome: finished.state === "Compensated" ? "compensated" : "compensationFailed" };
+}
+
+/** What resolving a doubt decided: undo the effect, nothing to undo, or the attempt stops here. */
+type Resolution =
+  | { readonly kind: "undo"; readonly reference: string | null }
+  | { readonly kind: "notApplied" }
+  | { readonly kind: "stop"; readonly result: AttemptResult };
+
+/**
+ * An in-doubt step is resolved before it is undone: its request is sent again with its idempotency
+ * key, so the partner answers with the effect it applied (or applies it now, once), or refuses it,
+ * in which case nothing was applied and there is nothing to undo.
+ */
+function* resolveDoubt(
+  attempt: Attempt,
+  undo: UndoStep,
+  completeBy: string,
+  maxCalls: number,
+): Generator<Task, Resolution, unknown> {
+  const { step } = undo;
+  const reply = yield* askAgent(attempt, {
+    step,
+    operation: "do",
+    completeBy,
+    maxCalls,
+    payload: undo.redo ?? {},
+  });
+  if (reply === undefined) return { kind: "stop", result: { outcome: "timedOut", step } };
+  if (reply.fault?.kind === "transient") return { kind: "stop", result: { outcome: "gaveUp", step } };
+  const applied = reply.outcome === "succeeded";
+  const resolved = yield* attempt.activities.resolveDoubt({
+    ...attempt.ref,
+    step,
+    applied,
+    reference: applied ? reply.reference : null,
+  });
+  if (!resolved.ok) return { kind: "stop", result: { outcome: "notOwner", step } };
+  return applied ? { kind: "undo", reference: reply.reference } : { kind: "notApplied" };
 }
 
 interface AgentAsk {

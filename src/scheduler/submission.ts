@@ -23,6 +23,8 @@ export interface SubmissionDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly retryBudgetPerOrder: number;
+  /** Calls of the budget kept for compensation (see PipelineSettings.undoReservePerOrder). */
+  readonly undoReservePerOrder: number;
   /** Called after an order is accepted, so the starter claims it without waiting for its timer. */
   readonly onAccepted?: (orderId: string) => void;
 }
@@ -73,7 +75,13 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
     }
 
     const now = toInstant(deps.clock.now());
-    const record = newPendingRecord({ order, replyTo, now, retryBudgetLimit: deps.retryBudgetPerOrder });
+    const record = newPendingRecord({
+      order,
+      replyTo,
+      now,
+      retryBudgetLimit: deps.retryBudgetPerOrder,
+      undoReserve: deps.undoReservePerOrder,
+    });
     const created = await deps.states.createIfAbsent(record);
     if (!created.created && created.existing.replyTo !== replyTo) {
       const description = `order ${order.orderId} exists with a different replyTo (${created.existing.replyTo ?? "none"})`;

@@ -1,6 +1,6 @@
 import type { RandomSource } from "../domain/backoff.js";
-import { compensationFailure, type StateRecord } from "../domain/state-record.js";
-import { STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
+import { compensationFailure, errorSummary, type StateRecord } from "../domain/state-record.js";
+import { type OrderStatus, STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
 import { toInstant } from "../domain/time.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import type { AlertSink } from "../ports/alerts.js";
@@ -35,6 +35,8 @@ export interface ScanReport {
   /** Back to `Pending` for another attempt, or compensations handed back for another attempt. */
   readonly resets: number;
   readonly toError: number;
+  /** Orders past the recovery limit handed to a compensation (`ON_RECOVERIES_EXHAUSTED=compensate`). */
+  readonly toCompensation: number;
   /** Compensations past their recovery limit, moved to `CompensationFailed`. */
   readonly stalled: number;
   /** Records someone else changed between the query and the update: left alone. */
@@ -52,6 +54,7 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
   scanned: 0,
   resets: 0,
   toError: 0,
+  toCompensation: 0,
   stalled: 0,
   lostRaces: 0,
   truncated: false,
@@ -117,7 +120,7 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
   async function recover(
     record: StateRecord & { _etag: string },
     now: string,
-    counts: { resets: number; toError: number; stalled: number; lostRaces: number },
+    counts: { resets: number; toError: number; toCompensation: number; stalled: number; lostRaces: number },
   ): Promise<void> {
     const expiredOwner = record.lockedBy ?? "";
     const outcome = await updateAsRead(deps.states, record, "supervisor", {
@@ -146,8 +149,15 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       notBefore: after.notBefore,
     });
     // Back to Pending, or a compensation handed back for another attempt: the starter takes it next.
-    if (after.processState === "Pending" || after.processState === "Compensating") {
+    const handedBack = record.processState === "Compensating" && after.processState === "Compensating";
+    if (after.processState === "Pending" || handedBack) {
       counts.resets++;
+      return;
+    }
+    if (after.processState === "Compensating") {
+      // Past the limit, by policy: the starter claims the compensation next; the submitter hears of it.
+      counts.toCompensation++;
+      await notify(after, "compensating", now);
       return;
     }
     const compensation = after.processState === "CompensationFailed";
@@ -156,21 +166,22 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
     await deps.alerts.raise({
       kind: compensation ? "CompensationFailed" : "RecoveriesExhausted",
       orderId: after.orderId,
-      reason: compensation
-        ? compensationFailure(after)
-        : (after.lastError?.message ?? "recovery limit reached"),
+      reason: compensation ? compensationFailure(after) : errorSummary(after),
       at: now,
     });
-    if (after.replyTo !== null) {
-      await deps.notifier.notify(after.replyTo, {
-        schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
-        orderId: after.orderId,
-        status: compensation ? "compensationFailed" : "failed",
-        attempt: after.attempt,
-        at: now,
-        detail: after.lastError?.message ?? null,
-      });
-    }
+    await notify(after, compensation ? "compensationFailed" : "failed", now);
+  }
+
+  async function notify(record: StateRecord, status: OrderStatus, at: string): Promise<void> {
+    if (record.replyTo === null) return;
+    await deps.notifier.notify(record.replyTo, {
+      schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
+      orderId: record.orderId,
+      status,
+      attempt: record.attempt,
+      at,
+      detail: record.lastError?.message ?? null,
+    });
   }
 }
 

@@ -270,6 +270,7 @@ export function describeStateStoreContract(
                 backoff: { baseMs: 10, capMs: 10 },
                 extendedBackoffAfter: 5,
                 extendedDelayMs: 10,
+                onExhausted: "error",
               },
               random: () => 0,
             };

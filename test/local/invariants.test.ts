@@ -126,6 +126,7 @@ describe("checkInvariants", () => {
         backoff: { baseMs: 1, capMs: 1 },
         extendedBackoffAfter: 2,
         extendedDelayMs: 1,
+        onExhausted: "error",
       },
       random: () => 0,
     });

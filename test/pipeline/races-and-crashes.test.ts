@@ -78,6 +78,7 @@ describe("starter", () => {
         replyTo: null,
         now: toInstant(s.clock.now()),
         retryBudgetLimit: s.settings.retryBudgetPerOrder,
+        undoReserve: s.settings.undoReservePerOrder,
       }),
     );
     // The starter claims, then dies before it starts the orchestration.
@@ -103,7 +104,13 @@ describe("starter", () => {
       const order = orderFromMessage(orderMessage(id));
       await s.pipeline.orders.insertIfAbsent(order);
       await s.pipeline.states.createIfAbsent(
-        newPendingRecord({ order, replyTo: null, now: toInstant(s.clock.now()), retryBudgetLimit: 400 }),
+        newPendingRecord({
+          order,
+          replyTo: null,
+          now: toInstant(s.clock.now()),
+          retryBudgetLimit: 400,
+          undoReserve: 0,
+        }),
       );
     }
     const starter = () =>

@@ -71,6 +71,7 @@ function supervisorOn(states: StateStore, lease: Lease, clock: VirtualClock) {
       backoff: { baseMs: 1_000, capMs: 5_000 },
       extendedBackoffAfter: 2,
       extendedDelayMs: 10_000,
+      onExhausted: "error",
     },
     pageSize: 10,
     maxPages: 5,

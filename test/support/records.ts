@@ -20,6 +20,7 @@ export function pendingRecord(orderId = "ord-1", overrides: Partial<StateRecord>
       replyTo: "status-test",
       now: T0,
       retryBudgetLimit: 30,
+      undoReserve: 0,
     }),
     ...overrides,
   };

@@ -25,6 +25,7 @@ export function createSubmissionTrigger(
       clock: services.clock,
       logger: services.logger,
       retryBudgetPerOrder: services.settings.pipeline.retryBudgetPerOrder,
+      undoReservePerOrder: services.settings.pipeline.undoReservePerOrder,
     }),
   );
   return {

@@ -1,17 +1,17 @@
-import { orderTotalMinor } from "../../domain/order.js";
-import { appliedSteps, type StateRecord } from "../../domain/state-record.js";
+import { type StateRecord, stepOf } from "../../domain/state-record.js";
 import { addMilliseconds } from "../../domain/time.js";
 import { ORDER_STEPS } from "../../domain/workflow.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import type {
+  AttemptPlan,
   AttemptRef,
-  CompensationPlan,
   ForwardPlan,
   OrderActivityContracts,
   StepStart,
 } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
 import type { RecordActions } from "./record-actions.js";
+import { orderOf, stepPayloads, undoGrantRequest, undoWork } from "./undo-work.js";
 
 /** `beginAttempt`: the attempt's plan, read once so the orchestrator does no I/O. */
 export function createAttemptActivities(
@@ -38,7 +38,7 @@ export function createAttemptActivities(
         failureCount: record.failureCount,
         mode,
       });
-      if (mode === "compensate") return compensationPlan(deps, actions, record);
+      if (mode === "compensate") return compensationPlan(deps, actions, ref);
       return forwardPlan(deps, actions, { ref, record, firstDeadlineFrom: input.firstDeadlineFrom });
     },
   };
@@ -49,21 +49,34 @@ function planBasics(deps: OrderActivityDeps) {
     owned: true as const,
     stepTimeoutMs: deps.settings.stepTimeoutMs,
     agentMode: deps.settings.agentMode,
-    undoCalls: deps.settings.agentCallsPerStep,
   };
 }
 
-/** A compensation to resume: what is still applied, undone newest first, by the attempt's deadline. */
-function compensationPlan(
+/**
+ * A compensation to resume: its calls granted from the budget (undo reserve included), then what is
+ * still applied or in doubt, undone newest first by the attempt's deadline.
+ */
+async function compensationPlan(
   deps: OrderActivityDeps,
   actions: RecordActions,
-  record: StateRecord,
-): CompensationPlan {
+  ref: AttemptRef,
+): Promise<AttemptPlan> {
+  const granted = await actions.apply(
+    ref,
+    () => ({
+      type: "resumeCompensation",
+      instanceId: ref.instanceId,
+      now: actions.now(),
+      undo: undoGrantRequest(deps),
+    }),
+    "compensation.resumed",
+  );
+  if (!granted.ok) return { owned: false };
   return {
     ...planBasics(deps),
     mode: "compensate",
-    toUndo: [...appliedSteps(record)].reverse().map(({ step, reference }) => ({ step, reference })),
-    compensateBy: record.completeBy ?? actions.now(),
+    ...(await undoWork(deps, granted.record)),
+    compensateBy: granted.record.completeBy ?? actions.now(),
   };
 }
 
@@ -74,10 +87,12 @@ async function forwardPlan(
   attempt: { readonly ref: AttemptRef; readonly record: StateRecord; readonly firstDeadlineFrom: string },
 ): Promise<ForwardPlan> {
   const { ref, record } = attempt;
-  const order = await deps.orders.get(ref.orderId);
-  if (!order) throw new Error(`order ${ref.orderId} has a state record but no order row`);
+  const order = await orderOf(deps, record);
   await actions.notify(record, "processing");
-  const completed = record.compensationLog.map(({ step, reference }) => ({ step, reference }));
+  // An in-doubt step is pending: it runs again with its idempotency key, applied at most once.
+  const completed = record.compensationLog
+    .filter(({ step }) => stepOf(record, step)?.status === "Completed")
+    .map(({ step, reference }) => ({ step, reference }));
   const pendingSteps = ORDER_STEPS.filter((step) => !completed.some((c) => c.step === step));
   // Reading the plan also starts the first pending step: one update fewer per attempt.
   const firstCompleteBy = addMilliseconds(attempt.firstDeadlineFrom, deps.settings.stepTimeoutMs);
@@ -90,17 +105,12 @@ async function forwardPlan(
         first,
       )
     : { ok: false, reason: "refused", detail: "no step left to start" };
-  const { customerId, currency, items } = order;
   return {
     ...planBasics(deps),
     mode: "forward",
     pendingSteps,
     completed,
-    payloads: {
-      reserveInventory: { items },
-      chargePayment: { amountMinor: orderTotalMinor(order), currency, customerId },
-      arrangeShipment: { customerId, items },
-    },
+    payloads: stepPayloads(order),
     firstStart,
     firstCompleteBy,
   };

@@ -3,17 +3,19 @@ import type { ActivityImplementations } from "../activity-contract.js";
 import type { OrderActivityContracts } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
 import type { RecordActions } from "./record-actions.js";
+import { undoGrantRequest, undoWork } from "./undo-work.js";
 
 /**
- * A permanent fault after some steps applied their effects: `beginCompensation`, then each undo
- * recorded by `compensateStep`, and `finishCompensation` names the end state.
+ * A permanent fault after some steps applied their effects: `beginCompensation` (which grants the
+ * compensation its calls), an in-doubt step resolved by `resolveDoubt`, each undo recorded by
+ * `compensateStep`, and `finishCompensation` names the end state.
  */
 export function createCompensationActivities(
   deps: OrderActivityDeps,
   actions: RecordActions,
 ): Pick<
   ActivityImplementations<OrderActivityContracts>,
-  "beginCompensation" | "compensateStep" | "finishCompensation"
+  "beginCompensation" | "resolveDoubt" | "compensateStep" | "finishCompensation"
 > {
   return {
     async beginCompensation({ failure, completeBy, ...ref }, invocation) {
@@ -25,15 +27,35 @@ export function createCompensationActivities(
           now: actions.now(),
           completeBy,
           failure,
+          undo: undoGrantRequest(deps),
         }),
         "compensation.started",
         { code: failure.code, step: failure.step },
       );
-      if (outcome.ok && outcome.changed) {
+      if (!outcome.ok) return { ok: false, detail: outcome.reason };
+      if (outcome.changed) {
         await actions.notify(outcome.record, "compensating", failure.message);
         await deps.onOrderSettled(invocation.durableClient()); // no longer Processing: its admission slot is free
       }
-      return actions.result(outcome);
+      return { ok: true, ...(await undoWork(deps, outcome.record)) };
+    },
+
+    async resolveDoubt({ step, applied, reference, ...ref }) {
+      return actions.result(
+        await actions.apply(
+          ref,
+          () => ({
+            type: "resolveDoubt",
+            instanceId: ref.instanceId,
+            step,
+            now: actions.now(),
+            applied,
+            reference,
+          }),
+          "compensation.doubtResolved",
+          { step, applied },
+        ),
+      );
     },
 
     async compensateStep({ step, outcome, failure, ...ref }) {
@@ -52,10 +74,11 @@ export function createCompensationActivities(
       );
     },
 
-    async finishCompensation(ref) {
+    async finishCompensation({ failure, ...ref }) {
+      const command = { type: "finishCompensation", instanceId: ref.instanceId, now: actions.now() } as const;
       const outcome = await actions.apply(
         ref,
-        () => ({ type: "finishCompensation", instanceId: ref.instanceId, now: actions.now() }),
+        () => (failure ? { ...command, failure } : command),
         "compensation.finished",
       );
       if (!outcome.ok) return { state: "notOwner" };
