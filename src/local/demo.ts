@@ -94,6 +94,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       writes: auditedWrites(db),
       ledger,
       maxRecoveries: settings.recovery.maxRecoveries,
+      onExhausted: settings.recovery.onExhausted,
     });
     const latencies = [...records.values()]
       .filter((r) => isTerminal(r.processState))

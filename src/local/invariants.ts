@@ -13,6 +13,8 @@ export interface InvariantInput {
   readonly writes: readonly AuditedWrite[];
   readonly ledger: PartnerLedger;
   readonly maxRecoveries: number;
+  /** ON_RECOVERIES_EXHAUSTED: past the limit, `Error`, or a compensation. */
+  readonly onExhausted: "error" | "compensate";
 }
 
 export interface InvariantReport {
@@ -20,8 +22,11 @@ export interface InvariantReport {
   readonly violations: string[];
 }
 
+/** Failure codes that name a cause of their own, whatever their kind. */
+const RECOVERY_LIMITS = ["RecoveriesExhausted", "CompensationRecoveriesExhausted"];
+
 /**
- * The five invariants of docs/architecture.md, computed from the stores, the database's own audit of record writes,
+ * The invariants of docs/architecture.md, computed from the stores, the database's own audit of record writes,
  * and the partner's ledger: never from counters the pipeline keeps about itself.
  */
 export function checkInvariants(input: InvariantInput): InvariantReport {
@@ -54,11 +59,12 @@ export function checkInvariants(input: InvariantInput): InvariantReport {
     if (problem) add(`3: ${write.orderId}: ${problem}`);
   }
 
-  // 4. failureCount never passes the limit without the record going to Error.
+  // 4. failureCount never passes the limit without the record going to Error (or, by policy, to a compensation).
+  const pastLimit = input.onExhausted === "compensate" ? ["Error", "Compensating"] : ["Error"];
   for (const write of input.writes) {
     const { before, after } = write;
     if (after.failureCount > input.maxRecoveries && (before?.failureCount ?? 0) <= input.maxRecoveries) {
-      if (after.processState !== "Error")
+      if (!pastLimit.includes(after.processState))
         add(`4: ${write.orderId} passed ${input.maxRecoveries} failures in ${after.processState}`);
     }
   }
@@ -69,7 +75,34 @@ export function checkInvariants(input: InvariantInput): InvariantReport {
     if (calls > record.retryBudget.limit)
       add(`5: ${orderId} cost ${calls} partner calls, budget ${record.retryBudget.limit}`);
   }
+
+  for (const [orderId, record] of input.records) {
+    // 6. Every order left for an operator names its cause: a refusal, a spent budget, a recovery limit, an operator.
+    const cause = causeOf(record);
+    if (cause) add(`6: ${orderId} is ${record.processState} ${cause}`);
+    // 7. Every step that applied or may have applied its effect is in the compensation log.
+    for (const step of record.steps) {
+      const mayBeApplied = ["InDoubt", "Completed", "Compensated", "CompensationFailed"].includes(
+        step.status,
+      );
+      if (mayBeApplied && !record.compensationLog.some((entry) => entry.step === step.name))
+        add(`7: ${orderId}: ${step.name} is ${step.status} but not in the compensation log`);
+    }
+  }
   return { ok: violations.length === 0, violations };
+}
+
+/** Why an `Error` or `CompensationFailed` record fails invariant 6, or undefined when its cause is named. */
+function causeOf(record: StateRecord): string | undefined {
+  if (record.processState !== "Error" && record.processState !== "CompensationFailed") return undefined;
+  const failure = record.lastError;
+  if (!failure) return "with no lastError";
+  const named =
+    failure.kind === "permanent" ||
+    failure.kind === "budget" ||
+    failure.kind === "operator" ||
+    RECOVERY_LIMITS.includes(failure.code);
+  return named ? undefined : `with a cause that is not its own (${failure.kind} ${failure.code})`;
 }
 
 function illegalWrite({ before, after }: AuditedWrite): string | undefined {

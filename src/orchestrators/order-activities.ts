@@ -5,6 +5,7 @@ import type { OrderActivityDeps } from "./activities/deps.js";
 import { createFailureActivities } from "./activities/failure.js";
 import { createProgressActivities } from "./activities/progress.js";
 import { createRecordActions } from "./activities/record-actions.js";
+import { createUndoActivities } from "./activities/undo.js";
 import type { ActivityImplementations } from "./activity-contract.js";
 import type { OrderActivityContracts } from "./order-contracts.js";
 
@@ -23,6 +24,7 @@ export function createOrderActivities(deps: OrderActivityDeps): OrderActivities 
     ...createProgressActivities(deps, actions),
     ...createFailureActivities(deps, actions),
     ...createCompensationActivities(deps, actions),
+    ...createUndoActivities(actions),
     ...createAgentActivities(deps),
   };
 }

@@ -52,6 +52,7 @@ function input(
     deadLettered: new Map(),
     ledger: ledger(),
     maxRecoveries: 2,
+    onExhausted: "error",
     ...overrides,
     writes: writes.map(({ orderId, before, after }) => ({
       orderId,
@@ -142,6 +143,46 @@ describe("checkInvariants", () => {
     expect(
       checkInvariants(input({ writes: [{ orderId: "ord-1", before: created, after: over }] })).violations,
     ).toContain("4: ord-1 passed 2 failures in Pending");
+  });
+
+  it("4: lets a record past the limit go to a compensation only when the policy says so", () => {
+    const over = { ...created, failureCount: 3, processState: "Compensating" as const };
+    const writes = [{ orderId: "ord-1", before: created, after: over }];
+    expect(checkInvariants(input({ writes })).violations).toContain(
+      "4: ord-1 passed 2 failures in Compensating",
+    );
+    expect(checkInvariants(input({ writes, onExhausted: "compensate" })).violations).not.toContain(
+      "4: ord-1 passed 2 failures in Compensating",
+    );
+  });
+
+  it("6: finds an order left for an operator without its cause", () => {
+    const at = T0;
+    const records = (processState: "Error" | "CompensationFailed", lastError: StateRecord["lastError"]) =>
+      new Map([["ord-1", { ...created, processState, lastError }]]);
+    expect(checkInvariants(input({ records: records("Error", null) })).violations).toEqual([
+      "6: ord-1 is Error with no lastError",
+    ]);
+    const expired = { kind: "timeout", code: "AttemptExpired", message: "", step: null, at } as const;
+    expect(checkInvariants(input({ records: records("CompensationFailed", expired) })).violations).toEqual([
+      "6: ord-1 is CompensationFailed with a cause that is not its own (timeout AttemptExpired)",
+    ]);
+    for (const cause of [
+      { kind: "permanent", code: "Http422", message: "card-declined", step: "chargePayment", at },
+      { kind: "timeout", code: "RecoveriesExhausted", message: "3 failures", step: null, at },
+      { kind: "stalled", code: "CompensationRecoveriesExhausted", message: "6 attempts", step: null, at },
+      { kind: "operator", code: "Resubmitted", message: "by alice", step: null, at },
+    ] as const) {
+      expect(checkInvariants(input({ records: records("Error", cause) })).violations).toEqual([]);
+    }
+  });
+
+  it("7: finds a step that is or may be applied but is missing from the compensation log", () => {
+    const steps = created.steps.map((s, i) => (i === 0 ? { ...s, status: "InDoubt" as const } : s));
+    const records = new Map([["ord-1", { ...created, processState: "Processed" as const, steps }]]);
+    expect(checkInvariants(input({ records })).violations).toEqual([
+      "7: ord-1: reserveInventory is InDoubt but not in the compensation log",
+    ]);
   });
 
   it("5: finds an order that cost more partner calls than its budget", () => {

@@ -106,31 +106,113 @@ describe("compensation is recoverable work", () => {
   });
 });
 
-describe("operator commands", () => {
-  /** An order in Error after its recoveries ran out, with its first step applied. */
-  async function erroredWithAppliedStep({ chargePayment = [], ...extra }: Record<string, readonly Fate[]>) {
-    const s = await openScenario({ MAX_RECOVERIES: "1" });
-    // Two attempts of three calls each meet transient faults: the recoveries run out.
-    const twoAttempts = Array.from({ length: 6 }, (): Fate => "transient");
+describe("an undo the partner refuses for good", () => {
+  it("ends in CompensationFailed at once, the alert naming the refusal and the steps still applied", async () => {
+    const s = await openScenario({}, { undoRefusals: true });
     const orderId = orderWhose(FAULTS, {
-      ...extra,
       reserveInventory: ["none"],
-      chargePayment: [...twoAttempts, ...chargePayment],
+      chargePayment: ["none"],
+      arrangeShipment: ["permanent"],
+      "chargePayment:undo": ["permanent"],
     });
     s.partner.setFaults(FAULTS);
     await post(s, orderMessage(orderId));
     await runUntil(s, terminal(s, orderId));
     const record = await recordOf(s, orderId);
-    expect(record).toMatchObject({ processState: "Error", lastError: { code: "RecoveriesExhausted" } });
-    expect(record.steps[0]?.status).toBe("Completed");
-    return { s, orderId };
-  }
-
-  it("resubmit resumes an Error order at the first step not completed, and it ends Processed", async () => {
-    const { s, orderId } = await erroredWithAppliedStep({
-      chargePayment: ["none"],
-      arrangeShipment: ["none"],
+    expect(record).toMatchObject({ processState: "CompensationFailed", compensationRecoveries: 0 });
+    expect(record.lastError).toMatchObject({
+      kind: "permanent",
+      message: "refund-window-closed",
+      step: "chargePayment",
     });
+    expect(record.steps.map((step) => step.status)).toEqual(["Completed", "CompensationFailed", "Failed"]);
+    expect(s.pipeline.alerts.raised).toEqual([
+      expect.objectContaining({
+        kind: "CompensationFailed",
+        orderId,
+        reason: "refund-window-closed; still applied: reserveInventory, chargePayment",
+      }),
+    ]);
+    expect(s.partner.ledger().undos).toBe(0);
+  });
+});
+
+/** Faults that include lost replies: the partner applies the effect, and the Agent never hears of it. */
+const LOSSY: PartnerFaults = { transient: 0.4, permanent: 0.2, slow: 0, lostReply: 0.2 };
+
+/**
+ * An order whose recoveries (MAX_RECOVERIES=1) run out while its second step is in doubt: the first
+ * call charges the card but its reply is lost, and every later call of both attempts meets a 503.
+ * `after` gives the fates of the calls that follow, and of any other key.
+ */
+async function exhaustedWithInDoubtStep(
+  env: Record<string, string>,
+  { chargePayment = [], ...after }: Record<string, readonly Fate[]>,
+) {
+  const s = await openScenario({ MAX_RECOVERIES: "1", ...env });
+  const orderId = orderWhose(LOSSY, {
+    ...after,
+    reserveInventory: ["none"],
+    chargePayment: [
+      "lostReply" as Fate,
+      "transient",
+      "transient",
+      "transient",
+      "transient",
+      "transient",
+      ...chargePayment,
+    ],
+  });
+  s.partner.setFaults(LOSSY);
+  await post(s, orderMessage(orderId));
+  return { s, orderId };
+}
+
+describe("recoveries exhausted with a completed and an in-doubt step", () => {
+  it("parks the order in Error by default, the alert naming the completed and the in-doubt step", async () => {
+    const { s, orderId } = await exhaustedWithInDoubtStep({}, {});
+    await runUntil(s, terminal(s, orderId));
+    const record = await recordOf(s, orderId);
+    expect(record).toMatchObject({ processState: "Error", lastError: { code: "RecoveriesExhausted" } });
+    expect(record.steps.map((step) => step.status)).toEqual(["Completed", "InDoubt", "NotStarted"]);
+    expect(record.compensationLog.map((entry) => [entry.step, entry.reference === null])).toEqual([
+      ["reserveInventory", false],
+      ["chargePayment", true],
+    ]);
+    expect(s.pipeline.alerts.raised).toEqual([
+      expect.objectContaining({
+        kind: "RecoveriesExhausted",
+        orderId,
+        reason: expect.stringContaining("completed: reserveInventory; in doubt: chargePayment"),
+      }),
+    ]);
+    // The in-doubt charge was in fact applied: the partner has both effects.
+    expect(s.partner.ledger().effects).toBe(2);
+  });
+
+  it("compensates instead with ON_RECOVERIES_EXHAUSTED=compensate: the doubt resolved, every effect undone once", async () => {
+    const { s, orderId } = await exhaustedWithInDoubtStep(
+      { ON_RECOVERIES_EXHAUSTED: "compensate" },
+      { chargePayment: ["none"], "chargePayment:undo": ["none"], "reserveInventory:undo": ["none"] },
+    );
+    await runUntil(s, terminal(s, orderId));
+    const record = await recordOf(s, orderId);
+    expect(record).toMatchObject({ processState: "Compensated", lastError: { code: "RecoveriesExhausted" } });
+    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "NotStarted"]);
+    const ledger = s.partner.ledger();
+    // Re-sending the charge with its key replayed the effect already applied: still two, both undone.
+    expect(ledger.effects).toBe(2);
+    expect(ledger.undos).toBe(2);
+    expect(ledger.duplicateEffects).toBe(0);
+    expect(s.pipeline.alerts.raised).toEqual([]);
+  });
+
+  it("operator resubmit resumes at the in-doubt step, which the partner applied once, and the order ends Processed", async () => {
+    const { s, orderId } = await exhaustedWithInDoubtStep(
+      {},
+      { chargePayment: ["none"], arrangeShipment: ["none"] },
+    );
+    await runUntil(s, terminal(s, orderId));
     const answer = await s.pipeline.operator.resubmit(orderId, "alice", "partner fixed its payment gateway");
     expect(answer).toMatchObject({
       ok: true,
@@ -142,21 +224,61 @@ describe("operator commands", () => {
     await runUntil(s, terminal(s, orderId));
     expect(await recordOf(s, orderId)).toMatchObject({ processState: "Processed" });
     const ledger = s.partner.ledger();
+    expect(ledger.callsForKey(`${orderId}:chargePayment`)).toBe(7);
     expect(ledger.effects).toBe(3);
     expect(ledger.duplicateEffects).toBe(0);
   });
 
-  it("compensate undoes every applied step of an Error order once, and it ends Compensated", async () => {
-    const { s, orderId } = await erroredWithAppliedStep({ "reserveInventory:undo": ["none"] });
+  it("operator compensate resolves the in-doubt step and undoes every applied effect once; the order ends Compensated", async () => {
+    const { s, orderId } = await exhaustedWithInDoubtStep(
+      {},
+      { chargePayment: ["none"], "chargePayment:undo": ["none"], "reserveInventory:undo": ["none"] },
+    );
+    await runUntil(s, terminal(s, orderId));
     const answer = await s.pipeline.operator.compensate(orderId, "bob", "customer cancelled");
     expect(answer).toMatchObject({ ok: true, record: { processState: "Compensating", lockedBy: null } });
     await runUntil(s, terminal(s, orderId));
     const record = await recordOf(s, orderId);
     expect(record.processState).toBe("Compensated");
-    expect(record.steps[0]?.status).toBe("Compensated");
-    expect(s.partner.ledger().undos).toBe(1);
+    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "NotStarted"]);
+    const ledger = s.partner.ledger();
+    expect(ledger.effects).toBe(2);
+    expect(ledger.undos).toBe(2);
+    expect(ledger.duplicateEffects).toBe(0);
   });
 
+  it("operator compensate of a step in doubt that the partner never applied undoes nothing of it", async () => {
+    // Every call of the second step met a 503: the doubt resolves to "applied now", then undone.
+    const s = await openScenario({ MAX_RECOVERIES: "1" });
+    const orderId = orderWhose(FAULTS, {
+      reserveInventory: ["none"],
+      chargePayment: [
+        "transient",
+        "transient",
+        "transient",
+        "transient",
+        "transient",
+        "transient",
+        "permanent",
+      ],
+      "reserveInventory:undo": ["none"],
+    });
+    s.partner.setFaults(FAULTS);
+    await post(s, orderMessage(orderId));
+    await runUntil(s, terminal(s, orderId));
+    expect((await recordOf(s, orderId)).steps[1]?.status).toBe("InDoubt");
+    await s.pipeline.operator.compensate(orderId, "bob", "customer cancelled");
+    await runUntil(s, terminal(s, orderId));
+    const record = await recordOf(s, orderId);
+    expect(record.processState).toBe("Compensated");
+    // The charge, re-sent with its key, was refused: nothing applied, so it left the log and needs no undo.
+    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "NotStarted", "NotStarted"]);
+    expect(record.compensationLog.map((entry) => entry.step)).toEqual(["reserveInventory"]);
+    expect(s.partner.ledger()).toMatchObject({ effects: 1, undos: 1 });
+  });
+});
+
+describe("operator commands", () => {
   it("refuses each command where it does not apply, saying why, and refuses an empty operator or reason", async () => {
     const s = await openScenario();
     await post(s, orderMessage("ord-fine"));

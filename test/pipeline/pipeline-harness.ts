@@ -35,6 +35,8 @@ export interface ScenarioOptions {
   readonly supervisorIntervalMs?: number;
   readonly duplicateReplies?: number;
   readonly wrapDurableClient?: (runtime: DurableClient) => DurableClient;
+  /** The partner may reject undo operations for good (see PartnerServiceOptions). */
+  readonly undoRefusals?: boolean;
 }
 
 export interface Scenario {
@@ -59,6 +61,7 @@ export async function openScenario(
     clock,
     logger: logger.child({ component: "partner" }),
     slowMs: 60_000,
+    undoRefusals: options.undoRefusals ?? false,
   });
   const pipeline = await LocalPipeline.open({
     db,

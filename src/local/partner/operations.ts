@@ -29,11 +29,14 @@ export const REFERENCE_PREFIX: Readonly<Record<PartnerOperation, string>> = {
   cancelShipment: "cnl",
 };
 
-/** Why the partner turns an effect down when a permanent fault is injected. */
-export const REJECTION_REASON: Readonly<Record<EffectOperation, string>> = {
+/** Why the partner turns an operation down when a permanent fault is injected. */
+export const REJECTION_REASON: Readonly<Record<PartnerOperation, string>> = {
   reserveInventory: "out-of-stock",
   chargePayment: "card-declined",
   arrangeShipment: "address-undeliverable",
+  releaseInventory: "stock-already-released",
+  refundPayment: "refund-window-closed",
+  cancelShipment: "already-shipped",
 };
 
 export function isPartnerOperation(value: string): value is PartnerOperation {

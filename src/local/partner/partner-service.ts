@@ -35,7 +35,8 @@
  * decided per call from (seed, key, n-th call with that key): see faults.ts. A slow call is applied
  * at once and answered `slowMs` later on the clock; a lost reply is applied and its connection
  * dropped. Undo operations get transient faults only, so compensation can always be retried into
- * success. A key whose effect is already applied is never given a new permanent rejection.
+ * success, unless `undoRefusals` is set: then they may also be rejected for good (a refund window
+ * that has closed). A key whose effect is already applied is never given a new permanent rejection.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -74,6 +75,8 @@ export interface PartnerServiceOptions {
   readonly seed?: number;
   /** How long a slow call waits on `clock` before answering (default 30,000 ms). */
   readonly slowMs?: number;
+  /** Let permanent faults reject undo operations too (default false: undos get transient faults only). */
+  readonly undoRefusals?: boolean;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -170,7 +173,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
       return;
     }
 
-    const allowed = isUndoOperation(call.operation) ? UNDO_FAULTS : FAULT_KINDS;
+    const allowed = isUndoOperation(call.operation) && !options.undoRefusals ? UNDO_FAULTS : FAULT_KINDS;
     const decision = decideFault(faults, seed, call.key, n, allowed);
     if (decision.kind === "transient") {
       ledger.count("transientFaults");
@@ -179,7 +182,7 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
       return;
     }
     const { operation } = call;
-    if (decision.kind === "permanent" && !binding && !isUndoOperation(operation)) {
+    if (decision.kind === "permanent" && !binding) {
       const reason = REJECTION_REASON[operation];
       const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
       ledger.count("rejections");

@@ -7,16 +7,12 @@ import { undoGrantRequest, undoWork } from "./undo-work.js";
 
 /**
  * A permanent fault after some steps applied their effects: `beginCompensation` (which grants the
- * compensation its calls), an in-doubt step resolved by `resolveDoubt`, each undo recorded by
- * `compensateStep`, and `finishCompensation` names the end state.
+ * compensation its calls), then the undos (undo.ts), and `finishCompensation` names the end state.
  */
 export function createCompensationActivities(
   deps: OrderActivityDeps,
   actions: RecordActions,
-): Pick<
-  ActivityImplementations<OrderActivityContracts>,
-  "beginCompensation" | "resolveDoubt" | "compensateStep" | "finishCompensation"
-> {
+): Pick<ActivityImplementations<OrderActivityContracts>, "beginCompensation" | "finishCompensation"> {
   return {
     async beginCompensation({ failure, completeBy, ...ref }, invocation) {
       const outcome = await actions.apply(
@@ -38,40 +34,6 @@ export function createCompensationActivities(
         await deps.onOrderSettled(invocation.durableClient()); // no longer Processing: its admission slot is free
       }
       return { ok: true, ...(await undoWork(deps, outcome.record)) };
-    },
-
-    async resolveDoubt({ step, applied, reference, ...ref }) {
-      return actions.result(
-        await actions.apply(
-          ref,
-          () => ({
-            type: "resolveDoubt",
-            instanceId: ref.instanceId,
-            step,
-            now: actions.now(),
-            applied,
-            reference,
-          }),
-          "compensation.doubtResolved",
-          { step, applied },
-        ),
-      );
-    },
-
-    async compensateStep({ step, outcome, failure, ...ref }) {
-      const command = {
-        type: "compensateStep",
-        instanceId: ref.instanceId,
-        step,
-        now: actions.now(),
-        outcome,
-      } as const;
-      return actions.result(
-        await actions.apply(ref, () => (failure ? { ...command, failure } : command), "compensation.step", {
-          step,
-          outcome,
-        }),
-      );
     },
 
     async finishCompensation({ failure, ...ref }) {
