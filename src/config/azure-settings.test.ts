@@ -3,7 +3,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AZURE_SETTING_NAMES, isNcrontab, loadAzureSettings } from "./azure-settings.js";
 import { HOST_SETTING_NAMES } from "./names.js";
-import { AGENT_MODE_SETTING, INTEGER_SETTINGS, SettingsError } from "./settings.js";
+import {
+  AGENT_MODE_SETTING,
+  INTEGER_SETTINGS,
+  ON_RECOVERIES_EXHAUSTED_SETTING,
+  SettingsError,
+} from "./settings.js";
 
 const sample = (
   JSON.parse(readFileSync(join(import.meta.dirname, "../../local.settings.sample.json"), "utf8")) as {
@@ -81,6 +86,7 @@ describe("loadAzureSettings", () => {
       ...AZURE_SETTING_NAMES,
       ...HOST_SETTING_NAMES,
       AGENT_MODE_SETTING,
+      ON_RECOVERIES_EXHAUSTED_SETTING,
       ...Object.values(INTEGER_SETTINGS).map((s) => s.name),
     ];
     const optionalInSample = new Set([

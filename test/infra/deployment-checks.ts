@@ -10,7 +10,11 @@ import {
   QUEUE_NAMES,
   TIMER_SCHEDULE_SETTINGS,
 } from "../../src/config/names.js";
-import { AGENT_MODE_SETTING, INTEGER_SETTINGS } from "../../src/config/settings.js";
+import {
+  AGENT_MODE_SETTING,
+  INTEGER_SETTINGS,
+  ON_RECOVERIES_EXHAUSTED_SETTING,
+} from "../../src/config/settings.js";
 import { backoffCeilingMs } from "../../src/domain/backoff.js";
 import { Unresolved } from "./arm-expressions.js";
 import { type DeployedResource, moduleOutput } from "./compiled-template.js";
@@ -26,6 +30,7 @@ export const SETTINGS_READ: readonly string[] = [
   ...HOST_SETTING_NAMES,
   ...Object.values(INTEGER_SETTINGS).map((setting) => setting.name),
   AGENT_MODE_SETTING,
+  ON_RECOVERIES_EXHAUSTED_SETTING,
 ];
 
 /**
@@ -34,6 +39,7 @@ export const SETTINGS_READ: readonly string[] = [
  */
 export const INLINE_DEFAULTS: Readonly<Record<string, string>> = {
   [AGENT_MODE_SETTING]: "activity",
+  [ON_RECOVERIES_EXHAUSTED_SETTING]: "error",
   [`${cosmos}__allowSelfSignedCertificate`]: "false",
 };
 

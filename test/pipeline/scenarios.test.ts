@@ -160,7 +160,11 @@ describe("faults the pattern names", () => {
       lastError: { kind: "permanent", step: "reserveInventory" },
     });
     expect(s.pipeline.alerts.raised).toEqual([
-      expect.objectContaining({ kind: "OrderFailed", orderId: "ord-declined" }),
+      expect.objectContaining({
+        kind: "OrderFailed",
+        orderId: "ord-declined",
+        reason: "Http422: out-of-stock; completed: none; in doubt: none",
+      }),
     ]);
     expect(s.partner.ledger().effects).toBe(0);
   });

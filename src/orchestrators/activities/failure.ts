@@ -1,3 +1,4 @@
+import { errorSummary } from "../../domain/state-record.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import type { OrderActivityContracts } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
@@ -17,7 +18,7 @@ export function createFailureActivities(
         { code: failure.code, step: failure.step },
       );
       if (outcome.ok && outcome.changed) {
-        await actions.alert("OrderFailed", ref.orderId, `${failure.code}: ${failure.message}`);
+        await actions.alert("OrderFailed", ref.orderId, errorSummary(outcome.record));
         await actions.notify(outcome.record, "failed", failure.message);
         await deps.onOrderSettled(invocation.durableClient());
       }
