@@ -441,6 +441,19 @@ describe("fault injection", () => {
     expect(partner.ledger().rejections).toBe(0);
   });
 
+  it("permanent with undoRefusals: rejects an undo for good, leaving the effect applied", async () => {
+    const partner = await start({ undoRefusals: true });
+    const charged = await post(partner, "chargePayment", "c", { orderId: "o" });
+    partner.setFaults({ permanent: 1 });
+    const refund = { orderId: "o", reference: charged.body.reference };
+    const refused = await post(partner, "refundPayment", "c:undo", refund);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ error: "rejected", reason: "refund-window-closed" });
+    partner.setFaults({});
+    expect((await post(partner, "refundPayment", "c:undo", refund)).status).toBe(422);
+    expect(partner.ledger()).toMatchObject({ effects: 1, undos: 0 });
+  });
+
   it("slow: applies the effect at once and answers only after slowMs on the clock", async () => {
     const partner = await start({ faults: { slow: 1 }, slowMs: SLOW_MS });
     const pending = post(partner, "arrangeShipment", "o:ship", { orderId: "o" });
