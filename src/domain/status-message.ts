@@ -31,6 +31,23 @@ export function parseStatusMessage(input: unknown): Result<StatusMessage, Valida
   return validate("status message", statusMessageSchema, input);
 }
 
+/** The status message about `record`: its order and attempt, `status` at `at`. */
+export function statusMessageFor(
+  record: { readonly orderId: string; readonly attempt: number },
+  status: OrderStatus,
+  at: string,
+  detail: string | null,
+): StatusMessage {
+  return {
+    schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
+    orderId: record.orderId,
+    status,
+    attempt: record.attempt,
+    at,
+    detail,
+  };
+}
+
 /** Stable message id: one status per order, attempt and status, so a resend is dropped as a duplicate. */
 export function statusMessageId(message: StatusMessage): string {
   return `${message.orderId}:${message.attempt}:${message.status}`;

@@ -1,6 +1,6 @@
 import { orderDifferences, orderFromMessage, parseOrderMessage } from "../domain/order.js";
 import { newPendingRecord } from "../domain/state-record.js";
-import { STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
+import { statusMessageFor } from "../domain/status-message.js";
 import { toInstant } from "../domain/time.js";
 import type { AlertSink } from "../ports/alerts.js";
 import type { Clock } from "../ports/clock.js";
@@ -95,14 +95,10 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
     }
     if (replyTo !== null) {
       // A stable message id: a redelivered submission sends no second "received".
-      await deps.notifier.notify(replyTo, {
-        schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
-        orderId: order.orderId,
-        status: "received",
-        attempt: 0,
-        at: now,
-        detail: null,
-      });
+      await deps.notifier.notify(
+        replyTo,
+        statusMessageFor({ orderId: order.orderId, attempt: 0 }, "received", now, null),
+      );
     }
     deps.onAccepted?.(order.orderId);
     return COMPLETE;

@@ -1,6 +1,6 @@
 import type { RandomSource } from "../domain/backoff.js";
 import { compensationFailure, errorSummary, type StateRecord } from "../domain/state-record.js";
-import { type OrderStatus, STATUS_MESSAGE_SCHEMA_VERSION } from "../domain/status-message.js";
+import { type OrderStatus, statusMessageFor } from "../domain/status-message.js";
 import { toInstant } from "../domain/time.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import type { AlertSink } from "../ports/alerts.js";
@@ -174,14 +174,10 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
 
   async function notify(record: StateRecord, status: OrderStatus, at: string): Promise<void> {
     if (record.replyTo === null) return;
-    await deps.notifier.notify(record.replyTo, {
-      schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
-      orderId: record.orderId,
-      status,
-      attempt: record.attempt,
-      at,
-      detail: record.lastError?.message ?? null,
-    });
+    await deps.notifier.notify(
+      record.replyTo,
+      statusMessageFor(record, status, at, record.lastError?.message ?? null),
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import type { StateRecord } from "../../domain/state-record.js";
-import { type OrderStatus, STATUS_MESSAGE_SCHEMA_VERSION } from "../../domain/status-message.js";
+import { type OrderStatus, statusMessageFor } from "../../domain/status-message.js";
 import { toInstant } from "../../domain/time.js";
 import type { Command } from "../../domain/transitions.js";
 import type { StepName } from "../../domain/workflow.js";
@@ -39,14 +39,7 @@ export function createRecordActions(deps: OrderActivityDeps) {
 
     async notify(record: StateRecord, status: OrderStatus, detail: string | null = null): Promise<void> {
       if (record.replyTo === null) return;
-      await deps.notifier.notify(record.replyTo, {
-        schemaVersion: STATUS_MESSAGE_SCHEMA_VERSION,
-        orderId: record.orderId,
-        status,
-        attempt: record.attempt,
-        at: now(),
-        detail,
-      });
+      await deps.notifier.notify(record.replyTo, statusMessageFor(record, status, now(), detail));
     },
 
     alert: (kind: AlertKind, orderId: string, reason: string) =>
