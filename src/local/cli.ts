@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import type { PartnerFaults } from "./partner/faults.js";
+import { createStatusLine } from "./status-line.js";
 
 const USAGE = `usage: sas <command> [flags]
 
@@ -169,12 +170,16 @@ async function demoCommand(args: readonly string[]): Promise<number> {
 }
 
 let lastProgress = 0;
+const progressLine = createStatusLine(process.stderr);
 function showProgress(counts: Readonly<Record<string, number>>): void {
   const now = Date.now();
   if (now - lastProgress < 500) return;
   lastProgress = now;
-  const parts = Object.entries(counts).map(([key, n]) => `${key} ${n}`);
-  process.stderr.write(`\r${parts.join("  ")}   `);
+  progressLine(
+    Object.entries(counts)
+      .map(([key, n]) => `${key} ${n}`)
+      .join("  "),
+  );
 }
 
 async function startCommand(args: readonly string[]): Promise<number> {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SystemClock } from "../adapters/clock/system-clock.js";
@@ -57,6 +57,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   }, "info");
   loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
   const temporary = options.data === undefined ? mkdtempSync(join(tmpdir(), "sas-demo-")) : undefined;
+  if (options.data !== undefined && options.data !== ":memory:") mkdirSync(options.data, { recursive: true });
   const path =
     options.data === ":memory:" ? ":memory:" : join(options.data ?? temporary ?? ".", "sas.sqlite");
   const db = openDatabase(path, { synchronous: "NORMAL" });

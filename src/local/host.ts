@@ -13,6 +13,7 @@ import { DEMO_ENVIRONMENT, startEmbeddedStack } from "./embedded-stack.js";
 import { startHttpApi } from "./http-api.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import type { LocalPipeline } from "./pipeline.js";
+import { createStatusLine } from "./status-line.js";
 
 export interface HostOptions {
   readonly port: number;
@@ -87,6 +88,7 @@ async function follow(
   out: NodeJS.WriteStream,
 ): Promise<void> {
   const clock = new SystemClock();
+  const show = createStatusLine(out);
   for (;;) {
     const counts = Object.fromEntries(PROCESS_STATES.map((state) => [state, 0])) as Record<string, number>;
     for (const id of orderIds) {
@@ -99,7 +101,7 @@ async function follow(
       .filter(([, n]) => n > 0)
       .map(([state, n]) => `${state} ${n}`)
       .join(" · ");
-    out.write(`\r${line}${deadLettered ? ` · dead-lettered ${deadLettered}` : ""}   `);
+    show(`${line}${deadLettered ? ` · dead-lettered ${deadLettered}` : ""}`);
     const settled =
       deadLettered + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (counts[state] ?? 0), 0);
     if (settled >= orderIds.length) break;

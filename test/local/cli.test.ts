@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/local/cli.js";
 
@@ -35,6 +38,16 @@ describe("sas", () => {
   it("prints usage with --help and exits 0", async () => {
     expect(await main(["--help"])).toBe(0);
     expect(stdout).toContain("commands:");
+  });
+
+  it("creates a --data folder that does not exist yet", async () => {
+    const data = join(mkdtempSync(join(tmpdir(), "sas-cli-")), "new", "folder");
+    try {
+      expect(await main(["demo", "--orders", "2", "--data", data, "--json"])).toBe(0);
+      expect(existsSync(join(data, "sas.sqlite"))).toBe(true);
+    } finally {
+      rmSync(dirname(dirname(data)), { recursive: true, force: true });
+    }
   });
 
   it("stops at start-up on an invalid setting, naming it", async () => {
