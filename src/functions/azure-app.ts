@@ -36,18 +36,18 @@ export function createAzureApp(services: AzureServices) {
     startRetryDelayMs: pipeline.recovery.backoff.baseMs,
   });
   const nudgeStarter = starter.nudge;
+  const operator = createOperatorCommands({
+    states: services.states,
+    clock: services.clock,
+    logger: services.logger,
+  });
   return {
     durableOf,
     submission: createSubmissionTrigger(services, { nudgeStarter, durableOf }),
     timers: createTimerHandlers(services, { nudgeStarter, durableOf }),
     agentQueues: createAgentQueueHandlers(services, { durableOf }),
-    ordersHttp: createOrdersHttpHandlers(services),
+    ordersHttp: createOrdersHttpHandlers(services, operator),
     activities: createAzureOrderActivities(services, { nudgeStarter }),
-    /** Not registered as functions yet: their HTTP entry points come with the operator API. */
-    operator: createOperatorCommands({
-      states: services.states,
-      clock: services.clock,
-      logger: services.logger,
-    }),
+    operator,
   };
 }

@@ -7,4 +7,6 @@ export const FUNCTION_NAMES = {
   agentReplies: "agentReplies",
   postOrder: "postOrder",
   getOrder: "getOrder",
+  resubmitOrder: "resubmitOrder",
+  compensateOrder: "compensateOrder",
 } as const;

@@ -1,9 +1,12 @@
 import azureFunctions from "@azure/functions";
-import { ORDER_ROUTE, ORDERS_ROUTE } from "../scheduler/orders-api.js";
+import { OPERATOR_ROUTES, ORDER_ROUTE, ORDERS_ROUTE } from "../scheduler/orders-api.js";
 import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 
-/** `POST /api/orders` and `GET /api/orders/{orderId}`, each behind a function key. */
+/**
+ * `POST /api/orders` and `GET /api/orders/{orderId}`, each behind a function key; the operator
+ * commands (`POST /api/orders/{orderId}/resubmit` and `/compensate`) behind the app's admin key.
+ */
 export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
   azureFunctions.app.http(FUNCTION_NAMES.postOrder, {
     methods: ["POST"],
@@ -16,5 +19,17 @@ export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
     route: ORDER_ROUTE,
     authLevel: "function",
     handler: (request) => handlers.getOrder(request),
+  });
+  azureFunctions.app.http(FUNCTION_NAMES.resubmitOrder, {
+    methods: ["POST"],
+    route: OPERATOR_ROUTES.resubmit,
+    authLevel: "admin",
+    handler: (request) => handlers.operatorCommand("resubmit", request),
+  });
+  azureFunctions.app.http(FUNCTION_NAMES.compensateOrder, {
+    methods: ["POST"],
+    route: OPERATOR_ROUTES.compensate,
+    authLevel: "admin",
+    handler: (request) => handlers.operatorCommand("compensate", request),
   });
 }

@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
+import { ORDERS_USAGE, ordersCommand } from "./orders-command.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import { createStatusLine } from "./status-line.js";
+import { UsageError } from "./usage-error.js";
 
 const USAGE = `usage: sas <command> [flags]
 
 commands:
   start   run the whole pipeline on the embedded host, submit a demo batch, then keep serving
-          the HTTP API (POST /api/orders, GET /api/orders/{orderId}) until stopped
+          the HTTP API (POST /api/orders, GET /api/orders/{orderId}, the operator commands)
+          on 127.0.0.1 until stopped
   demo    submit a finite batch, wait until every order is settled, print a summary and check
           the invariants; exits 1 if one is broken
 
@@ -15,6 +18,7 @@ commands:
   send    post generated order messages to the Service Bus queue named by the settings
           (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
           environment or from ./local.settings.json)
+  orders  show one order, or resubmit or compensate it as an operator (see below)
 
 flags (start, demo; fault flags and --seed for partner too):
   --transient-faults <rate>   share of partner calls failing with 503/429      (0 to 1)
@@ -44,9 +48,10 @@ demo only:
   --timeout <seconds>         give up waiting after this long (default 300)
   --json                      print exactly one JSON object on stdout
   --log <file>                write every log line (JSON) to this file
-`;
 
-export class UsageError extends Error {}
+${ORDERS_USAGE}`;
+
+export { UsageError };
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -111,6 +116,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "start") return await startCommand(rest);
     if (command === "partner") return await partnerCommand(rest);
     if (command === "send") return await sendCommand(rest);
+    if (command === "orders") {
+      return await ordersCommand(rest, {
+        fetch,
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
+    }
     throw new UsageError(`unknown command ${command}`);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {

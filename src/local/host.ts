@@ -44,7 +44,11 @@ export async function runHost(options: HostOptions): Promise<void> {
   const api = await startHttpApi({
     port: options.port,
     logger,
-    backend: { post: (body) => pipeline.post(body), getRecord: (orderId) => pipeline.states.get(orderId) },
+    backend: {
+      post: (body) => pipeline.post(body),
+      getRecord: (orderId) => pipeline.states.get(orderId),
+      operator: pipeline.operator,
+    },
   });
 
   const out = process.stdout;

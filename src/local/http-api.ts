@@ -11,7 +11,9 @@ import { MAX_ORDER_MESSAGE_BYTES } from "../domain/order.js";
 import type { Logger } from "../ports/logger.js";
 import {
   type ApiAnswer,
+  bodyTooLarge,
   createOrdersApi,
+  MAX_OPERATOR_BODY_BYTES,
   ORDERS_PATH,
   type OrdersApiBackend,
   orderTooLarge,
@@ -38,6 +40,7 @@ export interface HttpApi {
 }
 
 const ORDER_PATH = /^\/api\/orders\/([^/]+)$/;
+const OPERATOR_PATH = /^\/api\/orders\/([^/]+)\/(resubmit|compensate)$/;
 
 type Answer = ApiAnswer;
 
@@ -52,6 +55,15 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     }
     const match = ORDER_PATH.exec(path);
     if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
+    const command = OPERATOR_PATH.exec(path);
+    if (command) {
+      if (req.method !== "POST") return methodNotAllowed(req, "POST");
+      const bytes = await readBody(req, MAX_OPERATOR_BODY_BYTES);
+      if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
+      if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
+      const operatorCommand = command[2] === "compensate" ? "compensate" : "resubmit";
+      return api.operatorCommand(operatorCommand, command[1] ?? "", new TextDecoder().decode(bytes));
+    }
     return { status: 404, body: { error: "not found", path } };
   }
 

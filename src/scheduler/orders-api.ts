@@ -15,22 +15,46 @@
  *     404 { "error": "order not found", "orderId" }
  *     400 { "error": "invalid order id", "issues": [...] } for an id longer than 64 characters or
  *         broken percent-encoding.
+ *
+ *   POST /api/orders/{orderId}/resubmit and /compensate   body: { "operator", "reason" }
+ *     202 { "orderId", "command", "processState", "statusUrl" }: the record moved (to `Pending`, or to
+ *         `Compensating`); the starter takes it next.
+ *     409 { "error": "command refused", "command", "orderId", "message" }: the command does not apply
+ *         to the order as it is (the transition table's reason), or it kept changing meanwhile.
+ *     404 { "error": "order not found", "orderId" }
+ *     400 { "error": "invalid operator command", "issues": [...] } for a body that is not
+ *         `{ "operator": "1-128 characters", "reason": "1-1000 characters" }`, or an invalid order id.
  */
+import { z } from "zod";
 import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
 import { type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
+import { text as textOf, validate } from "../domain/validation.js";
 import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import type { OperatorCommand, OperatorCommands } from "./operator-commands.js";
 
 export const ORDERS_ROUTE = "orders";
 export const ORDER_ROUTE = "orders/{orderId}";
 export const ORDERS_PATH = `/api/${ORDERS_ROUTE}`;
+/** The route of each operator command, under the order's own route. */
+export const OPERATOR_ROUTES: Readonly<Record<OperatorCommand, string>> = {
+  resubmit: `${ORDER_ROUTE}/resubmit`,
+  compensate: `${ORDER_ROUTE}/compensate`,
+};
+export const OPERATOR_COMMANDS: readonly OperatorCommand[] = ["resubmit", "compensate"];
 const MAX_ORDER_ID_LENGTH = 64;
+/** Operator command bodies are small: who and why. */
+export const MAX_OPERATOR_BODY_BYTES = 4 * 1024;
+
+const operatorBodySchema = z.strictObject({ operator: textOf(1, 128), reason: textOf(1, 1_000) });
 
 /** What the API needs from its host. */
 export interface OrdersApiBackend {
   /** Puts an order message on the orders queue. */
   post(body: JsonValue): Promise<SendResult>;
   getRecord(orderId: string): Promise<StoredStateRecord | undefined>;
+  /** The operator commands, on the host's own state store. */
+  readonly operator: OperatorCommands;
 }
 
 export interface ApiAnswer {
@@ -44,6 +68,8 @@ export interface OrdersApi {
   postOrder(text: string): Promise<ApiAnswer>;
   /** `encodedId` is the path segment as it arrived, still percent-encoded. */
   getOrder(encodedId: string): Promise<ApiAnswer>;
+  /** `text` is the request body, at most MAX_OPERATOR_BODY_BYTES long. */
+  operatorCommand(command: OperatorCommand, encodedId: string, text: string): Promise<ApiAnswer>;
 }
 
 export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logger }): OrdersApi {
@@ -70,11 +96,8 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
     },
 
     async getOrder(encodedId) {
-      const orderId = decodePathSegment(encodedId);
-      if (orderId === undefined) return invalidOrderId("format", "is not correctly percent-encoded");
-      if (orderId.length > MAX_ORDER_ID_LENGTH) {
-        return invalidOrderId("max", `must be at most ${MAX_ORDER_ID_LENGTH} characters long`);
-      }
+      const orderId = decodeOrderId(encodedId);
+      if (typeof orderId !== "string") return orderId;
       let record: StoredStateRecord | undefined;
       try {
         record = await backend.getRecord(orderId);
@@ -85,7 +108,55 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
       if (!record) return { status: 404, body: { error: "order not found", orderId } };
       return { status: 200, body: withoutStoreMetadata(record) };
     },
+
+    async operatorCommand(command, encodedId, text) {
+      const orderId = decodeOrderId(encodedId);
+      if (typeof orderId !== "string") return orderId;
+      const body = parseJson(text);
+      const parsed = validate("operator command", operatorBodySchema, body);
+      if (!parsed.ok) {
+        return { status: 400, body: { error: "invalid operator command", issues: parsed.error.issues } };
+      }
+      const { operator, reason } = parsed.value;
+      let outcome: Awaited<ReturnType<OperatorCommands[OperatorCommand]>>;
+      try {
+        outcome = await backend.operator[command](orderId, operator, reason);
+      } catch (error) {
+        logger.error("http.backend-failed", { operation: command, orderId, error });
+        return unavailable("the command could not be applied; try again");
+      }
+      if (outcome.ok) {
+        const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
+        const { processState } = outcome.record;
+        return { status: 202, body: { orderId, command, processState, statusUrl } };
+      }
+      if (outcome.reason === "notFound") return { status: 404, body: { error: "order not found", orderId } };
+      if (outcome.reason === "invalid") {
+        const issues = [{ field: "", rule: "invalid", message: outcome.message }];
+        return { status: 400, body: { error: "invalid operator command", issues } };
+      }
+      return { status: 409, body: { error: "command refused", command, orderId, message: outcome.message } };
+    },
   };
+}
+
+/** The decoded order id, or the 400 answer for one that cannot be. */
+function decodeOrderId(encodedId: string): string | ApiAnswer {
+  const orderId = decodePathSegment(encodedId);
+  if (orderId === undefined) return invalidOrderId("format", "is not correctly percent-encoded");
+  if (orderId.length > MAX_ORDER_ID_LENGTH) {
+    return invalidOrderId("max", `must be at most ${MAX_ORDER_ID_LENGTH} characters long`);
+  }
+  return orderId;
+}
+
+/** The JSON value of `text`, or the text itself when it is not JSON (validation then names it). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** The answer to a body longer than MAX_ORDER_MESSAGE_BYTES; the host stops reading it. */
@@ -93,6 +164,15 @@ export function orderTooLarge(): ApiAnswer {
   return {
     status: 413,
     body: { error: "order message too large", maxBytes: MAX_ORDER_MESSAGE_BYTES },
+    headers: { Connection: "close" },
+  };
+}
+
+/** The answer to any other body longer than `maxBytes`; the host stops reading it. */
+export function bodyTooLarge(maxBytes: number): ApiAnswer {
+  return {
+    status: 413,
+    body: { error: "request body too large", maxBytes },
     headers: { Connection: "close" },
   };
 }

@@ -1,126 +1,10 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
-import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
-import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
-import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
-import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
-import { seededRandom } from "../../src/domain/backoff.js";
-import type { OrderMessage } from "../../src/domain/order.js";
-import { registerFunctions } from "../../src/functions/app.js";
-import { type AzureApp, createAzureApp } from "../../src/functions/azure-app.js";
-import type { AzureServices } from "../../src/functions/azure-services.js";
 import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
-import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
-import {
-  type CapturedFunction,
-  captureRegistrations,
-  type FunctionRegistry,
-  triggerOf,
-} from "../../src/local/registration-capture.js";
+import { triggerOf } from "../../src/local/registration-capture.js";
 import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
-import { orderMessage } from "../pipeline/pipeline-harness.js";
-
-const ROOT = join(import.meta.dirname, "../..");
-const SAMPLE = JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
-  Values: Record<string, string>;
-};
-
-function order(orderId: string, overrides: Partial<OrderMessage> = {}): OrderMessage {
-  return orderMessage(orderId, { replyTo: QUEUE_NAMES.orderStatus, ...overrides });
-}
-
-/** The Azure app wired to SQLite stand-ins, with every registration captured as the host would see it. */
-class AppUnderTest {
-  readonly db: EmbeddedDatabase = openDatabase(":memory:");
-  readonly clock = new VirtualClock(new Date("2026-01-01T00:00:00Z"));
-  readonly logger = new MemoryLogger();
-  readonly agentCalls: AgentRequest[] = [];
-  readonly states = new SqliteStateStore(this.db);
-  readonly orders = new SqliteOrdersRepository(this.db, this.clock);
-  readonly queues = new Map<string, SqliteMessageQueue>();
-  registry!: FunctionRegistry;
-  runtime!: LocalDurableRuntime;
-  app!: AzureApp;
-
-  queue = (name: string): SqliteMessageQueue => {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = new SqliteMessageQueue(this.db, this.clock, name);
-      this.queues.set(name, queue);
-    }
-    return queue;
-  };
-
-  constructor(private readonly env: Record<string, string> = {}) {}
-
-  async open(): Promise<void> {
-    const services: AzureServices = {
-      settings: loadAzureSettings({ ...SAMPLE.Values, ...this.env }),
-      states: this.states,
-      orders: this.orders,
-      lease: new SqliteLease(this.db, this.clock, "supervisor"),
-      queue: this.queue,
-      notifier: new QueueStatusNotifier(this.queue),
-      alerts: new LoggingAlertSink(this.logger),
-      agent: async (request) => {
-        this.agentCalls.push(request);
-        return succeeded(request, this.clock.now());
-      },
-      clock: this.clock,
-      random: seededRandom(1),
-      logger: this.logger,
-      instanceName: "test-worker",
-      durableClient: () => this.runtime,
-    };
-    this.app = createAzureApp(services);
-    this.registry = await captureRegistrations(() => registerFunctions(this.app));
-    this.runtime = LocalDurableRuntime.open({
-      db: this.db,
-      clock: this.clock,
-      registry: this.registry,
-      logger: this.logger,
-    });
-  }
-
-  fn(name: string): CapturedFunction {
-    const fn = this.registry.get(name);
-    if (!fn) throw new Error(`${name} is not registered`);
-    return fn;
-  }
-
-  /** Calls a captured function as the host calls it: trigger input plus an invocation context. */
-  invoke(name: string, input: unknown, triggerMetadata: Record<string, unknown> = {}): Promise<unknown> {
-    const context = { invocationId: "inv-1", functionName: name, triggerMetadata, extraInputs: new Map() };
-    return Promise.resolve(this.fn(name).handler(input, context));
-  }
-
-  async close(): Promise<void> {
-    await this.runtime.close();
-    this.db.close();
-  }
-}
-
-function succeeded(request: AgentRequest, now: Date): AgentResponse {
-  const { schemaVersion, requestId, orderId, attempt, step, operation, instanceId } = request;
-  return {
-    ...{ schemaVersion, requestId, orderId, attempt, step, operation, instanceId },
-    outcome: "succeeded",
-    reference: `ref-${step}`,
-    fault: null,
-    callsMade: 1,
-    completedAt: now.toISOString(),
-  };
-}
+import { AppUnderTest, order, succeeded } from "../support/azure-app-under-test.js";
 
 let app: AppUnderTest;
 beforeEach(async () => {
@@ -175,11 +59,23 @@ describe("Azure app registrations", () => {
         route: "orders/{orderId}",
         methods: ["GET"],
       },
+      [FUNCTION_NAMES.resubmitOrder]: {
+        type: "httpTrigger",
+        authLevel: "admin",
+        route: "orders/{orderId}/resubmit",
+        methods: ["POST"],
+      },
+      [FUNCTION_NAMES.compensateOrder]: {
+        type: "httpTrigger",
+        authLevel: "admin",
+        route: "orders/{orderId}/compensate",
+        methods: ["POST"],
+      },
       [ORDER_PROCESSING]: { type: "orchestrationTrigger" },
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(7 + 1 + activities.length);
+    expect(Object.keys(summary)).toHaveLength(9 + 1 + activities.length);
   });
 
   it("gives a durable client input to exactly the functions that start or signal orchestrations, settling activities included", () => {

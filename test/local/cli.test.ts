@@ -29,6 +29,8 @@ describe("sas", () => {
     [["demo", "--colour", "blue"], "Unknown option '--colour'"],
     [["start", "--port", "70000"], "--port must be an integer from 0 to 65535"],
     [["launch"], "unknown command launch"],
+    [["orders", "resubmit", "ord-1"], "sas orders resubmit needs --operator <name>"],
+    [["orders", "show", "ord-1", "--colour"], "Unknown option '--colour'"],
   ])("prints usage and exits 2 for %j", async (argv, message) => {
     expect(await main(argv)).toBe(2);
     expect(stderr).toContain(message);

@@ -26,6 +26,11 @@ class FakeBackend implements OrdersApiBackend {
     if (this.failing) throw new Error("state store unavailable");
     return this.records.get(orderId);
   }
+  // The operator routes have their own suite (test/contracts/operator-api.contract.ts).
+  readonly operator = {
+    resubmit: () => Promise.reject(new Error("not used here")),
+    compensate: () => Promise.reject(new Error("not used here")),
+  };
 }
 
 function orderMessage(overrides: Record<string, JsonValue> = {}): Record<string, JsonValue> {

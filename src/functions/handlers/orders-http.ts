@@ -1,18 +1,26 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { QUEUE_NAMES } from "../../config/names.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
+import type { OperatorCommand, OperatorCommands } from "../../scheduler/operator-commands.js";
 import { orderMessageId } from "../../scheduler/order-message-id.js";
-import { type ApiAnswer, createOrdersApi, orderTooLarge } from "../../scheduler/orders-api.js";
+import {
+  type ApiAnswer,
+  bodyTooLarge,
+  createOrdersApi,
+  MAX_OPERATOR_BODY_BYTES,
+  orderTooLarge,
+} from "../../scheduler/orders-api.js";
 import type { AzureServices } from "../azure-services.js";
 
 /** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */
-export function createOrdersHttpHandlers(services: AzureServices) {
+export function createOrdersHttpHandlers(services: AzureServices, operator: OperatorCommands) {
   const orders = services.queue(QUEUE_NAMES.orders);
   const api = createOrdersApi({
     logger: services.logger,
     backend: {
       post: (body) => orders.send({ messageId: orderMessageId(body), body }),
       getRecord: (orderId) => services.states.get(orderId),
+      operator,
     },
   });
   return {
@@ -27,6 +35,16 @@ export function createOrdersHttpHandlers(services: AzureServices) {
       // The raw path segment: route parameters arrive decoded, and the API decodes (and checks) it itself.
       const segment = new URL(request.url).pathname.split("/").pop() ?? "";
       return toResponse(await api.getOrder(segment));
+    },
+    /** `POST /api/orders/{orderId}/resubmit` or `/compensate`, as the function registered for it. */
+    async operatorCommand(command: OperatorCommand, request: HttpRequest): Promise<HttpResponseInit> {
+      const declared = Number(request.headers.get("content-length") ?? 0);
+      if (declared > MAX_OPERATOR_BODY_BYTES) return toResponse(bodyTooLarge(MAX_OPERATOR_BODY_BYTES));
+      const text = await request.text();
+      if (Buffer.byteLength(text) > MAX_OPERATOR_BODY_BYTES)
+        return toResponse(bodyTooLarge(MAX_OPERATOR_BODY_BYTES));
+      const segments = new URL(request.url).pathname.split("/");
+      return toResponse(await api.operatorCommand(command, segments[segments.length - 2] ?? "", text));
     },
   };
 }

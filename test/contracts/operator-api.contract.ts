@@ -1,0 +1,143 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { StateRecord } from "../../src/domain/state-record.js";
+import type { StateStore } from "../../src/ports/state-store.js";
+import type { OperatorCommand } from "../../src/scheduler/operator-commands.js";
+import { pendingRecord, T0 } from "../support/records.js";
+
+export interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+/** One host of the orders API, with the store behind it to seed and inspect. */
+export interface OperatorApiHost {
+  readonly states: StateStore;
+  /** `POST /api/orders/{encodedId}/{command}` with `body` as the request body. */
+  command(command: OperatorCommand, encodedId: string, body: string): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+/** An order parked in `Error` after its recoveries ran out, its first step applied. */
+function erroredRecord(orderId: string): StateRecord {
+  const base = pendingRecord(orderId);
+  return {
+    ...base,
+    processState: "Error",
+    failureCount: 4,
+    attempt: 4,
+    steps: base.steps.map((step, i) =>
+      i === 0 ? { ...step, status: "Completed", attempt: 1, reference: "res-1", updatedAt: T0 } : step,
+    ),
+    compensationLog: [
+      {
+        sequence: 1,
+        step: "reserveInventory",
+        idempotencyKey: `${orderId}:reserveInventory`,
+        reference: "res-1",
+        recordedAt: T0,
+      },
+    ],
+    lastError: { kind: "timeout", code: "RecoveriesExhausted", message: "4 failures", step: null, at: T0 },
+  };
+}
+
+const who = (reason = "customer called") => JSON.stringify({ operator: "alice", reason });
+
+/**
+ * `POST /api/orders/{orderId}/resubmit` and `/compensate`, as every host must answer them: the same
+ * routes, codes and bodies whether the embedded host or the Functions app serves them.
+ */
+export function operatorApiContract(open: () => Promise<OperatorApiHost>): void {
+  let host: OperatorApiHost;
+  beforeEach(async () => {
+    host = await open();
+  });
+  afterEach(async () => {
+    await host.close();
+  });
+
+  describe("operator commands over HTTP", () => {
+    it("resubmits an Error order: 202, the record Pending, who and why recorded", async () => {
+      await host.states.createIfAbsent(erroredRecord("ord-err"));
+      const answer = await host.command("resubmit", "ord-err", who("partner fixed"));
+      expect(answer).toEqual({
+        status: 202,
+        body: {
+          orderId: "ord-err",
+          command: "resubmit",
+          processState: "Pending",
+          statusUrl: "/api/orders/ord-err",
+        },
+      });
+      const record = await host.states.get("ord-err");
+      expect(record).toMatchObject({ processState: "Pending", failureCount: 0 });
+      expect(record?.lastError).toMatchObject({
+        kind: "operator",
+        message: "resubmit by alice: partner fixed",
+      });
+    });
+
+    it("compensates an Error order: 202, the record Compensating and unlocked for the starter", async () => {
+      await host.states.createIfAbsent(erroredRecord("ord-undo"));
+      const answer = await host.command("compensate", "ord-undo", who());
+      expect(answer).toMatchObject({ status: 202, body: { processState: "Compensating" } });
+      expect(await host.states.get("ord-undo")).toMatchObject({
+        processState: "Compensating",
+        lockedBy: null,
+      });
+    });
+
+    it("answers 409 with the transition table's reason where the command does not apply", async () => {
+      await host.states.createIfAbsent({ ...pendingRecord("ord-done"), processState: "Processed" });
+      const answer = await host.command("resubmit", "ord-done", who());
+      expect(answer.status).toBe(409);
+      expect(answer.body).toMatchObject({
+        error: "command refused",
+        command: "resubmit",
+        orderId: "ord-done",
+      });
+      expect(String(answer.body.message)).toContain("may not resubmit order ord-done in Processed");
+      const nothing = await host.command("compensate", "ord-done", who());
+      expect(nothing.status).toBe(409);
+      expect((await host.states.get("ord-done"))?.processState).toBe("Processed");
+    });
+
+    it("answers 404 for an unknown order", async () => {
+      expect(await host.command("compensate", "ord-nobody", who())).toEqual({
+        status: 404,
+        body: { error: "order not found", orderId: "ord-nobody" },
+      });
+    });
+
+    it("answers 400 naming each field of a bad body, and changes nothing", async () => {
+      await host.states.createIfAbsent(erroredRecord("ord-bad"));
+      const missing = await host.command("resubmit", "ord-bad", JSON.stringify({ operator: "alice" }));
+      expect(missing.status).toBe(400);
+      expect(missing.body).toMatchObject({
+        error: "invalid operator command",
+        issues: [expect.objectContaining({ field: "reason" })],
+      });
+      const extra = await host.command(
+        "resubmit",
+        "ord-bad",
+        JSON.stringify({ operator: "a", reason: "b", x: 1 }),
+      );
+      expect(extra.status).toBe(400);
+      expect((await host.command("resubmit", "ord-bad", "not json")).status).toBe(400);
+      expect((await host.command("resubmit", "ord-bad", who(" ".repeat(3)))).status).toBe(400);
+      expect((await host.command("resubmit", "x".repeat(65), who())).status).toBe(400);
+      expect((await host.states.get("ord-bad"))?.processState).toBe("Error");
+    });
+
+    it("lets exactly one of two racing commands win; the other is refused", async () => {
+      await host.states.createIfAbsent(erroredRecord("ord-race"));
+      const answers = await Promise.all([
+        host.command("resubmit", "ord-race", who()),
+        host.command("compensate", "ord-race", who()),
+      ]);
+      expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+      const winner = answers.find((a) => a.status === 202);
+      expect((await host.states.get("ord-race"))?.processState).toBe(winner?.body.processState);
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import { describe } from "vitest";
+import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { openDatabase } from "../../src/adapters/sqlite/database.js";
+import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import { startHttpApi } from "../../src/local/http-api.js";
+import { createOperatorCommands } from "../../src/scheduler/operator-commands.js";
+import { type OperatorApiHost, operatorApiContract } from "../contracts/operator-api.contract.js";
+
+async function embeddedHost(): Promise<OperatorApiHost> {
+  const db = openDatabase(":memory:");
+  const states = new SqliteStateStore(db);
+  const logger = new MemoryLogger();
+  const operator = createOperatorCommands({ states, clock: new VirtualClock(), logger });
+  const api = await startHttpApi({
+    port: 0,
+    logger,
+    backend: {
+      post: () => Promise.reject(new Error("not used here")),
+      getRecord: (orderId) => states.get(orderId),
+      operator,
+    },
+  });
+  return {
+    states,
+    async command(command, encodedId, body) {
+      const response = await fetch(`${api.url}/api/orders/${encodedId}/${command}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body,
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
+    async close() {
+      await api.close();
+      db.close();
+    },
+  };
+}
+
+describe("the embedded host's orders API", () => operatorApiContract(embeddedHost));

@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
+import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import { type HttpApi, startHttpApi } from "../../src/local/http-api.js";
+import { ordersCommand } from "../../src/local/orders-command.js";
+import { UsageError } from "../../src/local/usage-error.js";
+import { createOperatorCommands } from "../../src/scheduler/operator-commands.js";
+import { pendingRecord, T0 } from "../support/records.js";
+
+let db: EmbeddedDatabase;
+let states: SqliteStateStore;
+let api: HttpApi;
+let out: string;
+let err: string;
+const requests: { url: string; headers: Headers }[] = [];
+
+beforeEach(async () => {
+  db = openDatabase(":memory:");
+  states = new SqliteStateStore(db);
+  const logger = new MemoryLogger();
+  api = await startHttpApi({
+    port: 0,
+    logger,
+    backend: {
+      post: () => Promise.reject(new Error("not used")),
+      getRecord: (orderId) => states.get(orderId),
+      operator: createOperatorCommands({ states, clock: new VirtualClock(), logger }),
+    },
+  });
+  out = "";
+  err = "";
+  requests.length = 0;
+  await states.createIfAbsent({
+    ...pendingRecord("ord-err"),
+    processState: "Error",
+    lastError: { kind: "permanent", code: "Http422", message: "out-of-stock", step: null, at: T0 },
+  });
+});
+afterEach(async () => {
+  await api.close();
+  db.close();
+});
+
+function run(...args: string[]): Promise<number> {
+  return ordersCommand([...args, "--url", api.url], {
+    fetch: (input, init) => {
+      requests.push({ url: String(input), headers: new Headers(init?.headers) });
+      return fetch(input, init);
+    },
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
+  });
+}
+
+describe("sas orders", () => {
+  it("shows one order: its state, steps and last error", async () => {
+    expect(await run("show", "ord-err")).toBe(0);
+    expect(out).toContain("ord-err  Error  attempt 0  failures 0");
+    expect(out).toContain(
+      "steps: reserveInventory NotStarted, chargePayment NotStarted, arrangeShipment NotStarted",
+    );
+    expect(out).toContain("last error: Http422: out-of-stock");
+  });
+
+  it("resubmits an order and exits 0; the same command again is refused with the reason and exits 1", async () => {
+    expect(await run("resubmit", "ord-err", "--operator", "alice", "--reason", "restocked")).toBe(0);
+    expect(out).toBe("resubmit ord-err: accepted, now Pending\n");
+    expect((await states.get("ord-err"))?.processState).toBe("Pending");
+    expect(await run("resubmit", "ord-err", "--operator", "alice", "--reason", "again")).toBe(1);
+    expect(err).toMatch(/^409 command refused: .*may not resubmit order ord-err in Pending/);
+  });
+
+  it("exits 1 for an unknown order, and prints the JSON body as it came with --json", async () => {
+    expect(await run("compensate", "ord-nobody", "--operator", "bob", "--reason", "x", "--json")).toBe(1);
+    expect(JSON.parse(out)).toEqual({ error: "order not found", orderId: "ord-nobody" });
+  });
+
+  it("sends --key as the function key header", async () => {
+    await run("show", "ord-err", "--key", "k-123");
+    expect(requests[0]?.headers.get("x-functions-key")).toBe("k-123");
+  });
+
+  it("refuses a command line it cannot run, before calling the host", async () => {
+    await expect(run("resubmit", "ord-err", "--reason", "x")).rejects.toThrow(UsageError);
+    await expect(run("delete", "ord-err")).rejects.toThrow(/one of show, resubmit, compensate/);
+    await expect(run("show")).rejects.toThrow(/needs one order id/);
+    await expect(
+      ordersCommand(["show", "o", "--url", "ftp://x"], { fetch, out: () => {}, err: () => {} }),
+    ).rejects.toThrow(/--url must be an http/);
+    expect(requests).toEqual([]);
+  });
+
+  it("exits 1 naming the host when it cannot be reached", async () => {
+    const code = await ordersCommand(["show", "o", "--url", "http://127.0.0.1:9"], {
+      fetch,
+      out: () => {},
+      err: (text) => {
+        err += text;
+      },
+    });
+    expect(code).toBe(1);
+    expect(err).toContain("cannot reach http://127.0.0.1:9");
+  });
+});
