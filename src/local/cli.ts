@@ -33,6 +33,9 @@ flags (start, demo; fault flags and --seed for partner too):
 
 start only:
   --port <n>                  HTTP port (default 7071)
+  --host <address>            address to listen on (default 127.0.0.1); any other needs --api-token
+  --api-token <token>         required by the operator commands as "Authorization: Bearer <token>"
+                              (at least 16 characters)
   --demo-orders <n>           orders submitted at start (default 20)
 
 partner only:
@@ -198,7 +201,13 @@ async function startCommand(args: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     strict: true,
-    options: { ...COMMON, port: { type: "string" }, "demo-orders": { type: "string" } },
+    options: {
+      ...COMMON,
+      port: { type: "string" },
+      "demo-orders": { type: "string" },
+      host: { type: "string" },
+      "api-token": { type: "string" },
+    },
   });
   if (values.help) {
     process.stdout.write(USAGE);
@@ -206,8 +215,13 @@ async function startCommand(args: readonly string[]): Promise<number> {
   }
   const flags = values as Flags;
   const { runHost } = await import("./host.js");
+  const host = typeof values.host === "string" ? values.host : "127.0.0.1";
+  const apiToken = values["api-token"];
+  checkExposure(host, apiToken);
   await runHost({
     port: integer(flags, "port", 7071, 0, 65_535),
+    host,
+    ...(apiToken !== undefined ? { apiToken } : {}),
     data: typeof values.data === "string" ? values.data : ".data",
     demoOrders: integer(flags, "demo-orders", 20, 0, 100_000),
     faults: faultsFrom(flags, { transient: 0.2, permanent: 0.02, slow: 0.05, lostReply: 0.05 }),
@@ -217,6 +231,21 @@ async function startCommand(args: readonly string[]): Promise<number> {
     env: process.env,
   });
   return 0;
+}
+
+const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
+const MIN_TOKEN_LENGTH = 16;
+
+/** Off loopback the HTTP API can be reached by others: the operator commands then need a token. */
+function checkExposure(host: string, apiToken: string | undefined): void {
+  if (apiToken !== undefined && apiToken.length < MIN_TOKEN_LENGTH) {
+    throw new UsageError(`--api-token must be at least ${MIN_TOKEN_LENGTH} characters`);
+  }
+  if (!LOOPBACK.includes(host) && apiToken === undefined) {
+    throw new UsageError(
+      `--host ${host} is reachable from other machines: give --api-token <token>, which the operator commands then require`,
+    );
+  }
 }
 
 async function partnerCommand(args: readonly string[]): Promise<number> {

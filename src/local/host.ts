@@ -17,6 +17,10 @@ import { createStatusLine } from "./status-line.js";
 
 export interface HostOptions {
   readonly port: number;
+  /** The address the HTTP API listens on. */
+  readonly host: string;
+  /** Required by the operator commands when set (and `sas start` sets it off loopback). */
+  readonly apiToken?: string;
   /** Directory of the database and the log, or ":memory:". */
   readonly data: string;
   readonly demoOrders: number;
@@ -43,6 +47,8 @@ export async function runHost(options: HostOptions): Promise<void> {
   const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger });
   const api = await startHttpApi({
     port: options.port,
+    host: options.host,
+    ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
     logger,
     backend: {
       post: (body) => pipeline.post(body),

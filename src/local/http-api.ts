@@ -4,6 +4,7 @@
  * request, stops reading a body past 64 KiB, and writes JSON. Any other path is 404 and any other
  * method 405 with an Allow header. Every answer is JSON.
  */
+import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -29,6 +30,8 @@ export interface HttpApiOptions {
   readonly port: number;
   /** Default 127.0.0.1. */
   readonly host?: string;
+  /** When set, the operator commands need `Authorization: Bearer <apiToken>`. */
+  readonly apiToken?: string;
 }
 
 export interface HttpApi {
@@ -58,6 +61,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const command = OPERATOR_PATH.exec(path);
     if (command) {
       if (req.method !== "POST") return methodNotAllowed(req, "POST");
+      if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
       const bytes = await readBody(req, MAX_OPERATOR_BODY_BYTES);
       if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
       if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
@@ -114,6 +118,20 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       }).then(() => logger.info("http.stopped", { url }));
       return closed;
     },
+  };
+}
+
+function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const given = Buffer.from(req.headers.authorization ?? "");
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function unauthorized(): Answer {
+  return {
+    status: 401,
+    body: { error: "unauthorized", message: "operator commands need Authorization: Bearer <api token>" },
+    headers: { "WWW-Authenticate": "Bearer" },
   };
 }
 

@@ -7,6 +7,7 @@ export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or t
   sas orders compensate <orderId> --operator <name> --reason <text>
   --url <base>                the host (default http://127.0.0.1:7071)
   --key <key>                 a function key (show) or the admin key (resubmit, compensate) in Azure
+  --token <token>             the embedded host's --api-token, when it was started with one
   --json                      print the answer's JSON body as it came
   exit status: 0 done, 1 refused or not found (the reason on stderr), 2 usage or a bad request
 `;
@@ -26,6 +27,7 @@ interface Request {
   readonly orderId: string;
   readonly url: string;
   readonly key: string | undefined;
+  readonly token: string | undefined;
   readonly json: boolean;
   readonly operator?: string;
   readonly reason?: string;
@@ -38,6 +40,7 @@ export async function ordersCommand(args: readonly string[], io: OrdersCommandIo
   const target = `${request.url.replace(/\/+$/, "")}${path}${request.action === "show" ? "" : `/${request.action}`}`;
   const headers: Record<string, string> = { "Content-Type": "application/json" };
   if (request.key) headers["x-functions-key"] = request.key;
+  if (request.token) headers.Authorization = `Bearer ${request.token}`;
   let response: Response;
   try {
     response =
@@ -70,6 +73,7 @@ function parseRequest(args: readonly string[]): Request {
     options: {
       url: { type: "string" },
       key: { type: "string" },
+      token: { type: "string" },
       operator: { type: "string" },
       reason: { type: "string" },
       json: { type: "boolean" },
@@ -83,7 +87,14 @@ function parseRequest(args: readonly string[]): Request {
     throw new UsageError(`sas orders ${action} needs one order id`);
   const url = values.url ?? "http://127.0.0.1:7071";
   if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--url must be an http(s) URL; got ${url}`);
-  const base = { action: action as Action, orderId, url, key: values.key, json: values.json === true };
+  const base = {
+    action: action as Action,
+    orderId,
+    url,
+    key: values.key,
+    token: values.token,
+    json: values.json === true,
+  };
   if (action === "show") return base;
   if (!values.operator?.trim()) throw new UsageError(`sas orders ${action} needs --operator <name>`);
   if (!values.reason?.trim()) throw new UsageError(`sas orders ${action} needs --reason <text>`);

@@ -30,6 +30,8 @@ describe("sas", () => {
     [["start", "--port", "70000"], "--port must be an integer from 0 to 65535"],
     [["launch"], "unknown command launch"],
     [["orders", "resubmit", "ord-1"], "sas orders resubmit needs --operator <name>"],
+    [["start", "--host", "0.0.0.0"], "--host 0.0.0.0 is reachable from other machines: give --api-token"],
+    [["start", "--host", "0.0.0.0", "--api-token", "short"], "--api-token must be at least 16 characters"],
     [["orders", "show", "ord-1", "--colour"], "Unknown option '--colour'"],
   ])("prints usage and exits 2 for %j", async (argv, message) => {
     expect(await main(argv)).toBe(2);

@@ -9,6 +9,7 @@ import { UsageError } from "../../src/local/usage-error.js";
 import { createOperatorCommands } from "../../src/scheduler/operator-commands.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
+const TOKEN = "a-token-of-16-chars";
 let db: EmbeddedDatabase;
 let states: SqliteStateStore;
 let api: HttpApi;
@@ -22,6 +23,7 @@ beforeEach(async () => {
   const logger = new MemoryLogger();
   api = await startHttpApi({
     port: 0,
+    apiToken: TOKEN,
     logger,
     backend: {
       post: () => Promise.reject(new Error("not used")),
@@ -68,16 +70,40 @@ describe("sas orders", () => {
     expect(out).toContain("last error: Http422: out-of-stock");
   });
 
+  it("needs the host's API token for a command, and says so without it", async () => {
+    expect(await run("resubmit", "ord-err", "--operator", "alice", "--reason", "restocked")).toBe(1);
+    expect(err).toBe("401 unauthorized: operator commands need Authorization: Bearer <api token>\n");
+    expect(
+      await run(
+        "resubmit",
+        "ord-err",
+        "--operator",
+        "alice",
+        "--reason",
+        "x",
+        "--token",
+        "wrong-token-16-chars",
+      ),
+    ).toBe(1);
+    expect((await states.get("ord-err"))?.processState).toBe("Error");
+  });
+
   it("resubmits an order and exits 0; the same command again is refused with the reason and exits 1", async () => {
-    expect(await run("resubmit", "ord-err", "--operator", "alice", "--reason", "restocked")).toBe(0);
+    expect(
+      await run("resubmit", "ord-err", "--operator", "alice", "--reason", "restocked", "--token", TOKEN),
+    ).toBe(0);
     expect(out).toBe("resubmit ord-err: accepted, now Pending\n");
     expect((await states.get("ord-err"))?.processState).toBe("Pending");
-    expect(await run("resubmit", "ord-err", "--operator", "alice", "--reason", "again")).toBe(1);
+    expect(
+      await run("resubmit", "ord-err", "--operator", "alice", "--reason", "again", "--token", TOKEN),
+    ).toBe(1);
     expect(err).toMatch(/^409 command refused: .*may not resubmit order ord-err in Pending/);
   });
 
   it("exits 1 for an unknown order, and prints the JSON body as it came with --json", async () => {
-    expect(await run("compensate", "ord-nobody", "--operator", "bob", "--reason", "x", "--json")).toBe(1);
+    expect(
+      await run("compensate", "ord-nobody", "--operator", "bob", "--reason", "x", "--json", "--token", TOKEN),
+    ).toBe(1);
     expect(JSON.parse(out)).toEqual({ error: "order not found", orderId: "ord-nobody" });
   });
 
