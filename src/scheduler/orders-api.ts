@@ -25,10 +25,10 @@
  *     400 { "error": "invalid operator command", "issues": [...] } for a body that is not
  *         `{ "operator": "1-128 characters", "reason": "1-1000 characters" }`, or an invalid order id.
  */
-import { z } from "zod";
+
+import { parseOperatorRequest } from "../domain/operator-request.js";
 import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
 import { type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
-import { text as textOf, validate } from "../domain/validation.js";
 import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import type { OperatorCommand, OperatorCommands } from "./operator-commands.js";
@@ -45,8 +45,6 @@ export const OPERATOR_COMMANDS: readonly OperatorCommand[] = ["resubmit", "compe
 const MAX_ORDER_ID_LENGTH = 64;
 /** Operator command bodies are small: who and why. */
 export const MAX_OPERATOR_BODY_BYTES = 4 * 1024;
-
-const operatorBodySchema = z.strictObject({ operator: textOf(1, 128), reason: textOf(1, 1_000) });
 
 /** What the API needs from its host. */
 export interface OrdersApiBackend {
@@ -113,7 +111,7 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
       const orderId = decodeOrderId(encodedId);
       if (typeof orderId !== "string") return orderId;
       const body = parseJson(text);
-      const parsed = validate("operator command", operatorBodySchema, body);
+      const parsed = parseOperatorRequest(body);
       if (!parsed.ok) {
         return { status: 400, body: { error: "invalid operator command", issues: parsed.error.issues } };
       }
