@@ -58,7 +58,12 @@ describe("Cosmos DB state store", () => {
       for (let i = 0; i < 5; i++) await store.createIfAbsent(pendingRecord(`ord-${i}`));
       // The stand-in charges a flat 1 RU per request: one round trip per page here.
       const page = await store.queryClaimable({ now: T0, maxItems: 3 });
-      expect(page.cost).toEqual({ requestUnits: 1, itemsReturned: 3, durationMs: expect.any(Number) });
+      expect(page.cost).toEqual({
+        requestUnits: 1,
+        itemsReturned: 3,
+        documentsRead: 4, // and the look-ahead item that tells whether another page exists
+        durationMs: expect.any(Number),
+      });
       expect(page.cost.durationMs).toBeGreaterThan(0);
 
       // Cosmos DB may answer with fewer items than asked; the page keeps fetching and sums the charges.

@@ -151,7 +151,11 @@ export class CosmosStateStore implements StateStore {
             orderId: last.orderId,
           })
         : null;
-    return { items, continuationToken, cost: { requestUnits, itemsReturned: items.length, durationMs } };
+    return {
+      items,
+      continuationToken,
+      cost: { requestUnits, itemsReturned: items.length, documentsRead: resources.length, durationMs },
+    };
   }
 }
 
