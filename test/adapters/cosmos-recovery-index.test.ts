@@ -349,6 +349,11 @@ describe("Cosmos DB recovery index: the audit", () => {
     await writtenWithoutIndex("ord-late", at(1_000));
     expect(await expiredIds(at(5_000), 10, hourly)).toEqual([]);
 
+    const never = new CosmosStateStore(containers, { auditEveryMs: null });
+    expect(await expiredIds(at(5_000), 10, never)).toEqual([]);
+    expect(await never.auditRecoveryIndex()).toMatchObject({ covered: 1, documentsRead: 1 });
+    expect(await expiredIds(at(5_000), 10, never)).toEqual(["ord-late"]);
+
     const always = new CosmosStateStore(containers, { auditEveryMs: 0 });
     await writtenWithoutIndex("ord-later", at(2_000));
     await always.queryExpired({ now: at(0), maxItems: 10 });

@@ -23,11 +23,20 @@ import { fromDocument, toDocument } from "./state-document.js";
 
 export interface CosmosStateStoreOptions {
   /**
-   * How often the expired query first covers, in the recovery index, every record that can expire as
-   * the state container has it (`recovery-audit.ts`). The store's first scan always does. One hour
-   * unless set.
+   * How often the expired query first audits the recovery index (`auditRecoveryIndex`), a store's
+   * first scan included. One hour unless set; null never (for a database whose records were all written
+   * through a store with the index, or to run the audit on another schedule).
    */
-  readonly auditEveryMs?: number;
+  readonly auditEveryMs?: number | null;
+}
+
+/** What an audit of the recovery index did, and what it cost. */
+export interface AuditReport {
+  /** Records that can expire whose deadline the index did not cover, and now does. */
+  readonly covered: number;
+  readonly requestUnits: number;
+  readonly documentsRead: number;
+  readonly durationMs: number;
 }
 
 const DEFAULT_AUDIT_EVERY_MS = 3_600_000;
@@ -56,13 +65,13 @@ interface PagedQuery {
 export class CosmosStateStore implements StateStore {
   private readonly records: Container;
   private readonly index: RecoveryIndex;
-  private readonly auditEveryMs: number;
+  private readonly auditEveryMs: number | null;
   private lastAuditAt: number | null = null;
 
   constructor(containers: StateContainers, options: CosmosStateStoreOptions = {}) {
     this.records = containers.records;
     this.index = new RecoveryIndex(containers.recovery);
-    this.auditEveryMs = options.auditEveryMs ?? DEFAULT_AUDIT_EVERY_MS;
+    this.auditEveryMs = options.auditEveryMs === undefined ? DEFAULT_AUDIT_EVERY_MS : options.auditEveryMs;
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -138,16 +147,23 @@ export class CosmosStateStore implements StateStore {
   }
 
   /**
-   * Covers the records that can expire in the index (`recovery-audit.ts`) on the first page of a
-   * scan, if this store has not done so in `auditEveryMs`; its cost is added to that page's.
+   * Covers in the recovery index every record that can expire, as the state container has it
+   * (`recovery-audit.ts`): what builds without the index claimed, and what a writer that died
+   * mid-create left uncovered. The expired query runs it on its own (`auditEveryMs`).
    */
-  private async auditWhenDue(): Promise<{ meter: Meter; durationMs: number } | undefined> {
+  async auditRecoveryIndex(): Promise<AuditReport> {
     const started = performance.now();
-    if (this.lastAuditAt !== null && started - this.lastAuditAt < this.auditEveryMs) return undefined;
     const meter = newMeter();
-    await coverRecordsThatCanExpire(this.records, this.index, meter);
+    const covered = await coverRecordsThatCanExpire(this.records, this.index, meter);
     this.lastAuditAt = started;
-    return { meter, durationMs: performance.now() - started };
+    return { covered, ...meter, durationMs: performance.now() - started };
+  }
+
+  /** The audit, on the first page of a scan, when due; its cost is added to that page's. */
+  private async auditWhenDue(): Promise<AuditReport | undefined> {
+    if (this.auditEveryMs === null) return undefined;
+    const due = this.lastAuditAt === null || performance.now() - this.lastAuditAt >= this.auditEveryMs;
+    return due ? this.auditRecoveryIndex() : undefined;
   }
 
   private async read(orderId: string, meter: Meter): Promise<StoredStateRecord | undefined> {
@@ -238,11 +254,11 @@ export class CosmosStateStore implements StateStore {
   }
 }
 
-function withAudit(cost: QueryCost, audit: { meter: Meter; durationMs: number }): QueryCost {
+function withAudit(cost: QueryCost, audit: AuditReport): QueryCost {
   return {
-    requestUnits: cost.requestUnits + audit.meter.requestUnits,
+    requestUnits: cost.requestUnits + audit.requestUnits,
     itemsReturned: cost.itemsReturned,
-    documentsRead: cost.documentsRead + audit.meter.documentsRead,
+    documentsRead: cost.documentsRead + audit.documentsRead,
     durationMs: cost.durationMs + audit.durationMs,
   };
 }
