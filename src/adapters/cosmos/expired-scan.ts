@@ -63,7 +63,7 @@ export async function scanExpired(
       if (record && indexedDeadline(record) === entry.completeBy) {
         found.push({ record, entry });
         if (found.length === wanted) break;
-      } else if (await repair(source, entry, record, meter)) {
+      } else if (await repair(source, entry, record, query.now, meter)) {
         // The entry may now sit later in this batch, which was read before: read on from here.
         more = true;
         break;
@@ -89,13 +89,14 @@ export async function scanExpired(
 }
 
 /**
- * Brings an entry that disagrees with its record in line. Returns true when the entry may have moved
- * to a later key (its record was written back), false when it was only deleted.
+ * Brings an entry that disagrees with its record in line. Returns true when the entry may have moved to
+ * a later key that is still due by `now`: its record has a deadline that has passed.
  */
 async function repair(
   source: ExpiredScanSource,
   entry: RecoveryEntry,
   record: StoredStateRecord | undefined,
+  now: string,
   meter: Meter,
 ): Promise<boolean> {
   if (record === undefined) {
@@ -104,5 +105,6 @@ async function repair(
     return false;
   }
   await source.rewrite(record, meter);
-  return true;
+  const deadline = indexedDeadline(record);
+  return deadline !== null && deadline <= now;
 }

@@ -73,7 +73,7 @@ export class RecoveryIndex {
     throw new Error(`recovery entry ${orderId} changed on every one of ${MAX_ATTEMPTS} attempts`);
   }
 
-  /** Sets the entry's deadline if the entry is still as read; false if it changed or is gone. */
+  /** Sets the entry's deadline if the entry is still as read; undefined if it changed or is gone. */
   async replaceIfUnchanged(
     entry: RecoveryEntry,
     completeBy: IsoInstant,
