@@ -36,6 +36,7 @@ var tags = { 'azd-env-name': environmentName }
 var serviceName = 'api'
 var queues = loadJsonContent('queues.json')
 var stateContainer = loadJsonContent('state-container.json')
+var recoveryContainer = loadJsonContent('recovery-container.json')
 var deploymentContainerName = 'deployment-package'
 var leaseContainerName = 'leases'
 var taskHubName = 'Orders'
@@ -87,6 +88,7 @@ module cosmos 'modules/cosmos.bicep' = {
     location: location
     tags: tags
     container: stateContainer
+    recoveryContainer: recoveryContainer
     protect: protectData
   }
 }

@@ -1,4 +1,4 @@
-// Types shared by the modules. The queues and the state container come from JSON files that the code's
+// Types shared by the modules. The queues and the Cosmos DB containers come from JSON files that the code's
 // tests also read; typing them here makes the compiler check those files' shape too.
 
 @export()
@@ -29,8 +29,8 @@ type queuesType = {
 }
 
 @export()
-@description('state-container.json: the Cosmos DB container of src/adapters/cosmos/container-definition.ts.')
-type stateContainerType = {
+@description('state-container.json or recovery-container.json: a Cosmos DB container of src/adapters/cosmos/container-definition.ts.')
+type cosmosContainerType = {
   database: string
   id: string
   partitionKey: resourceInput<'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15'>.properties.resource.partitionKey

@@ -1,16 +1,21 @@
-// The state store: one Cosmos DB account with the state container of state-container.json. Keys are off
-// (Entra ID and data-plane RBAC only), and continuous backup allows a point-in-time restore of every
-// state record, compensation log included.
+// The state store: one Cosmos DB account with the state container of state-container.json and, in the
+// same database, the Supervisor's recovery index of recovery-container.json. Keys are off (Entra ID and
+// data-plane RBAC only), and continuous backup allows a point-in-time restore of every state record,
+// compensation log included.
 
-import { stateContainerType, tagsType } from '../types.bicep'
+import { cosmosContainerType, tagsType } from '../types.bicep'
 
 param accountName string
 param location string
 param tags tagsType
 @description('The state container of state-container.json: database, id, partitionKey, indexingPolicy.')
-param container stateContainerType
+param container cosmosContainerType
+@description('The recovery index of recovery-container.json, in the state container\'s database (its own database field must name the same).')
+param recoveryContainer cosmosContainerType
 @description('Autoscale ceiling of the state container, in RU/s (it scales down to a tenth of it).')
 param maxThroughput int = 1000
+@description('Autoscale ceiling of the recovery index, in RU/s: every write of a record in flight also writes its entry.')
+param recoveryMaxThroughput int = 1000
 @description('Puts a CanNotDelete lock on the account.')
 param protect bool
 
@@ -55,6 +60,21 @@ resource stateContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/cont
     }
     options: {
       autoscaleSettings: { maxThroughput: maxThroughput }
+    }
+  }
+}
+
+resource recoveryIndex 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15' = {
+  parent: database
+  name: recoveryContainer.id
+  properties: {
+    resource: {
+      id: recoveryContainer.id
+      partitionKey: recoveryContainer.partitionKey
+      indexingPolicy: recoveryContainer.indexingPolicy
+    }
+    options: {
+      autoscaleSettings: { maxThroughput: recoveryMaxThroughput }
     }
   }
 }

@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
 import { SystemClock } from "../adapters/clock/system-clock.js";
-import { ORDER_STATE_CONTAINER } from "../adapters/cosmos/container-definition.js";
-import { createCosmosClient } from "../adapters/cosmos/cosmos-client.js";
+import { createCosmosClient, stateContainers } from "../adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../adapters/cosmos/cosmos-state-store.js";
 import { JsonLogger } from "../adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
@@ -33,9 +32,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   // One JSON object per line on stdout, which the host forwards to Application Insights as traces.
   const logger = new JsonLogger((line) => console.log(JSON.stringify(line)), "info");
   const cosmos = createCosmosClient(settings.cosmos);
-  const states = new CosmosStateStore(
-    cosmos.database(settings.cosmosDatabase).container(ORDER_STATE_CONTAINER.id),
-  );
+  const states = new CosmosStateStore(stateContainers(cosmos.database(settings.cosmosDatabase)));
   const serviceBus = createServiceBusClient(
     settings.serviceBus.kind === "connectionString"
       ? { connectionString: settings.serviceBus.connectionString }

@@ -7,6 +7,11 @@ import type { NotFoundError, PreconditionFailedError } from "./store-errors.js";
 export interface QueryCost {
   readonly requestUnits: number;
   readonly itemsReturned: number;
+  /**
+   * Documents the store read to answer: the items returned, and whatever else it had to read for them
+   * (an index's entries, point reads, a look-ahead item that tells whether another page exists).
+   */
+  readonly documentsRead: number;
   readonly durationMs: number;
 }
 

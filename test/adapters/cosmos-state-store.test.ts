@@ -2,12 +2,18 @@ import type { Agent } from "node:https";
 import { type Container, CosmosClient } from "@azure/cosmos";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ORDER_STATE_CONTAINER } from "../../src/adapters/cosmos/container-definition.js";
 import {
+  ORDER_RECOVERY_CONTAINER,
+  ORDER_STATE_CONTAINER,
+} from "../../src/adapters/cosmos/container-definition.js";
+import {
+  type ContainerDefinition,
+  containerRequest,
   cosmosClientOptions,
   createCosmosClient,
-  ensureStateContainer,
-  stateContainerRequest,
+  ensureStateContainers,
+  type StateContainers,
+  stateContainers,
 } from "../../src/adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.js";
 import { stateRecordSchema } from "../../src/domain/state-record.js";
@@ -34,35 +40,49 @@ afterAll(async () => {
 });
 
 /** A database of its own, so no test sees another's records. */
-async function freshDatabase(): Promise<{ name: string; container: Container; drop(): Promise<void> }> {
+async function freshDatabase(): Promise<{
+  name: string;
+  containers: StateContainers;
+  container: Container;
+  drop(): Promise<void>;
+}> {
   const name = `state-${++databases}`;
-  const container = await ensureStateContainer(client, name);
-  return { name, container, drop: async () => void (await client.database(name).delete()) };
+  const containers = await ensureStateContainers(client, name);
+  return {
+    name,
+    containers,
+    container: containers.records,
+    drop: async () => void (await client.database(name).delete()),
+  };
 }
 
 describeStateStoreContract("Cosmos DB (in-process stand-in), two clients", async () => {
-  const { name, container, drop } = await freshDatabase();
+  const { name, containers, drop } = await freshDatabase();
   return {
-    store: new CosmosStateStore(container),
-    secondHandle: async () =>
-      new CosmosStateStore(otherClient.database(name).container(ORDER_STATE_CONTAINER.id)),
+    store: new CosmosStateStore(containers),
+    secondHandle: async () => new CosmosStateStore(stateContainers(otherClient.database(name))),
     dispose: drop,
   };
 });
 
 describe("Cosmos DB state store", () => {
   it("reports the request charge of every round trip of a page", async () => {
-    const { container, drop } = await freshDatabase();
+    const { containers, container, drop } = await freshDatabase();
     try {
-      const store = new CosmosStateStore(container);
+      const store = new CosmosStateStore(containers);
       for (let i = 0; i < 5; i++) await store.createIfAbsent(pendingRecord(`ord-${i}`));
       // The stand-in charges a flat 1 RU per request: one round trip per page here.
       const page = await store.queryClaimable({ now: T0, maxItems: 3 });
-      expect(page.cost).toEqual({ requestUnits: 1, itemsReturned: 3, durationMs: expect.any(Number) });
+      expect(page.cost).toEqual({
+        requestUnits: 1,
+        itemsReturned: 3,
+        documentsRead: 4, // and the look-ahead item that tells whether another page exists
+        durationMs: expect.any(Number),
+      });
       expect(page.cost.durationMs).toBeGreaterThan(0);
 
       // Cosmos DB may answer with fewer items than asked; the page keeps fetching and sums the charges.
-      const shortAnswers = new CosmosStateStore(withMaxItemCount(container, 2));
+      const shortAnswers = new CosmosStateStore({ ...containers, records: withMaxItemCount(container, 2) });
       const gathered = await shortAnswers.queryClaimable({ now: T0, maxItems: 4 });
       expect(gathered.items.map((r) => r.orderId)).toEqual(["ord-0", "ord-1", "ord-2", "ord-3"]);
       expect(gathered.cost.requestUnits).toBe(3);
@@ -79,9 +99,9 @@ describe("Cosmos DB state store", () => {
   });
 
   it("stores id = orderId and returns records without Cosmos system properties", async () => {
-    const { container, drop } = await freshDatabase();
+    const { containers, container, drop } = await freshDatabase();
     try {
-      const store = new CosmosStateStore(container);
+      const store = new CosmosStateStore(containers);
       const created = await store.createIfAbsent(pendingRecord("ord-sys"));
       const { resource: raw } = await container.item("ord-sys", "ord-sys").read();
       expect(raw).toMatchObject({
@@ -106,9 +126,9 @@ describe("Cosmos DB state store", () => {
   });
 
   it("refuses to read a document that is not a state record, or whose id is not its orderId", async () => {
-    const { container, drop } = await freshDatabase();
+    const { containers, container, drop } = await freshDatabase();
     try {
-      const store = new CosmosStateStore(container);
+      const store = new CosmosStateStore(containers);
       await container.items.create({ ...pendingRecord("ord-odd"), id: "ord-odd", processState: "Finished" });
       await expect(store.get("ord-odd")).rejects.toThrow(/state document ord-odd: .*processState/);
       await container.items.create({ ...pendingRecord("ord-other"), id: "ord-moved" });
@@ -119,9 +139,9 @@ describe("Cosmos DB state store", () => {
   });
 
   it("refuses continuation tokens it did not issue for that query", async () => {
-    const { container, drop } = await freshDatabase();
+    const { containers, container, drop } = await freshDatabase();
     try {
-      const store = new CosmosStateStore(container);
+      const store = new CosmosStateStore(containers);
       for (let i = 0; i < 3; i++) await store.createIfAbsent(pendingRecord(`ord-${i}`));
       const iterator = container.items.query("SELECT * FROM c", { maxItemCount: 1 });
       const sdkToken = (await iterator.fetchNext()).continuationToken;
@@ -147,33 +167,50 @@ describe("Cosmos DB state store", () => {
   });
 });
 
-describe("Cosmos DB state container", () => {
-  it("is created from the one definition, once, with its indexing policy", async () => {
-    const { name, container, drop } = await freshDatabase();
+describe("Cosmos DB state store containers", () => {
+  it("are created from their one definition each, once, with their indexing policies", async () => {
+    const { name, containers, drop } = await freshDatabase();
     try {
-      const { resource } = await container.read();
-      expect(resource?.id).toBe(ORDER_STATE_CONTAINER.id);
-      expect(resource?.partitionKey).toEqual(ORDER_STATE_CONTAINER.partitionKey);
-      expect(resource?.indexingPolicy).toEqual(ORDER_STATE_CONTAINER.indexingPolicy);
-      const again = await ensureStateContainer(client, name);
-      expect(again.id).toBe(ORDER_STATE_CONTAINER.id);
+      const definitions: [Container, ContainerDefinition][] = [
+        [containers.records, ORDER_STATE_CONTAINER],
+        [containers.recovery, ORDER_RECOVERY_CONTAINER],
+      ];
+      for (const [container, definition] of definitions) {
+        const { resource } = await container.read();
+        expect(resource?.id).toBe(definition.id);
+        expect(resource?.partitionKey).toEqual(definition.partitionKey);
+        expect(resource?.indexingPolicy).toEqual(definition.indexingPolicy);
+      }
+      const again = await ensureStateContainers(client, name);
+      expect([again.records.id, again.recovery.id]).toEqual([
+        ORDER_STATE_CONTAINER.id,
+        ORDER_RECOVERY_CONTAINER.id,
+      ]);
+      expect(stateContainers(client.database(name)).recovery.id).toBe(ORDER_RECOVERY_CONTAINER.id);
     } finally {
       await drop();
     }
   });
 
-  it("needs its composite indexes: the queries' ORDER BY is refused without them", async () => {
+  it("need their composite indexes: the queries' ORDER BY is refused without them", async () => {
     const { resource } = await client.databases.createIfNotExists({ id: "no-composites" });
     const database = client.database(resource?.id ?? "");
-    try {
-      const request = stateContainerRequest();
+    const withoutComposites = async (definition: ContainerDefinition) => {
+      const request = containerRequest(definition);
       const { container } = await database.containers.create({
         ...request,
+        id: `${request.id}-bare`,
         indexingPolicy: { ...request.indexingPolicy, compositeIndexes: [] },
       });
-      const store = new CosmosStateStore(container);
-      await expect(store.queryClaimable({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
-      await expect(store.queryExpired({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
+      return container;
+    };
+    try {
+      const records = await withoutComposites(ORDER_STATE_CONTAINER);
+      const recovery = await withoutComposites(ORDER_RECOVERY_CONTAINER);
+      const bareRecords = new CosmosStateStore({ ...stateContainers(database), records });
+      await expect(bareRecords.queryClaimable({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
+      const bareIndex = new CosmosStateStore({ records, recovery });
+      await expect(bareIndex.queryExpired({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
     } finally {
       await database.delete();
     }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
 import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import { PAGED_QUERIES, SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
 import { pendingRecord } from "../support/records.js";
 
@@ -69,5 +69,43 @@ describe("SQLite database file", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("SQLite paged queries", () => {
+  /** The plan of a paged query on a file with many records that do not match, after ANALYZE. */
+  function planOf(query: keyof typeof PAGED_QUERIES): string[] {
+    const db = openDatabase(":memory:");
+    try {
+      const insert = db.prepare(
+        `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, document)
+         VALUES (?, 'e', ?, ?, ?, '2026-01-01T00:00:00.000Z', '{}')`,
+      );
+      db.transaction(() => {
+        for (let i = 0; i < 2_000; i++) insert.run(`done-${i}`, "Processed", null, null);
+        for (let i = 0; i < 200; i++) {
+          insert.run(`busy-${i}`, "Processing", `busy-${i}:1`, "2026-01-01T00:01:00.000Z");
+        }
+      })();
+      db.exec("ANALYZE");
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${PAGED_QUERIES[query]}`).all("x", "", "", 10) as {
+        detail: string;
+      }[];
+      return plan.map((row) => row.detail);
+    } finally {
+      db.close();
+    }
+  }
+
+  it("reads the expired page from the partial index of owned records, in order: no scan, no sort", () => {
+    expect(planOf("expired")).toEqual([
+      expect.stringMatching(/^SEARCH state_records USING INDEX state_records_expired \(/),
+    ]);
+  });
+
+  it("reads the claimable page from the partial index of claimable records, in order", () => {
+    expect(planOf("claimable")).toEqual([
+      expect.stringMatching(/^SEARCH state_records USING INDEX state_records_claimable \(/),
+    ]);
   });
 });

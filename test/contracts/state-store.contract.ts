@@ -242,6 +242,67 @@ export function describeStateStoreContract(
         expect(page.cost.itemsReturned).toBe(4);
       });
 
+      it("finds a record expired 30 days ago among many that do not match, without reading them", async () => {
+        for (let i = 0; i < 60; i++) {
+          await create(pendingRecord(`done-${i}`, { processState: i % 4 === 0 ? "Error" : "Processed" }));
+        }
+        for (let i = 0; i < 20; i++) await create(pendingRecord(`waiting-${i}`));
+        for (let i = 0; i < 10; i++) await claimedAt(`running-${i}`, 1_000_000);
+        await claimedAt("ord-old", -30 * 24 * 3_600_000);
+        // Measured after a store's first scan, which may do one-off upkeep (Cosmos DB: its index audit).
+        await store.queryExpired({ now: at(-31 * 24 * 3_600_000), maxItems: 1 });
+        const page = await store.queryExpired({ now: at(0), maxItems: 10 });
+        expect(page.items.map((r) => r.orderId)).toEqual(["ord-old"]);
+        expect(page.continuationToken).toBeNull();
+        // The record, and at most an index entry for it: nothing of the 90 records that do not match.
+        expect(page.cost.documentsRead).toBeGreaterThanOrEqual(1);
+        expect(page.cost.documentsRead).toBeLessThanOrEqual(2);
+      });
+
+      it("finds a record by its deadline when a write moves the deadline earlier or later", async () => {
+        const earlier = await claimedAt("ord-earlier", 0); // deadline 60 s
+        const later = await claimedAt("ord-later", 0); // deadline 60 s
+        const moved = async (record: StoredStateRecord, completeBy: string) => {
+          const written = await store.replace({ ...record, completeBy }, record._etag);
+          if (!written.ok) throw written.error;
+        };
+        await moved(earlier, at(20_000));
+        await moved(later, at(90_000));
+        const ids = async (now: number) =>
+          (await store.queryExpired({ now: at(now), maxItems: 10 })).items.map((r) => r.orderId);
+        expect(await ids(19_999)).toEqual([]);
+        expect(await ids(20_000)).toEqual(["ord-earlier"]);
+        expect(await ids(89_999)).toEqual(["ord-earlier"]);
+        expect(await ids(90_000)).toEqual(["ord-earlier", "ord-later"]);
+      });
+
+      it("pages many expired records oldest deadline first, ties by orderId, each once", async () => {
+        const expected: { orderId: string; completeBy: string }[] = [];
+        for (let i = 0; i < 40; i++) {
+          const record = await claimedAt(`ord-${String((i * 7) % 40).padStart(2, "0")}`, (i % 6) * 1_000);
+          expected.push({ orderId: record.orderId, completeBy: record.completeBy ?? "" });
+          if (i % 8 === 0) await create(pendingRecord(`done-${i}`, { processState: "Processed" }));
+        }
+        await claimedAt("fresh", 500_000);
+        expected.sort((a, b) =>
+          a.completeBy === b.completeBy
+            ? a.orderId.localeCompare(b.orderId)
+            : a.completeBy.localeCompare(b.completeBy),
+        );
+        const seen: string[] = [];
+        let token: string | null = null;
+        let pages = 0;
+        do {
+          const page = await store.queryExpired({ now: at(100_000), maxItems: 6, continuationToken: token });
+          expect(page.items.length).toBeLessThanOrEqual(6);
+          seen.push(...page.items.map((r) => r.orderId));
+          token = page.continuationToken;
+          pages++;
+        } while (token);
+        expect(seen).toEqual(expected.map((e) => e.orderId));
+        expect(pages).toBe(7);
+      });
+
       it("pages every expired record exactly once while other records are recovered between pages", async () => {
         const ids: string[] = [];
         for (let i = 0; i < 18; i++) {

@@ -7,7 +7,10 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ORDER_STATE_CONTAINER } from "../../src/adapters/cosmos/container-definition.js";
+import {
+  ORDER_RECOVERY_CONTAINER,
+  ORDER_STATE_CONTAINER,
+} from "../../src/adapters/cosmos/container-definition.js";
 import { AZURE_SETTING_DEFAULTS, loadAzureSettings } from "../../src/config/azure-settings.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
@@ -56,6 +59,7 @@ const DEPLOYER_NEEDS: readonly RoleNeed[] = [
 
 const queues = JSON.parse(infra("queues.json")) as Record<string, QueueDefinition>;
 const stateContainer = JSON.parse(infra("state-container.json")) as Record<string, unknown>;
+const recoveryContainer = JSON.parse(infra("recovery-container.json")) as Record<string, unknown>;
 
 const compiled = loadCompiledTemplate();
 const skipReason = "skipReason" in compiled ? compiled.skipReason : undefined;
@@ -137,6 +141,17 @@ describe("state-container.json", () => {
   });
 });
 
+describe("recovery-container.json", () => {
+  it("matches ORDER_RECOVERY_CONTAINER: database, id, partition key and indexing policy", () => {
+    const { defaultDatabaseName, ...container } = ORDER_RECOVERY_CONTAINER;
+    expect(recoveryContainer).toEqual({ database: defaultDatabaseName, ...container });
+  });
+
+  it("names the state container's database, where the app looks for both", () => {
+    expect(recoveryContainer.database).toBe(stateContainer.database);
+  });
+});
+
 describe("check helpers", () => {
   it("measure schedules and durations as the checks assume", () => {
     expect(schedulePeriodMs("*/10 * * * * *")).toBe(10_000);
@@ -206,14 +221,22 @@ describeCompiled("compiled template: resources", () => {
     expect(created).toEqual(expected);
   });
 
-  it("creates the state container of state-container.json, indexing policy included", () => {
-    const container = one("Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers");
-    const { database, ...definition } = stateContainer;
-    expect((propertiesOf(container).resource as Properties) ?? {}).toEqual(definition);
-    expect(leafName(container.body.name)).toBe(definition.id);
-    expect(propertiesOf(one("Microsoft.DocumentDB/databaseAccounts/sqlDatabases")).resource).toEqual({
-      id: database,
-    });
+  it("creates the state container and the recovery index of their JSON files, in one database", () => {
+    const containers = deployed("Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers");
+    const databaseResource = one("Microsoft.DocumentDB/databaseAccounts/sqlDatabases");
+    expect(containers).toHaveLength(2);
+    for (const file of [stateContainer, recoveryContainer]) {
+      const { database, ...definition } = file;
+      const container = containers.find((c) => leafName(c.body.name) === definition.id);
+      expect((propertiesOf(container).resource as Properties) ?? {}, String(definition.id)).toEqual(
+        definition,
+      );
+      expect(propertiesOf(databaseResource).resource).toEqual({ id: database });
+      const parent = String(container?.body.name instanceof Unresolved ? container.body.name.text : "")
+        .split("/")
+        .at(-2);
+      expect(parent, String(definition.id)).toBe(database);
+    }
   });
 
   it("creates the deployment package and lease containers, and points the app at them", () => {

@@ -1,5 +1,5 @@
 /**
- * The state container, defined once: `ensureStateContainer` creates it from this for local emulators,
+ * The state container, defined once: `ensureStateContainers` creates it from this for local emulators,
  * and the Bicep in `infra/` must declare the same (a test compares the two).
  *
  * Indexing is opt-in: only the paths the queries filter or sort on are indexed, so a write of the
@@ -28,7 +28,34 @@ export const ORDER_STATE_CONTAINER = {
         { path: "/notBefore", order: "ascending" },
         { path: "/orderId", order: "ascending" },
       ],
-      // Expired: two states match, so the deadline must lead for "oldest deadline first" across both.
+      // The expired query of builds before the recovery index (docs/recovery-index.md); kept while a
+      // rollback to one of them is possible, as that query is refused without it.
+      [
+        { path: "/completeBy", order: "ascending" },
+        { path: "/orderId", order: "ascending" },
+      ],
+    ],
+  },
+} as const;
+
+/**
+ * The Supervisor's recovery index (docs/recovery-index.md): one small entry per record that can expire,
+ * `{ id: orderId, orderId, completeBy }`, in the database of the state container. It holds owned records
+ * only, so its size follows the orders in flight, not the history, and the Supervisor's query reads it
+ * instead of the state container. Partitioned like the records, by `/orderId`: every entry write is a
+ * point write conditional on the entry's ETag, and the container stays small enough to be one physical
+ * partition, which a query reads in one request. Only the deadline and its tie-break are indexed.
+ */
+export const ORDER_RECOVERY_CONTAINER = {
+  defaultDatabaseName: ORDER_STATE_CONTAINER.defaultDatabaseName,
+  id: "orderRecovery",
+  partitionKey: { paths: ["/orderId"], kind: "Hash", version: 2 },
+  indexingPolicy: {
+    indexingMode: "consistent",
+    automatic: true,
+    includedPaths: [{ path: "/completeBy/?" }, { path: "/orderId/?" }],
+    excludedPaths: [{ path: "/*" }],
+    compositeIndexes: [
       [
         { path: "/completeBy", order: "ascending" },
         { path: "/orderId", order: "ascending" },

@@ -4,10 +4,11 @@ import {
   type ContainerRequest,
   CosmosClient,
   type CosmosClientOptions,
+  type Database,
   PartitionKeyKind,
 } from "@azure/cosmos";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
-import { ORDER_STATE_CONTAINER } from "./container-definition.js";
+import { ORDER_RECOVERY_CONTAINER, ORDER_STATE_CONTAINER } from "./container-definition.js";
 
 /**
  * Where the account is and how to sign in. With a key the client signs requests with it (the emulator,
@@ -55,9 +56,18 @@ export function createCosmosClient(connection: CosmosConnection): CosmosClient {
   return new CosmosClient(cosmosClientOptions(connection));
 }
 
-/** The create request for the state container, built from its single definition. */
-export function stateContainerRequest(): ContainerRequest {
-  const { id, partitionKey, indexingPolicy } = ORDER_STATE_CONTAINER;
+/** A container as `container-definition.ts` defines one. */
+export type ContainerDefinition = typeof ORDER_STATE_CONTAINER | typeof ORDER_RECOVERY_CONTAINER;
+
+/** The containers the state store works on: the records, and the Supervisor's recovery index. */
+export interface StateContainers {
+  readonly records: Container;
+  readonly recovery: Container;
+}
+
+/** The create request for a container, built from its single definition. */
+export function containerRequest(definition: ContainerDefinition): ContainerRequest {
+  const { id, partitionKey, indexingPolicy } = definition;
   return {
     id,
     partitionKey: {
@@ -75,12 +85,24 @@ export function stateContainerRequest(): ContainerRequest {
   };
 }
 
+/** The state store's containers in a database, as the deployment created them. */
+export function stateContainers(database: Database): StateContainers {
+  return {
+    records: database.container(ORDER_STATE_CONTAINER.id),
+    recovery: database.container(ORDER_RECOVERY_CONTAINER.id),
+  };
+}
+
 /**
- * Creates the database and the state container when missing, for local emulators. In Azure the Bicep
- * creates them, and the app's identity has no right to.
+ * Creates the database and the state store's containers when missing, for local emulators. In Azure the
+ * Bicep creates them, and the app's identity has no right to.
  */
-export async function ensureStateContainer(client: CosmosClient, databaseName: string): Promise<Container> {
+export async function ensureStateContainers(
+  client: CosmosClient,
+  databaseName: string,
+): Promise<StateContainers> {
   const { database } = await client.databases.createIfNotExists({ id: databaseName });
-  const { container } = await database.containers.createIfNotExists(stateContainerRequest());
-  return container;
+  const records = await database.containers.createIfNotExists(containerRequest(ORDER_STATE_CONTAINER));
+  const recovery = await database.containers.createIfNotExists(containerRequest(ORDER_RECOVERY_CONTAINER));
+  return { records: records.container, recovery: recovery.container };
 }

@@ -1,24 +1,50 @@
 import { performance } from "node:perf_hooks";
 import type { Container, SqlParameter } from "@azure/cosmos";
 import { err, ok, type Result } from "../../domain/result.js";
-import type { StateRecord, StoredStateRecord } from "../../domain/state-record.js";
-import {
-  type ClaimableQuery,
-  type CreateResult,
-  type ExpiredQuery,
-  MAX_PAGE_SIZE,
-  type Page,
-  type PageRequest,
-  type StateStore,
+import { type StateRecord, type StoredStateRecord, withoutStoreMetadata } from "../../domain/state-record.js";
+import type {
+  ClaimableQuery,
+  CreateResult,
+  ExpiredQuery,
+  Page,
+  PageRequest,
+  QueryCost,
+  StateStore,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
-import { decodeCursor, encodeCursor, type QueryName } from "./keyset-cursor.js";
+import type { StateContainers } from "./cosmos-client.js";
+import { chargeOf, statusOf } from "./cosmos-errors.js";
+import { scanExpired } from "./expired-scan.js";
+import { writeIndexed } from "./indexed-write.js";
+import { checkPageSize, decodeCursor, encodeCursor } from "./keyset-cursor.js";
+import { coverRecordsThatCanExpire } from "./recovery-audit.js";
+import { type Meter, newMeter, RecoveryIndex } from "./recovery-index.js";
 import { fromDocument, toDocument } from "./state-document.js";
 
-/** One paged query: its filter and the keyset it is ordered on, `(sortField, orderId)`. */
+export interface CosmosStateStoreOptions {
+  /**
+   * How often the expired query first audits the recovery index (`auditRecoveryIndex`), a store's
+   * first scan included. One hour unless set; null never (for a database whose records were all written
+   * through a store with the index, or to run the audit on another schedule).
+   */
+  readonly auditEveryMs?: number | null;
+}
+
+/** What an audit of the recovery index did, and what it cost. */
+export interface AuditReport {
+  /** Records that can expire whose deadline the index did not cover, and now does. */
+  readonly covered: number;
+  readonly requestUnits: number;
+  readonly documentsRead: number;
+  readonly durationMs: number;
+}
+
+const DEFAULT_AUDIT_EVERY_MS = 3_600_000;
+
+/** A paged query of the state container: its filter and the keyset it is ordered on, `(notBefore, orderId)`. */
 interface PagedQuery {
-  readonly name: QueryName;
-  readonly sortField: "notBefore" | "completeBy";
+  readonly name: "claimable";
+  readonly sortField: "notBefore";
   readonly filter: string;
   readonly parameters: readonly SqlParameter[];
   /** Must equal a composite index of the container definition, path for path. */
@@ -26,32 +52,52 @@ interface PagedQuery {
 }
 
 /**
- * The state store on Cosmos DB: one item per order, `id` = `orderId` = partition key.
+ * The state store on Cosmos DB: one item per order, `id` = `orderId` = partition key, and the Supervisor's
+ * recovery index beside it (`recovery-index.ts`), which every write keeps right (`indexed-write.ts`) and
+ * the expired query reads instead of the records (`expired-scan.ts`).
  *
- * Pages are keyset-ordered on (`notBefore`, `orderId`) or (`completeBy`, `orderId`), and the continuation
- * token is this store's own cursor, not the SDK's. A cursor resumes after the last item returned, whatever
- * changed since, which is the port's exactly-once rule; and a fresh query with `TOP` needs no SDK
- * continuation token, which the SDK accepts for cross-partition ORDER BY queries only with
- * `enableQueryControl`.
+ * Pages are keyset-ordered on (`notBefore`, `orderId`), or on the recovery entries' (`completeBy`,
+ * `orderId`), and the continuation token is this store's own cursor, not the SDK's. A cursor resumes
+ * after the last item returned, whatever changed since, which is the port's exactly-once rule; and a
+ * fresh query with `TOP` needs no SDK continuation token, which the SDK accepts for cross-partition
+ * ORDER BY queries only with `enableQueryControl`.
  */
 export class CosmosStateStore implements StateStore {
-  constructor(private readonly container: Container) {}
+  private readonly records: Container;
+  private readonly index: RecoveryIndex;
+  private readonly auditEveryMs: number | null;
+  private lastAuditAt: number | null = null;
+
+  constructor(containers: StateContainers, options: CosmosStateStoreOptions = {}) {
+    this.records = containers.records;
+    this.index = new RecoveryIndex(containers.recovery);
+    this.auditEveryMs = options.auditEveryMs === undefined ? DEFAULT_AUDIT_EVERY_MS : options.auditEveryMs;
+  }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
-    const { resource } = await this.container.item(orderId, orderId).read();
-    return resource === undefined ? undefined : fromDocument(resource);
+    return this.read(orderId, newMeter());
   }
 
   async createIfAbsent(record: StateRecord): Promise<CreateResult> {
     const document = toDocument(record);
-    try {
-      const { resource } = await this.container.items.create(document, {
-        disableAutomaticIdGeneration: true,
-      });
-      return { created: true, record: fromDocument(resource) };
-    } catch (error) {
-      if (statusOf(error) !== 409) throw error;
-    }
+    const created = await writeIndexed(
+      this.index,
+      document,
+      "create",
+      async () => {
+        try {
+          const { resource } = await this.records.items.create(document, {
+            disableAutomaticIdGeneration: true,
+          });
+          return { written: true, result: fromDocument(resource) };
+        } catch (error) {
+          if (statusOf(error) !== 409) throw error;
+          return { written: false, result: undefined };
+        }
+      },
+      newMeter(),
+    );
+    if (created) return { created: true, record: created };
     const existing = await this.get(document.orderId);
     if (!existing) throw new Error(`state record ${document.orderId} vanished during create`);
     return { created: false, existing };
@@ -61,22 +107,11 @@ export class CosmosStateStore implements StateStore {
     record: StateRecord,
     ifMatch: string,
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
-    const document = toDocument(record);
-    try {
-      const { resource } = await this.container
-        .item(document.id, document.orderId)
-        .replace(document, { accessCondition: { type: "IfMatch", condition: ifMatch } });
-      return ok(fromDocument(resource));
-    } catch (error) {
-      const status = statusOf(error);
-      if (status === 412) return err(new PreconditionFailedError(document.orderId, ifMatch));
-      if (status === 404) return err(new NotFoundError(document.orderId));
-      throw error;
-    }
+    return this.replaceMetered(record, ifMatch, newMeter());
   }
 
   async countProcessing(): Promise<number> {
-    const { resources } = await this.container.items
+    const { resources } = await this.records.items
       .query<number>("SELECT VALUE COUNT(1) FROM c WHERE c.processState = 'Processing'")
       .fetchAll();
     return resources.reduce((sum, n) => sum + n, 0);
@@ -97,15 +132,75 @@ export class CosmosStateStore implements StateStore {
   }
 
   async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
-    return this.page(
+    const audit = query.continuationToken ? undefined : await this.auditWhenDue();
+    const page = await scanExpired(
       {
-        name: "expired",
-        sortField: "completeBy",
-        filter: "c.processState IN ('Processing', 'Compensating') AND c.completeBy <= @now",
-        parameters: [{ name: "@now", value: query.now }],
-        orderBy: "c.completeBy, c.orderId",
+        index: this.index,
+        readRecord: (orderId, meter) => this.read(orderId, meter),
+        rewrite: async (record, meter) => {
+          await this.replaceMetered(withoutStoreMetadata(record), record._etag, meter);
+        },
       },
       query,
+    );
+    return audit ? { ...page, cost: withAudit(page.cost, audit) } : page;
+  }
+
+  /**
+   * Covers in the recovery index every record that can expire, as the state container has it
+   * (`recovery-audit.ts`): what builds without the index claimed, and what a writer that died
+   * mid-create left uncovered. The expired query runs it on its own (`auditEveryMs`).
+   */
+  async auditRecoveryIndex(): Promise<AuditReport> {
+    const started = performance.now();
+    const meter = newMeter();
+    const covered = await coverRecordsThatCanExpire(this.records, this.index, meter);
+    this.lastAuditAt = started;
+    return { covered, ...meter, durationMs: performance.now() - started };
+  }
+
+  /** The audit, on the first page of a scan, when due; its cost is added to that page's. */
+  private async auditWhenDue(): Promise<AuditReport | undefined> {
+    if (this.auditEveryMs === null) return undefined;
+    const due = this.lastAuditAt === null || performance.now() - this.lastAuditAt >= this.auditEveryMs;
+    return due ? this.auditRecoveryIndex() : undefined;
+  }
+
+  private async read(orderId: string, meter: Meter): Promise<StoredStateRecord | undefined> {
+    const response = await this.records.item(orderId, orderId).read();
+    meter.requestUnits += response.requestCharge;
+    if (response.resource === undefined) return undefined;
+    meter.documentsRead++;
+    return fromDocument(response.resource);
+  }
+
+  private async replaceMetered(
+    record: StateRecord,
+    ifMatch: string,
+    meter: Meter,
+  ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
+    const document = toDocument(record);
+    return writeIndexed<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>>(
+      this.index,
+      document,
+      "replace",
+      async () => {
+        try {
+          const response = await this.records
+            .item(document.id, document.orderId)
+            .replace(document, { accessCondition: { type: "IfMatch", condition: ifMatch } });
+          meter.requestUnits += response.requestCharge;
+          return { written: true, result: ok(fromDocument(response.resource)) };
+        } catch (error) {
+          meter.requestUnits += chargeOf(error);
+          const status = statusOf(error);
+          if (status === 412)
+            return { written: false, result: err(new PreconditionFailedError(document.orderId, ifMatch)) };
+          if (status === 404) return { written: false, result: err(new NotFoundError(document.orderId)) };
+          throw error;
+        }
+      },
+      meter,
     );
   }
 
@@ -130,7 +225,7 @@ export class CosmosStateStore implements StateStore {
     };
 
     const started = performance.now();
-    const iterator = this.container.items.query(spec, { maxItemCount: limit });
+    const iterator = this.records.items.query(spec, { maxItemCount: limit });
     const resources: unknown[] = [];
     let requestUnits = 0;
     // Cosmos DB may return a round trip with fewer items than asked (or none); keep fetching.
@@ -147,26 +242,23 @@ export class CosmosStateStore implements StateStore {
       resources.length > request.maxItems && last
         ? encodeCursor({
             query: query.name,
-            sortKey: sortKeyOf(last, query.sortField),
+            sortKey: last[query.sortField],
             orderId: last.orderId,
           })
         : null;
-    return { items, continuationToken, cost: { requestUnits, itemsReturned: items.length, durationMs } };
+    return {
+      items,
+      continuationToken,
+      cost: { requestUnits, itemsReturned: items.length, documentsRead: resources.length, durationMs },
+    };
   }
 }
 
-function sortKeyOf(record: StoredStateRecord, field: PagedQuery["sortField"]): string {
-  const value = record[field];
-  if (value === null) throw new Error(`state record ${record.orderId} matched with no ${field}`);
-  return value;
-}
-
-function statusOf(error: unknown): unknown {
-  return typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
-}
-
-function checkPageSize(maxItems: number): void {
-  if (!Number.isInteger(maxItems) || maxItems < 1 || maxItems > MAX_PAGE_SIZE) {
-    throw new RangeError(`maxItems must be an integer from 1 to ${MAX_PAGE_SIZE}; got ${maxItems}`);
-  }
+function withAudit(cost: QueryCost, audit: AuditReport): QueryCost {
+  return {
+    requestUnits: cost.requestUnits + audit.requestUnits,
+    itemsReturned: cost.itemsReturned,
+    documentsRead: cost.documentsRead + audit.documentsRead,
+    durationMs: cost.durationMs + audit.durationMs,
+  };
 }

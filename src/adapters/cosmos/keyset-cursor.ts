@@ -1,3 +1,4 @@
+import { MAX_PAGE_SIZE } from "../../ports/state-store.js";
 import { InvalidContinuationTokenError } from "../../ports/store-errors.js";
 
 export type QueryName = "claimable" | "expired";
@@ -36,4 +37,10 @@ export function decodeCursor(token: string, expected: QueryName): Cursor {
     throw new InvalidContinuationTokenError(`issued for the ${query} query, not ${expected}`);
   }
   return { query, sortKey, orderId };
+}
+
+export function checkPageSize(maxItems: number): void {
+  if (!Number.isInteger(maxItems) || maxItems < 1 || maxItems > MAX_PAGE_SIZE) {
+    throw new RangeError(`maxItems must be an integer from 1 to ${MAX_PAGE_SIZE}; got ${maxItems}`);
+  }
 }

@@ -130,4 +130,12 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating');
     `,
   },
+  {
+    version: 4,
+    description: "expired records in deadline order from an index that holds only owned records",
+    sql: `
+      CREATE INDEX state_records_expired ON state_records (complete_by, order_id)
+        WHERE process_state IN ('Processing', 'Compensating') AND complete_by IS NOT NULL;
+    `,
+  },
 ];

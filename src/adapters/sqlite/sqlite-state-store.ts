@@ -37,6 +37,24 @@ interface Cursor {
   readonly orderId: string;
 }
 
+/**
+ * The paged queries, each keyset-ordered on (sort key, orderId) and answered from a partial index named
+ * in the query: the planner prefers the (process_state, ...) index, then reads every matching row of both
+ * states and sorts them on each page. A partial index holds only the rows that can match, already in
+ * sort order, so a page reads its own rows and one more, however many records match or do not.
+ */
+export const PAGED_QUERIES: Readonly<Record<QueryName, string>> = {
+  claimable: `SELECT order_id, etag, document, not_before AS sort_key FROM state_records INDEXED BY state_records_claimable
+     WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating') AND not_before <= ?
+       AND (not_before, order_id) > (?, ?)
+     ORDER BY not_before, order_id LIMIT ?`,
+  // The index holds owned records only (the only ones with a deadline), expired or not.
+  expired: `SELECT order_id, etag, document, complete_by AS sort_key FROM state_records INDEXED BY state_records_expired
+     WHERE process_state IN ('Processing', 'Compensating') AND complete_by <= ?
+       AND (complete_by, order_id) > (?, ?)
+     ORDER BY complete_by, order_id LIMIT ?`,
+};
+
 /** The first cursor: sorts before every real key. */
 const START = { sortKey: "", orderId: "" };
 
@@ -75,20 +93,8 @@ export class SqliteStateStore implements StateStore {
     this.processing = db.prepare(
       "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
     );
-    // Named, because the planner prefers the (process_state, ...) index and then sorts every claimable
-    // row; the partial index is already in (not_before, order_id) order and holds only claimable rows.
-    this.claimable = db.prepare(
-      `SELECT order_id, etag, document, not_before AS sort_key FROM state_records INDEXED BY state_records_claimable
-       WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating') AND not_before <= ?
-         AND (not_before, order_id) > (?, ?)
-       ORDER BY not_before, order_id LIMIT ?`,
-    );
-    this.expired = db.prepare(
-      `SELECT order_id, etag, document, complete_by AS sort_key FROM state_records
-       WHERE process_state IN ('Processing', 'Compensating') AND complete_by <= ?
-         AND (complete_by, order_id) > (?, ?)
-       ORDER BY complete_by, order_id LIMIT ?`,
-    );
+    this.claimable = db.prepare(PAGED_QUERIES.claimable);
+    this.expired = db.prepare(PAGED_QUERIES.expired);
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -165,7 +171,12 @@ export class SqliteStateStore implements StateStore {
     return {
       items: items.map(toStored),
       continuationToken,
-      cost: { requestUnits: 0, itemsReturned: items.length, durationMs: performance.now() - started },
+      cost: {
+        requestUnits: 0,
+        itemsReturned: items.length,
+        documentsRead: rows.length,
+        durationMs: performance.now() - started,
+      },
     };
   }
 }

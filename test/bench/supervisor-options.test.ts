@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { parseOptions, UsageError } from "../../bench/supervisor-options.js";
+
+describe("npm run bench:supervisor options", () => {
+  it("default to both stores at 10,000, 100,000 and 1,000,000 records, nine scans, no audit", () => {
+    expect(parseOptions([])).toEqual({
+      sizes: [10_000, 100_000, 1_000_000],
+      stores: ["sqlite", "cosmos"],
+      scans: 9,
+      audit: false,
+    });
+  });
+
+  it("take the sizes, stores, scans and audit asked for", () => {
+    expect(parseOptions(["--sizes", "1000, 5000", "--stores", "cosmos", "--scans", "2", "--audit"])).toEqual({
+      sizes: [1_000, 5_000],
+      stores: ["cosmos"],
+      scans: 2,
+      audit: true,
+    });
+  });
+
+  it.each([
+    [["--sizes", "999"]],
+    [["--sizes", "1e7"]],
+    [["--sizes", "10000,abc"]],
+    [["--stores", "sqlite,postgres"]],
+    [["--stores", ""]],
+    [["--scans", "0"]],
+    [["--scans", "1.5"]],
+    [["--size", "10000"]],
+    [["10000"]],
+  ])("refuse %j", (args) => {
+    expect(() => parseOptions(args)).toThrow(UsageError);
+  });
+});
