@@ -43,7 +43,13 @@ export function seedRecord(i: number, now: IsoInstant): StateRecord {
     items: [{ sku: `SKU-${i % 300}`, quantity: 1 + (i % 3), unitPriceMinor: 1_299 }],
   });
   const submitted = addMilliseconds(at, -MINUTE);
-  const record = newPendingRecord({ order, replyTo: "order-status", now: submitted, retryBudgetLimit: 400 });
+  const record = newPendingRecord({
+    order,
+    replyTo: "order-status",
+    now: submitted,
+    retryBudgetLimit: 400,
+    undoReserve: 72,
+  });
   switch (kind) {
     case "pending":
       return record;
@@ -124,6 +130,7 @@ function compensating(record: StateRecord, at: IsoInstant): StateRecord {
     now: at,
     completeBy: record.completeBy ?? addMilliseconds(at, ATTEMPT_TIMEOUT_MS),
     failure: { kind: "permanent", code: "CardDeclined", message: "the partner refused", step: second },
+    undo: { callsPerRequest: 3, amplification: 1 },
   });
 }
 
