@@ -190,22 +190,28 @@ describe("recoveries exhausted with a completed and an in-doubt step", () => {
     expect(s.partner.ledger().effects).toBe(2);
   });
 
-  it("compensates instead with ON_RECOVERIES_EXHAUSTED=compensate: the doubt resolved, every effect undone once", async () => {
-    const { s, orderId } = await exhaustedWithInDoubtStep(
-      { ON_RECOVERIES_EXHAUSTED: "compensate" },
-      { chargePayment: ["none"], "chargePayment:undo": ["none"], "reserveInventory:undo": ["none"] },
-    );
-    await runUntil(s, terminal(s, orderId));
-    const record = await recordOf(s, orderId);
-    expect(record).toMatchObject({ processState: "Compensated", lastError: { code: "RecoveriesExhausted" } });
-    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "NotStarted"]);
-    const ledger = s.partner.ledger();
-    // Re-sending the charge with its key replayed the effect already applied: still two, both undone.
-    expect(ledger.effects).toBe(2);
-    expect(ledger.undos).toBe(2);
-    expect(ledger.duplicateEffects).toBe(0);
-    expect(s.pipeline.alerts.raised).toEqual([]);
-  });
+  it.each(["activity", "queue"])(
+    "compensates instead with ON_RECOVERIES_EXHAUSTED=compensate: the doubt resolved, every effect undone once (Agent as %s)",
+    async (agentMode) => {
+      const { s, orderId } = await exhaustedWithInDoubtStep(
+        { ON_RECOVERIES_EXHAUSTED: "compensate", AGENT_MODE: agentMode },
+        { chargePayment: ["none"], "chargePayment:undo": ["none"], "reserveInventory:undo": ["none"] },
+      );
+      await runUntil(s, terminal(s, orderId));
+      const record = await recordOf(s, orderId);
+      expect(record).toMatchObject({
+        processState: "Compensated",
+        lastError: { code: "RecoveriesExhausted" },
+      });
+      expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "NotStarted"]);
+      const ledger = s.partner.ledger();
+      // Re-sending the charge with its key replayed the effect already applied: still two, both undone.
+      expect(ledger.effects).toBe(2);
+      expect(ledger.undos).toBe(2);
+      expect(ledger.duplicateEffects).toBe(0);
+      expect(s.pipeline.alerts.raised).toEqual([]);
+    },
+  );
 
   it("operator resubmit resumes at the in-doubt step, which the partner applied once, and the order ends Processed", async () => {
     const { s, orderId } = await exhaustedWithInDoubtStep(
