@@ -7,6 +7,7 @@ export const FUNCTION_NAMES = {
   agentReplies: "agentReplies",
   postOrder: "postOrder",
   getOrder: "getOrder",
+  listOrders: "listOrders",
   resubmitOrder: "resubmitOrder",
   compensateOrder: "compensateOrder",
 } as const;

@@ -4,7 +4,7 @@ import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 
 /**
- * `POST /api/orders` and `GET /api/orders/{orderId}`, each behind a function key; the operator
+ * `POST /api/orders`, `GET /api/orders` and `GET /api/orders/{orderId}`, each behind a function key; the operator
  * commands (`POST /api/orders/{orderId}/resubmit` and `/compensate`) behind the app's admin key.
  */
 export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
@@ -13,6 +13,12 @@ export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
     route: ORDERS_ROUTE,
     authLevel: "function",
     handler: (request) => handlers.postOrder(request),
+  });
+  azureFunctions.app.http(FUNCTION_NAMES.listOrders, {
+    methods: ["GET"],
+    route: ORDERS_ROUTE,
+    authLevel: "function",
+    handler: (request) => handlers.listOrders(request),
   });
   azureFunctions.app.http(FUNCTION_NAMES.getOrder, {
     methods: ["GET"],

@@ -54,6 +54,7 @@ export async function runHost(options: HostOptions): Promise<void> {
       post: (body) => pipeline.post(body),
       getRecord: (orderId) => pipeline.states.get(orderId),
       operator: pipeline.operator,
+      listRecords: (query) => pipeline.states.listRecent(query),
     },
   });
 

@@ -54,7 +54,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
 
   async function route(req: IncomingMessage, path: string): Promise<Answer> {
     if (path === ORDERS_PATH) {
-      return req.method === "POST" ? postOrder(req) : methodNotAllowed(req, "POST");
+      if (req.method === "GET") return api.listOrders(new URL(req.url ?? "/", "http://host").searchParams);
+      return req.method === "POST" ? postOrder(req) : methodNotAllowed(req, "GET", "POST");
     }
     const match = ORDER_PATH.exec(path);
     if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
@@ -162,11 +163,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "tooLar
   });
 }
 
-function methodNotAllowed(req: IncomingMessage, allowed: string): Answer {
+function methodNotAllowed(req: IncomingMessage, ...allowed: string[]): Answer {
   return {
     status: 405,
-    body: { error: "method not allowed", method: req.method ?? "", allowed: [allowed] },
-    headers: { Allow: allowed },
+    body: { error: "method not allowed", method: req.method ?? "", allowed },
+    headers: { Allow: allowed.join(", ") },
   };
 }
 

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { UsageError } from "./usage-error.js";
 
 export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or the Functions app with --key):
+  sas orders list [--state <state>] [--limit <n>] [--continuation <token>]
   sas orders show <orderId>
   sas orders resubmit <orderId> --operator <name> --reason <text>
   sas orders compensate <orderId> --operator <name> --reason <text>
@@ -19,12 +20,14 @@ export interface OrdersCommandIo {
   readonly err: (text: string) => void;
 }
 
-const ACTIONS = ["show", "resubmit", "compensate"] as const;
+const ACTIONS = ["list", "show", "resubmit", "compensate"] as const;
 type Action = (typeof ACTIONS)[number];
 
 interface Request {
   readonly action: Action;
+  /** The order (show and the commands), or the list's query string. */
   readonly orderId: string;
+  readonly listQuery: string;
   readonly url: string;
   readonly key: string | undefined;
   readonly token: string | undefined;
@@ -33,24 +36,22 @@ interface Request {
   readonly reason?: string;
 }
 
-/** `sas orders ...`: one record, or an operator command, over the orders API. */
+/** `sas orders ...`: a list, one record, or an operator command, over the orders API. */
 export async function ordersCommand(args: readonly string[], io: OrdersCommandIo): Promise<number> {
   const request = parseRequest(args);
-  const path = `/api/orders/${encodeURIComponent(request.orderId)}`;
-  const target = `${request.url.replace(/\/+$/, "")}${path}${request.action === "show" ? "" : `/${request.action}`}`;
   const headers: Record<string, string> = { "Content-Type": "application/json" };
   if (request.key) headers["x-functions-key"] = request.key;
   if (request.token) headers.Authorization = `Bearer ${request.token}`;
+  const command = request.action === "resubmit" || request.action === "compensate";
   let response: Response;
   try {
-    response =
-      request.action === "show"
-        ? await io.fetch(target, { headers })
-        : await io.fetch(target, {
-            method: "POST",
-            headers,
-            body: JSON.stringify({ operator: request.operator, reason: request.reason }),
-          });
+    response = command
+      ? await io.fetch(targetOf(request), {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ operator: request.operator, reason: request.reason }),
+        })
+      : await io.fetch(targetOf(request), { headers });
   } catch (error) {
     io.err(`cannot reach ${request.url}: ${(error as Error).message}\n`);
     return 1;
@@ -58,11 +59,18 @@ export async function ordersCommand(args: readonly string[], io: OrdersCommandIo
   const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (request.json) io.out(`${JSON.stringify(body)}\n`);
   if (response.status === 200 || response.status === 202) {
-    if (!request.json) io.out(request.action === "show" ? describeRecord(body) : describeAccepted(body));
+    if (!request.json) io.out(DESCRIBE[request.action](body));
     return 0;
   }
   io.err(`${describeRefusal(response.status, body)}\n`);
   return response.status === 400 ? 2 : 1;
+}
+
+function targetOf(request: Request): string {
+  const base = `${request.url.replace(/\/+$/, "")}/api/orders`;
+  if (request.action === "list") return request.listQuery ? `${base}?${request.listQuery}` : base;
+  const order = `${base}/${encodeURIComponent(request.orderId)}`;
+  return request.action === "show" ? order : `${order}/${request.action}`;
 }
 
 function parseRequest(args: readonly string[]): Request {
@@ -76,6 +84,9 @@ function parseRequest(args: readonly string[]): Request {
       token: { type: "string" },
       operator: { type: "string" },
       reason: { type: "string" },
+      state: { type: "string" },
+      limit: { type: "string" },
+      continuation: { type: "string" },
       json: { type: "boolean" },
     },
   });
@@ -83,22 +94,57 @@ function parseRequest(args: readonly string[]): Request {
   if (!ACTIONS.includes(action as Action)) {
     throw new UsageError(`sas orders needs one of ${ACTIONS.join(", ")}; got ${action ?? "nothing"}`);
   }
-  if (orderId === undefined || extra.length > 0)
-    throw new UsageError(`sas orders ${action} needs one order id`);
   const url = values.url ?? "http://127.0.0.1:7071";
   if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--url must be an http(s) URL; got ${url}`);
+  const listFlags = { state: values.state, limit: values.limit, continuation: values.continuation };
   const base = {
     action: action as Action,
-    orderId,
+    orderId: orderId ?? "",
+    listQuery: new URLSearchParams(
+      Object.entries(listFlags).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ).toString(),
     url,
     key: values.key,
     token: values.token,
     json: values.json === true,
   };
+  if (action === "list") {
+    if (orderId !== undefined) throw new UsageError("sas orders list takes no order id");
+    return base;
+  }
+  if (base.listQuery) throw new UsageError(`--state, --limit and --continuation are for sas orders list`);
+  if (orderId === undefined || extra.length > 0)
+    throw new UsageError(`sas orders ${action} needs one order id`);
   if (action === "show") return base;
   if (!values.operator?.trim()) throw new UsageError(`sas orders ${action} needs --operator <name>`);
   if (!values.reason?.trim()) throw new UsageError(`sas orders ${action} needs --reason <text>`);
   return { ...base, operator: values.operator, reason: values.reason };
+}
+
+const DESCRIBE: Readonly<Record<Action, (body: Record<string, unknown>) => string>> = {
+  list: describeList,
+  show: describeRecord,
+  resubmit: describeAccepted,
+  compensate: describeAccepted,
+};
+
+/** One aligned line per order, then the continuation to pass for the next page. */
+function describeList(body: Record<string, unknown>): string {
+  const items = (Array.isArray(body.items) ? body.items : []) as Record<string, unknown>[];
+  const rows = items.map((item) => {
+    const lastError = item.lastError as { code?: string } | null | undefined;
+    return [String(item.orderId), String(item.processState), String(item.updatedAt), lastError?.code ?? ""];
+  });
+  const widths = [0, 1, 2].map((column) => Math.max(0, ...rows.map((row) => row[column]?.length ?? 0)));
+  const lines = rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd(),
+  );
+  if (lines.length === 0) lines.push("no orders");
+  if (typeof body.continuation === "string") lines.push(`more: --continuation ${body.continuation}`);
+  return `${lines.join("\n")}\n`;
 }
 
 function describeRecord(record: Record<string, unknown>): string {

@@ -1,5 +1,5 @@
 import type { Result } from "../domain/result.js";
-import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
+import type { ProcessState, StateRecord, StoredStateRecord } from "../domain/state-record.js";
 import type { IsoInstant } from "../domain/time.js";
 import type { NotFoundError, PreconditionFailedError } from "./store-errors.js";
 
@@ -48,6 +48,15 @@ export interface ExpiredQuery extends PageRequest {
   readonly now: IsoInstant;
 }
 
+/**
+ * Records newest change first (`updatedAt`, then `orderId`, both descending), in one process state or
+ * in all: the operator's view. A live view, not a snapshot: a record that changes while you page moves
+ * to the front, so a later page does not show it again (and may not show it at all).
+ */
+export interface RecentQuery extends PageRequest {
+  readonly state: ProcessState | null;
+}
+
 export type CreateResult =
   | { readonly created: true; readonly record: StoredStateRecord }
   | { readonly created: false; readonly existing: StoredStateRecord };
@@ -72,4 +81,5 @@ export interface StateStore {
   /** How many records are `Processing` now: the starter's admission control. */
   countProcessing(): Promise<number>;
   queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>>;
+  listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>>;
 }

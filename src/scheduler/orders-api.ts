@@ -10,6 +10,13 @@
  *     413 { "error": "order message too large", "maxBytes" }
  *     503 { "error": "service unavailable", "message" }: the orders queue could not take the message.
  *
+ *   GET /api/orders?state=<state>&limit=<n>&continuation=<token>   every parameter optional
+ *     200 { "items": [state records, newest change first], "continuation": token or null }: `state` one
+ *         of the process states (all when absent), `limit` 1 to 200 (default 50), `continuation` as the
+ *         previous page returned it. A live view: a record that changes while you page moves to the front.
+ *     400 { "error": "invalid list request", "issues": [...] } naming the bad parameter, a continuation
+ *         token from another list included.
+ *
  *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
  *     200 the state record as the store keeps it, without its `_etag`.
  *     404 { "error": "order not found", "orderId" }
@@ -28,9 +35,16 @@
 
 import { parseOperatorRequest } from "../domain/operator-request.js";
 import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
-import { type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
+import {
+  PROCESS_STATES,
+  type ProcessState,
+  type StoredStateRecord,
+  withoutStoreMetadata,
+} from "../domain/state-record.js";
 import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import type { Page, RecentQuery } from "../ports/state-store.js";
+import { InvalidContinuationTokenError } from "../ports/store-errors.js";
 import type { OperatorCommand, OperatorCommands } from "./operator-commands.js";
 
 export const ORDERS_ROUTE = "orders";
@@ -53,6 +67,7 @@ export interface OrdersApiBackend {
   getRecord(orderId: string): Promise<StoredStateRecord | undefined>;
   /** The operator commands, on the host's own state store. */
   readonly operator: OperatorCommands;
+  listRecords(query: RecentQuery): Promise<Page<StoredStateRecord>>;
 }
 
 export interface ApiAnswer {
@@ -66,6 +81,8 @@ export interface OrdersApi {
   postOrder(text: string): Promise<ApiAnswer>;
   /** `encodedId` is the path segment as it arrived, still percent-encoded. */
   getOrder(encodedId: string): Promise<ApiAnswer>;
+  /** `params` is the request's query string, parsed. */
+  listOrders(params: URLSearchParams): Promise<ApiAnswer>;
   /** `text` is the request body, at most MAX_OPERATOR_BODY_BYTES long. */
   operatorCommand(command: OperatorCommand, encodedId: string, text: string): Promise<ApiAnswer>;
 }
@@ -107,6 +124,25 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
       return { status: 200, body: withoutStoreMetadata(record) };
     },
 
+    async listOrders(params) {
+      const query = listQuery(params);
+      if ("status" in query) return query;
+      let page: Page<StoredStateRecord>;
+      try {
+        page = await backend.listRecords(query);
+      } catch (error) {
+        if (error instanceof InvalidContinuationTokenError) {
+          return invalidList("continuation", "format", `is not a token of this list: ${error.message}`);
+        }
+        logger.error("http.backend-failed", { operation: "listRecords", error });
+        return unavailable("the orders could not be listed; try again");
+      }
+      return {
+        status: 200,
+        body: { items: page.items.map(withoutStoreMetadata), continuation: page.continuationToken },
+      };
+    },
+
     async operatorCommand(command, encodedId, text) {
       const orderId = decodeOrderId(encodedId);
       if (typeof orderId !== "string") return orderId;
@@ -136,6 +172,33 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
       return { status: 409, body: { error: "command refused", command, orderId, message: outcome.message } };
     },
   };
+}
+
+const DEFAULT_LIST_LIMIT = 50;
+const MAX_LIST_LIMIT = 200;
+
+/** The list request the query string asks for, or the 400 answer naming what is wrong with it. */
+function listQuery(params: URLSearchParams): RecentQuery | ApiAnswer {
+  const unknown = [...params.keys()].find((key) => !["state", "limit", "continuation"].includes(key));
+  if (unknown !== undefined) return invalidList(unknown, "unknown", "is not a parameter of this list");
+  const state = params.get("state");
+  if (state !== null && !(PROCESS_STATES as readonly string[]).includes(state)) {
+    return invalidList("state", "oneOf", `must be one of ${PROCESS_STATES.join(", ")}`);
+  }
+  const limitText = params.get("limit") ?? String(DEFAULT_LIST_LIMIT);
+  const limit = Number(limitText);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    return invalidList("limit", "range", `must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+  }
+  return {
+    state: state as ProcessState | null,
+    maxItems: limit,
+    continuationToken: params.get("continuation"),
+  };
+}
+
+function invalidList(field: string, rule: string, message: string): ApiAnswer {
+  return { status: 400, body: { error: "invalid list request", issues: [{ field, rule, message }] } };
 }
 
 /** The decoded order id, or the 400 answer for one that cannot be. */

@@ -14,6 +14,8 @@ export interface OperatorApiHost {
   readonly states: StateStore;
   /** `POST /api/orders/{encodedId}/{command}` with `body` as the request body. */
   command(command: OperatorCommand, encodedId: string, body: string): Promise<Answer>;
+  /** `GET /api/orders?{query}`. */
+  list(query: string): Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -44,8 +46,9 @@ function erroredRecord(orderId: string): StateRecord {
 const who = (reason = "customer called") => JSON.stringify({ operator: "alice", reason });
 
 /**
- * `POST /api/orders/{orderId}/resubmit` and `/compensate`, as every host must answer them: the same
- * routes, codes and bodies whether the embedded host or the Functions app serves them.
+ * The operator's routes, `GET /api/orders` and `POST /api/orders/{orderId}/resubmit` and `/compensate`,
+ * as every host must answer them: the same routes, codes and bodies whether the embedded host or the
+ * Functions app serves them.
  */
 export function operatorApiContract(open: () => Promise<OperatorApiHost>): void {
   let host: OperatorApiHost;
@@ -127,6 +130,54 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
       expect((await host.command("resubmit", "ord-bad", who(" ".repeat(3)))).status).toBe(400);
       expect((await host.command("resubmit", "x".repeat(65), who())).status).toBe(400);
       expect((await host.states.get("ord-bad"))?.processState).toBe("Error");
+    });
+
+    it("lists the orders of one state newest change first, page by page, then acts on one of them", async () => {
+      for (let i = 0; i < 5; i++) {
+        const record = erroredRecord(`ord-e${i}`);
+        await host.states.createIfAbsent({ ...record, updatedAt: `2026-01-0${i + 1}T00:00:00.000Z` });
+      }
+      await host.states.createIfAbsent({ ...pendingRecord("ord-p"), updatedAt: "2026-02-01T00:00:00.000Z" });
+      const ids: string[] = [];
+      let continuation: string | null = null;
+      let pages = 0;
+      do {
+        const query: string = `state=Error&limit=2${continuation ? `&continuation=${encodeURIComponent(continuation)}` : ""}`;
+        const page = await host.list(query);
+        expect(page.status).toBe(200);
+        const items = page.body.items as { orderId: string; processState: string; _etag?: string }[];
+        expect(items.every((item) => item.processState === "Error" && item._etag === undefined)).toBe(true);
+        ids.push(...items.map((item) => item.orderId));
+        continuation = page.body.continuation as string | null;
+        pages++;
+      } while (continuation);
+      expect(ids).toEqual(["ord-e4", "ord-e3", "ord-e2", "ord-e1", "ord-e0"]);
+      expect(pages).toBe(3);
+      expect(((await host.list("")).body.items as unknown[]).length).toBe(6);
+      await host.command("resubmit", "ord-e4", who());
+      expect(((await host.list("state=Error")).body.items as unknown[]).length).toBe(4);
+    });
+
+    it("answers 400 naming a bad list parameter", async () => {
+      for (const [query, field] of [
+        ["state=Lost", "state"],
+        ["limit=0", "limit"],
+        ["limit=201", "limit"],
+        ["limit=ten", "limit"],
+        ["colour=blue", "colour"],
+        ["continuation=nonsense", "continuation"],
+      ]) {
+        const answer = await host.list(query as string);
+        expect(answer.status, query).toBe(400);
+        expect(answer.body).toMatchObject({ error: "invalid list request", issues: [{ field }] });
+      }
+      await host.states.createIfAbsent(erroredRecord("ord-t1"));
+      await host.states.createIfAbsent(erroredRecord("ord-t2"));
+      const errors = await host.list("state=Error&limit=1");
+      const foreign = await host.list(
+        `state=Pending&continuation=${encodeURIComponent(String(errors.body.continuation))}`,
+      );
+      expect(foreign.status).toBe(400);
     });
 
     it("lets exactly one of two racing commands win; the other is refused", async () => {

@@ -345,5 +345,71 @@ export function describeStateStoreContract(
         expect(new Set(seen).size).toBe(seen.length);
       });
     });
+
+    describe("recent list", () => {
+      /** Seven records changed at distinct times (two share one), in three states. */
+      async function seedRecent(): Promise<void> {
+        const states = ["Error", "Processed", "Error", "Pending", "Error", "Processed", "Error"] as const;
+        for (const [i, processState] of states.entries()) {
+          await create({
+            ...pendingRecord(`ord-r${i}`),
+            processState,
+            updatedAt: at(i === 6 ? 5_000 : i * 1_000),
+          });
+        }
+      }
+
+      async function everyPage(
+        state: StateRecord["processState"] | null,
+        maxItems: number,
+      ): Promise<string[][]> {
+        const pages: string[][] = [];
+        let token: string | null = null;
+        do {
+          const page = await store.listRecent({ state, maxItems, continuationToken: token });
+          pages.push(page.items.map((r) => r.orderId));
+          token = page.continuationToken;
+        } while (token);
+        return pages;
+      }
+
+      it("lists every record newest change first, ties by orderId descending, page by page", async () => {
+        await seedRecent();
+        expect(await everyPage(null, 3)).toEqual([
+          ["ord-r6", "ord-r5", "ord-r4"],
+          ["ord-r3", "ord-r2", "ord-r1"],
+          ["ord-r0"],
+        ]);
+      });
+
+      it("lists the records of one state only", async () => {
+        await seedRecent();
+        expect((await everyPage("Error", 2)).flat()).toEqual(["ord-r6", "ord-r4", "ord-r2", "ord-r0"]);
+        expect(await everyPage("Compensated", 5)).toEqual([[]]);
+      });
+
+      it("moves a record changed between pages to the front, without showing it twice", async () => {
+        await seedRecent();
+        const first = await store.listRecent({ state: null, maxItems: 3 });
+        const seen = await store.get("ord-r5");
+        if (!seen) throw new Error("ord-r5 is missing");
+        await store.replace({ ...withoutEtag(seen), updatedAt: at(9_000) }, seen._etag);
+        const rest = await store.listRecent({
+          state: null,
+          maxItems: 10,
+          continuationToken: first.continuationToken,
+        });
+        expect(rest.items.map((r) => r.orderId)).toEqual(["ord-r3", "ord-r2", "ord-r1", "ord-r0"]);
+        expect((await store.listRecent({ state: null, maxItems: 1 })).items[0]?.orderId).toBe("ord-r5");
+      });
+
+      it("refuses a token issued for another state's list", async () => {
+        await seedRecent();
+        const page = await store.listRecent({ state: "Error", maxItems: 1 });
+        await expect(
+          store.listRecent({ state: "Processed", maxItems: 1, continuationToken: page.continuationToken }),
+        ).rejects.toThrow(InvalidContinuationTokenError);
+      });
+    });
   });
 }

@@ -19,6 +19,12 @@ async function functionsHost(): Promise<OperatorApiHost> {
       })) as { status: number; jsonBody: Record<string, unknown> };
       return { status: answer.status, body: answer.jsonBody };
     },
+    async list(query) {
+      const answer = (await app.invoke(FUNCTION_NAMES.listOrders, {
+        url: `http://localhost:7071/api/orders?${query}`,
+      })) as { status: number; jsonBody: Record<string, unknown> };
+      return { status: answer.status, body: answer.jsonBody };
+    },
     close: () => app.close(),
   };
 }

@@ -26,7 +26,8 @@ class FakeBackend implements OrdersApiBackend {
     if (this.failing) throw new Error("state store unavailable");
     return this.records.get(orderId);
   }
-  // The operator routes have their own suite (test/contracts/operator-api.contract.ts).
+  // The list and the operator routes have their own suite (test/contracts/operator-api.contract.ts).
+  readonly listRecords = () => Promise.reject(new Error("not used here"));
   readonly operator = {
     resubmit: () => Promise.reject(new Error("not used here")),
     compensate: () => Promise.reject(new Error("not used here")),
@@ -239,9 +240,9 @@ describe("routing", () => {
   });
 
   it("answers 405 with an Allow header for a wrong method", async () => {
-    const list = await fetch(`${api.url}/api/orders`);
+    const list = await fetch(`${api.url}/api/orders`, { method: "PUT" });
     expect(list.status).toBe(405);
-    expect(list.headers.get("allow")).toBe("POST");
+    expect(list.headers.get("allow")).toBe("GET, POST");
     expect((await json(list)).error).toBe("method not allowed");
 
     const remove = await fetch(`${api.url}/api/orders/ord-1`, { method: "DELETE" });

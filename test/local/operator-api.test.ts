@@ -18,6 +18,7 @@ async function embeddedHost(): Promise<OperatorApiHost> {
     backend: {
       post: () => Promise.reject(new Error("not used here")),
       getRecord: (orderId) => states.get(orderId),
+      listRecords: (query) => states.listRecent(query),
       operator,
     },
   });
@@ -29,6 +30,10 @@ async function embeddedHost(): Promise<OperatorApiHost> {
         headers: { "Content-Type": "application/json" },
         body,
       });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
+    async list(query) {
+      const response = await fetch(`${api.url}/api/orders?${query}`);
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     async close() {

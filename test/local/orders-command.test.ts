@@ -28,6 +28,7 @@ beforeEach(async () => {
     backend: {
       post: () => Promise.reject(new Error("not used")),
       getRecord: (orderId) => states.get(orderId),
+      listRecords: (query) => states.listRecent(query),
       operator: createOperatorCommands({ states, clock: new VirtualClock(), logger }),
     },
   });
@@ -107,6 +108,22 @@ describe("sas orders", () => {
     expect(JSON.parse(out)).toEqual({ error: "order not found", orderId: "ord-nobody" });
   });
 
+  it("lists orders as aligned lines, one state at a time, with the flag that fetches the next page", async () => {
+    await states.createIfAbsent({ ...pendingRecord("ord-p1"), updatedAt: "2026-01-02T00:00:00.000Z" });
+    expect(await run("list", "--limit", "1")).toBe(0);
+    expect(out).toMatch(/^ord-p1 {2}Pending {2}2026-01-02T00:00:00.000Z\nmore: --continuation \S+\n$/);
+    const token = out.split("--continuation ")[1]?.trim() ?? "";
+    out = "";
+    expect(await run("list", "--limit", "1", "--continuation", token)).toBe(0);
+    expect(out).toBe("ord-err  Error  2026-01-01T00:00:00.000Z  Http422\n");
+    out = "";
+    expect(await run("list", "--state", "Compensated")).toBe(0);
+    expect(out).toBe("no orders\n");
+    expect(await run("list", "--state", "Lost")).toBe(2);
+    expect(err).toContain("400 invalid list request");
+    expect(requests.at(-1)?.url).toMatch(/\/api\/orders\?state=Lost$/);
+  });
+
   it("sends --key as the function key header", async () => {
     await run("show", "ord-err", "--key", "k-123");
     expect(requests[0]?.headers.get("x-functions-key")).toBe("k-123");
@@ -114,8 +131,10 @@ describe("sas orders", () => {
 
   it("refuses a command line it cannot run, before calling the host", async () => {
     await expect(run("resubmit", "ord-err", "--reason", "x")).rejects.toThrow(UsageError);
-    await expect(run("delete", "ord-err")).rejects.toThrow(/one of show, resubmit, compensate/);
+    await expect(run("delete", "ord-err")).rejects.toThrow(/one of list, show, resubmit, compensate/);
     await expect(run("show")).rejects.toThrow(/needs one order id/);
+    await expect(run("list", "ord-err")).rejects.toThrow(/takes no order id/);
+    await expect(run("show", "ord-err", "--state", "Error")).rejects.toThrow(/are for sas orders list/);
     await expect(
       ordersCommand(["show", "o", "--url", "ftp://x"], { fetch, out: () => {}, err: () => {} }),
     ).rejects.toThrow(/--url must be an http/);

@@ -20,6 +20,7 @@ export const ORDER_STATE_CONTAINER = {
       { path: "/notBefore/?" },
       { path: "/completeBy/?" },
       { path: "/orderId/?" },
+      { path: "/updatedAt/?" },
     ],
     excludedPaths: [{ path: "/*" }],
     compositeIndexes: [
@@ -33,6 +34,11 @@ export const ORDER_STATE_CONTAINER = {
       [
         { path: "/completeBy", order: "ascending" },
         { path: "/orderId", order: "ascending" },
+      ],
+      // The operator's list: newest change first, in every state or in one.
+      [
+        { path: "/updatedAt", order: "descending" },
+        { path: "/orderId", order: "descending" },
       ],
     ],
   },

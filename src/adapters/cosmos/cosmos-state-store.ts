@@ -9,6 +9,7 @@ import type {
   Page,
   PageRequest,
   QueryCost,
+  RecentQuery,
   StateStore,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
@@ -16,7 +17,7 @@ import type { StateContainers } from "./cosmos-client.js";
 import { chargeOf, statusOf } from "./cosmos-errors.js";
 import { scanExpired } from "./expired-scan.js";
 import { writeIndexed } from "./indexed-write.js";
-import { checkPageSize, decodeCursor, encodeCursor } from "./keyset-cursor.js";
+import { checkPageSize, decodeCursor, encodeCursor, type QueryName } from "./keyset-cursor.js";
 import { coverRecordsThatCanExpire } from "./recovery-audit.js";
 import { type Meter, newMeter, RecoveryIndex } from "./recovery-index.js";
 import { fromDocument, toDocument } from "./state-document.js";
@@ -41,10 +42,12 @@ export interface AuditReport {
 
 const DEFAULT_AUDIT_EVERY_MS = 3_600_000;
 
-/** A paged query of the state container: its filter and the keyset it is ordered on, `(notBefore, orderId)`. */
+/** A paged query of the state container: its filter and the keyset it is ordered on, `(sortField, orderId)`. */
 interface PagedQuery {
-  readonly name: "claimable";
-  readonly sortField: "notBefore";
+  readonly name: QueryName;
+  readonly sortField: "notBefore" | "updatedAt";
+  /** Newest first: the keyset runs downwards. */
+  readonly descending?: boolean;
   readonly filter: string;
   readonly parameters: readonly SqlParameter[];
   /** Must equal a composite index of the container definition, path for path. */
@@ -126,6 +129,20 @@ export class CosmosStateStore implements StateStore {
         parameters: [{ name: "@now", value: query.now }],
         // Two states match, so the due time must lead for "oldest first" across both.
         orderBy: "c.notBefore, c.orderId",
+      },
+      query,
+    );
+  }
+
+  async listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>> {
+    return this.page(
+      {
+        name: `recent:${query.state ?? "all"}`,
+        sortField: "updatedAt",
+        descending: true,
+        filter: query.state === null ? "true" : "c.processState = @state",
+        parameters: query.state === null ? [] : [{ name: "@state", value: query.state }],
+        orderBy: "c.updatedAt DESC, c.orderId DESC",
       },
       query,
     );
@@ -213,7 +230,10 @@ export class CosmosStateStore implements StateStore {
     const parameters: SqlParameter[] = [...query.parameters, { name: "@limit", value: limit }];
     if (cursor) {
       const key = `c.${query.sortField}`;
-      conditions.push(`(${key} > @afterKey OR (${key} = @afterKey AND c.orderId > @afterId))`);
+      const beyond = query.descending ? "<" : ">";
+      conditions.push(
+        `(${key} ${beyond} @afterKey OR (${key} = @afterKey AND c.orderId ${beyond} @afterId))`,
+      );
       parameters.push(
         { name: "@afterKey", value: cursor.sortKey },
         { name: "@afterId", value: cursor.orderId },

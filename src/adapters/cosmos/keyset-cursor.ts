@@ -1,7 +1,7 @@
 import { MAX_PAGE_SIZE } from "../../ports/state-store.js";
 import { InvalidContinuationTokenError } from "../../ports/store-errors.js";
 
-export type QueryName = "claimable" | "expired";
+export type QueryName = "claimable" | "expired" | `recent:${string}`;
 
 /** Where a page stopped: the last item's sort key and orderId, for the query that issued it. */
 export interface Cursor {

@@ -138,4 +138,14 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE process_state IN ('Processing', 'Compensating') AND complete_by IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    description: "state store: the time of each record's last change, for the operator's newest-first list",
+    sql: `
+      ALTER TABLE state_records ADD COLUMN updated_at TEXT;
+      UPDATE state_records SET updated_at = json_extract(document, '$.updatedAt');
+      CREATE INDEX state_records_recent ON state_records (updated_at DESC, order_id DESC);
+      CREATE INDEX state_records_recent_by_state ON state_records (process_state, updated_at DESC, order_id DESC);
+    `,
+  },
 ];

@@ -2,13 +2,19 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Statement } from "better-sqlite3";
 import { err, ok, type Result } from "../../domain/result.js";
-import { parseStateRecord, type StateRecord, type StoredStateRecord } from "../../domain/state-record.js";
+import {
+  type ProcessState,
+  parseStateRecord,
+  type StateRecord,
+  type StoredStateRecord,
+} from "../../domain/state-record.js";
 import {
   type ClaimableQuery,
   type CreateResult,
   type ExpiredQuery,
   MAX_PAGE_SIZE,
   type Page,
+  type RecentQuery,
   type StateStore,
 } from "../../ports/state-store.js";
 import {
@@ -28,7 +34,7 @@ interface KeyedRow extends RecordRow {
   readonly order_id: string;
 }
 
-type QueryName = "claimable" | "expired";
+type QueryName = "claimable" | "expired" | `recent:${ProcessState | "all"}`;
 
 /** Where the previous page stopped: the last row's (sort key, orderId). */
 interface Cursor {
@@ -43,7 +49,7 @@ interface Cursor {
  * states and sorts them on each page. A partial index holds only the rows that can match, already in
  * sort order, so a page reads its own rows and one more, however many records match or do not.
  */
-export const PAGED_QUERIES: Readonly<Record<QueryName, string>> = {
+export const PAGED_QUERIES: Readonly<Record<"claimable" | "expired", string>> = {
   claimable: `SELECT order_id, etag, document, not_before AS sort_key FROM state_records INDEXED BY state_records_claimable
      WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating') AND not_before <= ?
        AND (not_before, order_id) > (?, ?)
@@ -55,8 +61,18 @@ export const PAGED_QUERIES: Readonly<Record<QueryName, string>> = {
      ORDER BY complete_by, order_id LIMIT ?`,
 };
 
+/** Newest change first, in every state or in one; keyset on (updated_at, order_id) descending. */
+const RECENT_QUERIES = {
+  all: `SELECT order_id, etag, document, updated_at AS sort_key FROM state_records INDEXED BY state_records_recent
+     WHERE (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ?`,
+  byState: `SELECT order_id, etag, document, updated_at AS sort_key FROM state_records INDEXED BY state_records_recent_by_state
+     WHERE process_state = ? AND (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ?`,
+};
+
 /** The first cursor: sorts before every real key. */
 const START = { sortKey: "", orderId: "" };
+/** The first cursor of a descending query: sorts after every real key (instants are ASCII). */
+const START_DESCENDING = { sortKey: "\uffff", orderId: "" };
 
 /**
  * The state store on SQLite. Each record is its JSON document plus the columns the queries filter and
@@ -72,18 +88,20 @@ export class SqliteStateStore implements StateStore {
   private readonly byState: Statement<[], { process_state: string; n: number }>;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
   private readonly expired: Statement<[string, string, string, number], KeyedRow>;
+  private readonly recentAll: Statement<[string, string, number], KeyedRow>;
+  private readonly recentByState: Statement<[string, string, string, number], KeyedRow>;
 
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
     this.insert = db.prepare(
-      `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, document)
-       VALUES (@orderId, @etag, @processState, @lockedBy, @completeBy, @notBefore, @document)
+      `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, document)
+       VALUES (@orderId, @etag, @processState, @lockedBy, @completeBy, @notBefore, @updatedAt, @document)
        ON CONFLICT (order_id) DO NOTHING`,
     );
     this.update = db.prepare(
       `UPDATE state_records
        SET etag = @etag, process_state = @processState, locked_by = @lockedBy, complete_by = @completeBy,
-           not_before = @notBefore, document = @document
+           not_before = @notBefore, updated_at = @updatedAt, document = @document
        WHERE order_id = @orderId AND etag = @ifMatch`,
     );
     this.byState = db.prepare(
@@ -95,6 +113,8 @@ export class SqliteStateStore implements StateStore {
     );
     this.claimable = db.prepare(PAGED_QUERIES.claimable);
     this.expired = db.prepare(PAGED_QUERIES.expired);
+    this.recentAll = db.prepare(RECENT_QUERIES.all);
+    this.recentByState = db.prepare(RECENT_QUERIES.byState);
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -152,13 +172,27 @@ export class SqliteStateStore implements StateStore {
     );
   }
 
+  async listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>> {
+    const { state } = query;
+    return this.page(
+      `recent:${state ?? "all"}`,
+      query,
+      (cursor, limit) =>
+        state === null
+          ? this.recentAll.all(cursor.sortKey, cursor.orderId, limit)
+          : this.recentByState.all(state, cursor.sortKey, cursor.orderId, limit),
+      START_DESCENDING,
+    );
+  }
+
   private page(
     name: QueryName,
     request: { readonly maxItems: number; readonly continuationToken?: string | null },
     select: (cursor: { sortKey: string; orderId: string }, limit: number) => KeyedRow[],
+    start = START,
   ): Page<StoredStateRecord> {
     checkPageSize(request.maxItems);
-    const cursor = request.continuationToken ? decodeCursor(request.continuationToken, name) : START;
+    const cursor = request.continuationToken ? decodeCursor(request.continuationToken, name) : start;
     const started = performance.now();
     // One row more than asked tells whether another page exists without a second query.
     const rows = select(cursor, request.maxItems + 1);
@@ -202,6 +236,7 @@ interface RecordColumns {
   readonly lockedBy: string | null;
   readonly completeBy: string | null;
   readonly notBefore: string;
+  readonly updatedAt: string;
   readonly document: string;
 }
 
@@ -213,6 +248,7 @@ function toColumns(record: StateRecord): RecordColumns {
     lockedBy: record.lockedBy,
     completeBy: record.completeBy,
     notBefore: record.notBefore,
+    updatedAt: record.updatedAt,
     document: JSON.stringify(record),
   };
 }

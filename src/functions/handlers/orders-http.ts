@@ -21,6 +21,7 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       post: (body) => orders.send({ messageId: orderMessageId(body), body }),
       getRecord: (orderId) => services.states.get(orderId),
       operator,
+      listRecords: (query) => services.states.listRecent(query),
     },
   });
   return {
@@ -30,6 +31,9 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       const text = await request.text();
       if (Buffer.byteLength(text) > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
       return toResponse(await api.postOrder(text));
+    },
+    async listOrders(request: HttpRequest): Promise<HttpResponseInit> {
+      return toResponse(await api.listOrders(new URL(request.url).searchParams));
     },
     async getOrder(request: HttpRequest): Promise<HttpResponseInit> {
       // The raw path segment: route parameters arrive decoded, and the API decodes (and checks) it itself.
