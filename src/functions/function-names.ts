@@ -8,6 +8,7 @@ export const FUNCTION_NAMES = {
   postOrder: "postOrder",
   getOrder: "getOrder",
   listOrders: "listOrders",
+  getStats: "getStats",
   resubmitOrder: "resubmitOrder",
   compensateOrder: "compensateOrder",
 } as const;

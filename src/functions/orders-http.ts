@@ -1,10 +1,10 @@
 import azureFunctions from "@azure/functions";
-import { OPERATOR_ROUTES, ORDER_ROUTE, ORDERS_ROUTE } from "../scheduler/orders-api.js";
+import { OPERATOR_ROUTES, ORDER_ROUTE, ORDERS_ROUTE, STATS_ROUTE } from "../scheduler/orders-api.js";
 import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 
 /**
- * `POST /api/orders`, `GET /api/orders` and `GET /api/orders/{orderId}`, each behind a function key; the operator
+ * `POST /api/orders`, `GET /api/orders`, `GET /api/orders/{orderId}` and `GET /api/stats`, each behind a function key; the operator
  * commands (`POST /api/orders/{orderId}/resubmit` and `/compensate`) behind the app's admin key.
  */
 export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
@@ -19,6 +19,12 @@ export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
     route: ORDERS_ROUTE,
     authLevel: "function",
     handler: (request) => handlers.listOrders(request),
+  });
+  azureFunctions.app.http(FUNCTION_NAMES.getStats, {
+    methods: ["GET"],
+    route: STATS_ROUTE,
+    authLevel: "function",
+    handler: () => handlers.stats(),
   });
   azureFunctions.app.http(FUNCTION_NAMES.getOrder, {
     methods: ["GET"],

@@ -18,7 +18,8 @@ commands:
   send    post generated order messages to the Service Bus queue named by the settings
           (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
           environment or from ./local.settings.json)
-  orders  show one order, or resubmit or compensate it as an operator (see below)
+  orders  list orders, show one, or resubmit or compensate it as an operator (see below)
+  stats   the orders in each state, and the attempts in flight (see below)
 
 flags (start, demo; fault flags and --seed for partner too):
   --transient-faults <rate>   share of partner calls failing with 503/429      (0 to 1)
@@ -119,8 +120,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "start") return await startCommand(rest);
     if (command === "partner") return await partnerCommand(rest);
     if (command === "send") return await sendCommand(rest);
-    if (command === "orders") {
-      return await ordersCommand(rest, {
+    if (command === "orders" || command === "stats") {
+      return await ordersCommand(command === "stats" ? ["stats", ...rest] : rest, {
         fetch,
         out: (text) => process.stdout.write(text),
         err: (text) => process.stderr.write(text),

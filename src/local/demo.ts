@@ -74,7 +74,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const deadline = begin + options.timeoutMs;
     let finishedAt = begin;
     for (;;) {
-      const byState = pipeline.states.countByState();
+      const byState = await pipeline.states.countByState();
       const deadLetters = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
       const settled =
         deadLetters + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (byState[state] ?? 0), 0);

@@ -44,7 +44,7 @@ export async function runHost(options: HostOptions): Promise<void> {
   const logFile = createWriteStream(logPath, { flags: "a" });
   const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
   const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
-  const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger });
+  const { pipeline, settings, stop } = await startEmbeddedStack({ ...options, db, logger });
   const api = await startHttpApi({
     port: options.port,
     host: options.host,
@@ -55,6 +55,8 @@ export async function runHost(options: HostOptions): Promise<void> {
       getRecord: (orderId) => pipeline.states.get(orderId),
       operator: pipeline.operator,
       listRecords: (query) => pipeline.states.listRecent(query),
+      countByState: () => pipeline.states.countByState(),
+      maxInFlight: settings.maxInFlight,
     },
   });
 

@@ -18,6 +18,7 @@ import {
   ORDERS_PATH,
   type OrdersApiBackend,
   orderTooLarge,
+  STATS_PATH,
 } from "../scheduler/orders-api.js";
 import { sendJson } from "./json-response.js";
 
@@ -57,6 +58,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       if (req.method === "GET") return api.listOrders(new URL(req.url ?? "/", "http://host").searchParams);
       return req.method === "POST" ? postOrder(req) : methodNotAllowed(req, "GET", "POST");
     }
+    if (path === STATS_PATH) return req.method === "GET" ? api.stats() : methodNotAllowed(req, "GET");
     const match = ORDER_PATH.exec(path);
     if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
     const command = OPERATOR_PATH.exec(path);

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { UsageError } from "./usage-error.js";
 
 export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or the Functions app with --key):
+  sas stats                   the orders in each state, and the attempts in flight
   sas orders list [--state <state>] [--limit <n>] [--continuation <token>]
   sas orders show <orderId>
   sas orders resubmit <orderId> --operator <name> --reason <text>
@@ -20,7 +21,7 @@ export interface OrdersCommandIo {
   readonly err: (text: string) => void;
 }
 
-const ACTIONS = ["list", "show", "resubmit", "compensate"] as const;
+const ACTIONS = ["list", "show", "resubmit", "compensate", "stats"] as const;
 type Action = (typeof ACTIONS)[number];
 
 interface Request {
@@ -67,7 +68,9 @@ export async function ordersCommand(args: readonly string[], io: OrdersCommandIo
 }
 
 function targetOf(request: Request): string {
-  const base = `${request.url.replace(/\/+$/, "")}/api/orders`;
+  const root = request.url.replace(/\/+$/, "");
+  if (request.action === "stats") return `${root}/api/stats`;
+  const base = `${root}/api/orders`;
   if (request.action === "list") return request.listQuery ? `${base}?${request.listQuery}` : base;
   const order = `${base}/${encodeURIComponent(request.orderId)}`;
   return request.action === "show" ? order : `${order}/${request.action}`;
@@ -108,8 +111,11 @@ function parseRequest(args: readonly string[]): Request {
     token: values.token,
     json: values.json === true,
   };
-  if (action === "list") {
-    if (orderId !== undefined) throw new UsageError("sas orders list takes no order id");
+  if (action === "list" || action === "stats") {
+    if (orderId !== undefined)
+      throw new UsageError(`${action === "list" ? "sas orders list" : "sas stats"} takes no order id`);
+    if (action === "stats" && base.listQuery)
+      throw new UsageError("--state, --limit and --continuation are for sas orders list");
     return base;
   }
   if (base.listQuery) throw new UsageError(`--state, --limit and --continuation are for sas orders list`);
@@ -126,7 +132,15 @@ const DESCRIBE: Readonly<Record<Action, (body: Record<string, unknown>) => strin
   show: describeRecord,
   resubmit: describeAccepted,
   compensate: describeAccepted,
+  stats: describeStats,
 };
+
+function describeStats(body: Record<string, unknown>): string {
+  const counts = (body.counts ?? {}) as Record<string, number>;
+  const inFlight = (body.inFlight ?? {}) as { processing?: number; max?: number };
+  const states = Object.entries(counts).map(([state, n]) => `${state} ${n}`);
+  return `${states.join(" · ")}\nin flight ${inFlight.processing}/${inFlight.max}\n`;
+}
 
 /** One aligned line per order, then the continuation to pass for the next page. */
 function describeList(body: Record<string, unknown>): string {

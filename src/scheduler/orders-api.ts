@@ -17,6 +17,10 @@
  *     400 { "error": "invalid list request", "issues": [...] } naming the bad parameter, a continuation
  *         token from another list included.
  *
+ *   GET /api/stats
+ *     200 { "counts": { <process state>: n, ... }, "inFlight": { "processing", "max" } }: the records in
+ *         each state now, and the attempts in flight against MAX_IN_FLIGHT.
+ *
  *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
  *     200 the state record as the store keeps it, without its `_etag`.
  *     404 { "error": "order not found", "orderId" }
@@ -50,6 +54,8 @@ import type { OperatorCommand, OperatorCommands } from "./operator-commands.js";
 export const ORDERS_ROUTE = "orders";
 export const ORDER_ROUTE = "orders/{orderId}";
 export const ORDERS_PATH = `/api/${ORDERS_ROUTE}`;
+export const STATS_ROUTE = "stats";
+export const STATS_PATH = `/api/${STATS_ROUTE}`;
 /** The route of each operator command, under the order's own route. */
 export const OPERATOR_ROUTES: Readonly<Record<OperatorCommand, string>> = {
   resubmit: `${ORDER_ROUTE}/resubmit`,
@@ -68,6 +74,9 @@ export interface OrdersApiBackend {
   /** The operator commands, on the host's own state store. */
   readonly operator: OperatorCommands;
   listRecords(query: RecentQuery): Promise<Page<StoredStateRecord>>;
+  countByState(): Promise<Readonly<Record<ProcessState, number>>>;
+  /** MAX_IN_FLIGHT: the starter claims no more once this many orders are `Processing`. */
+  readonly maxInFlight: number;
 }
 
 export interface ApiAnswer {
@@ -83,6 +92,7 @@ export interface OrdersApi {
   getOrder(encodedId: string): Promise<ApiAnswer>;
   /** `params` is the request's query string, parsed. */
   listOrders(params: URLSearchParams): Promise<ApiAnswer>;
+  stats(): Promise<ApiAnswer>;
   /** `text` is the request body, at most MAX_OPERATOR_BODY_BYTES long. */
   operatorCommand(command: OperatorCommand, encodedId: string, text: string): Promise<ApiAnswer>;
 }
@@ -141,6 +151,18 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
         status: 200,
         body: { items: page.items.map(withoutStoreMetadata), continuation: page.continuationToken },
       };
+    },
+
+    async stats() {
+      let counts: Readonly<Record<ProcessState, number>>;
+      try {
+        counts = await backend.countByState();
+      } catch (error) {
+        logger.error("http.backend-failed", { operation: "countByState", error });
+        return unavailable("the counts could not be read; try again");
+      }
+      const inFlight = { processing: counts.Processing, max: backend.maxInFlight };
+      return { status: 200, body: { counts, inFlight } };
     },
 
     async operatorCommand(command, encodedId, text) {

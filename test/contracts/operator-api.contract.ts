@@ -16,6 +16,8 @@ export interface OperatorApiHost {
   command(command: OperatorCommand, encodedId: string, body: string): Promise<Answer>;
   /** `GET /api/orders?{query}`. */
   list(query: string): Promise<Answer>;
+  /** `GET /api/stats`; the host's MAX_IN_FLIGHT is 200. */
+  stats(): Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -156,6 +158,27 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
       expect(((await host.list("")).body.items as unknown[]).length).toBe(6);
       await host.command("resubmit", "ord-e4", who());
       expect(((await host.list("state=Error")).body.items as unknown[]).length).toBe(4);
+    });
+
+    it("counts the orders in each state, and the attempts in flight against MAX_IN_FLIGHT", async () => {
+      await host.states.createIfAbsent(erroredRecord("ord-s1"));
+      await host.states.createIfAbsent(pendingRecord("ord-s2"));
+      await host.states.createIfAbsent({ ...pendingRecord("ord-s3"), processState: "Processed" });
+      expect(await host.stats()).toEqual({
+        status: 200,
+        body: {
+          counts: {
+            Pending: 1,
+            Processing: 0,
+            Processed: 1,
+            Error: 1,
+            Compensating: 0,
+            Compensated: 0,
+            CompensationFailed: 0,
+          },
+          inFlight: { processing: 0, max: 200 },
+        },
+      });
     });
 
     it("answers 400 naming a bad list parameter", async () => {

@@ -132,6 +132,21 @@ export function describeStateStoreContract(
       });
     });
 
+    it("counts the records in each state, every state present", async () => {
+      await create(pendingRecord("ord-c1"));
+      await create(pendingRecord("ord-c2"));
+      await create({ ...pendingRecord("ord-c3"), processState: "Error" });
+      expect(await store.countByState()).toEqual({
+        Pending: 2,
+        Processing: 0,
+        Processed: 0,
+        Error: 1,
+        Compensating: 0,
+        Compensated: 0,
+        CompensationFailed: 0,
+      });
+    });
+
     it("counts the records in Processing", async () => {
       expect(await store.countProcessing()).toBe(0);
       for (let i = 0; i < 3; i++) {

@@ -59,6 +59,12 @@ describe("Azure app registrations", () => {
         route: "orders",
         methods: ["GET"],
       },
+      [FUNCTION_NAMES.getStats]: {
+        type: "httpTrigger",
+        authLevel: "function",
+        route: "stats",
+        methods: ["GET"],
+      },
       [FUNCTION_NAMES.getOrder]: {
         type: "httpTrigger",
         authLevel: "function",
@@ -81,7 +87,7 @@ describe("Azure app registrations", () => {
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(10 + 1 + activities.length);
+    expect(Object.keys(summary)).toHaveLength(11 + 1 + activities.length);
   });
 
   it("gives a durable client input to exactly the functions that start or signal orchestrations, settling activities included", () => {

@@ -25,6 +25,15 @@ async function functionsHost(): Promise<OperatorApiHost> {
       })) as { status: number; jsonBody: Record<string, unknown> };
       return { status: answer.status, body: answer.jsonBody };
     },
+    async stats() {
+      const answer = (await app.invoke(FUNCTION_NAMES.getStats, {
+        url: "http://localhost:7071/api/stats",
+      })) as {
+        status: number;
+        jsonBody: Record<string, unknown>;
+      };
+      return { status: answer.status, body: answer.jsonBody };
+    },
     close: () => app.close(),
   };
 }

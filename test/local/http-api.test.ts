@@ -28,6 +28,8 @@ class FakeBackend implements OrdersApiBackend {
   }
   // The list and the operator routes have their own suite (test/contracts/operator-api.contract.ts).
   readonly listRecords = () => Promise.reject(new Error("not used here"));
+  readonly countByState = () => Promise.reject(new Error("not used here"));
+  readonly maxInFlight = 1;
   readonly operator = {
     resubmit: () => Promise.reject(new Error("not used here")),
     compensate: () => Promise.reject(new Error("not used here")),

@@ -19,6 +19,8 @@ async function embeddedHost(): Promise<OperatorApiHost> {
       post: () => Promise.reject(new Error("not used here")),
       getRecord: (orderId) => states.get(orderId),
       listRecords: (query) => states.listRecent(query),
+      countByState: () => states.countByState(),
+      maxInFlight: 200,
       operator,
     },
   });
@@ -34,6 +36,10 @@ async function embeddedHost(): Promise<OperatorApiHost> {
     },
     async list(query) {
       const response = await fetch(`${api.url}/api/orders?${query}`);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
+    async stats() {
+      const response = await fetch(`${api.url}/api/stats`);
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     async close() {

@@ -29,6 +29,8 @@ beforeEach(async () => {
       post: () => Promise.reject(new Error("not used")),
       getRecord: (orderId) => states.get(orderId),
       listRecords: (query) => states.listRecent(query),
+      countByState: () => states.countByState(),
+      maxInFlight: 200,
       operator: createOperatorCommands({ states, clock: new VirtualClock(), logger }),
     },
   });
@@ -122,6 +124,14 @@ describe("sas orders", () => {
     expect(await run("list", "--state", "Lost")).toBe(2);
     expect(err).toContain("400 invalid list request");
     expect(requests.at(-1)?.url).toMatch(/\/api\/orders\?state=Lost$/);
+  });
+
+  it("prints the counts per state and the attempts in flight", async () => {
+    expect(await run("stats")).toBe(0);
+    expect(out).toBe(
+      "Pending 0 · Processing 0 · Processed 0 · Error 1 · Compensating 0 · Compensated 0 · CompensationFailed 0\nin flight 0/200\n",
+    );
+    await expect(run("stats", "ord-err")).rejects.toThrow(/sas stats takes no order id/);
   });
 
   it("sends --key as the function key header", async () => {

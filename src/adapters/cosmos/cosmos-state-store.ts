@@ -1,7 +1,13 @@
 import { performance } from "node:perf_hooks";
 import type { Container, SqlParameter } from "@azure/cosmos";
 import { err, ok, type Result } from "../../domain/result.js";
-import { type StateRecord, type StoredStateRecord, withoutStoreMetadata } from "../../domain/state-record.js";
+import {
+  PROCESS_STATES,
+  type ProcessState,
+  type StateRecord,
+  type StoredStateRecord,
+  withoutStoreMetadata,
+} from "../../domain/state-record.js";
 import type {
   ClaimableQuery,
   CreateResult,
@@ -118,6 +124,22 @@ export class CosmosStateStore implements StateStore {
       .query<number>("SELECT VALUE COUNT(1) FROM c WHERE c.processState = 'Processing'")
       .fetchAll();
     return resources.reduce((sum, n) => sum + n, 0);
+  }
+
+  async countByState(): Promise<Readonly<Record<ProcessState, number>>> {
+    // One count per state: each is answered from the processState index.
+    const counts = await Promise.all(
+      PROCESS_STATES.map(async (state) => {
+        const { resources } = await this.records.items
+          .query<number>({
+            query: "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state",
+            parameters: [{ name: "@state", value: state }],
+          })
+          .fetchAll();
+        return [state, resources.reduce((sum, n) => sum + n, 0)] as const;
+      }),
+    );
+    return Object.fromEntries(counts) as Record<ProcessState, number>;
   }
 
   async queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>> {

@@ -3,6 +3,7 @@ import { performance } from "node:perf_hooks";
 import type { Statement } from "better-sqlite3";
 import { err, ok, type Result } from "../../domain/result.js";
 import {
+  PROCESS_STATES,
   type ProcessState,
   parseStateRecord,
   type StateRecord,
@@ -157,9 +158,13 @@ export class SqliteStateStore implements StateStore {
     return this.everything.all().map(toStored);
   }
 
-  /** Records per process state: for the embedded host's progress display. */
-  countByState(): Record<string, number> {
-    return Object.fromEntries(this.byState.all().map((row) => [row.process_state, row.n]));
+  async countByState(): Promise<Readonly<Record<ProcessState, number>>> {
+    const counts = Object.fromEntries(PROCESS_STATES.map((state) => [state, 0])) as Record<
+      ProcessState,
+      number
+    >;
+    for (const row of this.byState.all()) counts[row.process_state as ProcessState] = row.n;
+    return counts;
   }
 
   async countProcessing(): Promise<number> {

@@ -22,6 +22,8 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       getRecord: (orderId) => services.states.get(orderId),
       operator,
       listRecords: (query) => services.states.listRecent(query),
+      countByState: () => services.states.countByState(),
+      maxInFlight: services.settings.pipeline.maxInFlight,
     },
   });
   return {
@@ -31,6 +33,9 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       const text = await request.text();
       if (Buffer.byteLength(text) > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
       return toResponse(await api.postOrder(text));
+    },
+    async stats(): Promise<HttpResponseInit> {
+      return toResponse(await api.stats());
     },
     async listOrders(request: HttpRequest): Promise<HttpResponseInit> {
       return toResponse(await api.listOrders(new URL(request.url).searchParams));
