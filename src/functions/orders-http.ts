@@ -1,47 +1,71 @@
-import azureFunctions from "@azure/functions";
+import azureFunctions, { type HttpRequest, type HttpResponseInit } from "@azure/functions";
 import { OPERATOR_ROUTES, ORDER_ROUTE, ORDERS_ROUTE, STATS_ROUTE } from "../scheduler/orders-api.js";
 import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 
-/**
- * `POST /api/orders`, `GET /api/orders`, `GET /api/orders/{orderId}` and `GET /api/stats`, each behind a function key; the operator
- * commands (`POST /api/orders/{orderId}/resubmit` and `/compensate`) behind the app's admin key.
- */
-export function registerOrdersHttp(handlers: AzureApp["ordersHttp"]): void {
-  azureFunctions.app.http(FUNCTION_NAMES.postOrder, {
-    methods: ["POST"],
+type Handlers = AzureApp["ordersHttp"];
+
+interface HttpRoute {
+  readonly name: string;
+  readonly method: "GET" | "POST";
+  readonly route: string;
+  readonly authLevel: "function" | "admin";
+  readonly handle: (handlers: Handlers, request: HttpRequest) => Promise<HttpResponseInit>;
+}
+
+/** The orders API's routes: reads and submissions behind a function key, operator commands behind the admin key. */
+const ROUTES: readonly HttpRoute[] = [
+  {
+    name: FUNCTION_NAMES.postOrder,
+    method: "POST",
     route: ORDERS_ROUTE,
     authLevel: "function",
-    handler: (request) => handlers.postOrder(request),
-  });
-  azureFunctions.app.http(FUNCTION_NAMES.listOrders, {
-    methods: ["GET"],
+    handle: (h, r) => h.postOrder(r),
+  },
+  {
+    name: FUNCTION_NAMES.listOrders,
+    method: "GET",
     route: ORDERS_ROUTE,
     authLevel: "function",
-    handler: (request) => handlers.listOrders(request),
-  });
-  azureFunctions.app.http(FUNCTION_NAMES.getStats, {
-    methods: ["GET"],
+    handle: (h, r) => h.listOrders(r),
+  },
+  {
+    name: FUNCTION_NAMES.getStats,
+    method: "GET",
     route: STATS_ROUTE,
     authLevel: "function",
-    handler: () => handlers.stats(),
-  });
-  azureFunctions.app.http(FUNCTION_NAMES.getOrder, {
-    methods: ["GET"],
+    handle: (h) => h.stats(),
+  },
+  {
+    name: FUNCTION_NAMES.getOrder,
+    method: "GET",
     route: ORDER_ROUTE,
     authLevel: "function",
-    handler: (request) => handlers.getOrder(request),
-  });
-  azureFunctions.app.http(FUNCTION_NAMES.resubmitOrder, {
-    methods: ["POST"],
+    handle: (h, r) => h.getOrder(r),
+  },
+  {
+    name: FUNCTION_NAMES.resubmitOrder,
+    method: "POST",
     route: OPERATOR_ROUTES.resubmit,
     authLevel: "admin",
-    handler: (request) => handlers.operatorCommand("resubmit", request),
-  });
-  azureFunctions.app.http(FUNCTION_NAMES.compensateOrder, {
-    methods: ["POST"],
+    handle: (h, r) => h.operatorCommand("resubmit", r),
+  },
+  {
+    name: FUNCTION_NAMES.compensateOrder,
+    method: "POST",
     route: OPERATOR_ROUTES.compensate,
     authLevel: "admin",
-    handler: (request) => handlers.operatorCommand("compensate", request),
-  });
+    handle: (h, r) => h.operatorCommand("compensate", r),
+  },
+];
+
+export function registerOrdersHttp(handlers: Handlers): void {
+  for (const { name, method, route, authLevel, handle } of ROUTES) {
+    azureFunctions.app.http(name, {
+      methods: [method],
+      route,
+      authLevel,
+      handler: (request) => handle(handlers, request),
+    });
+  }
 }

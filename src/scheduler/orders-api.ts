@@ -49,7 +49,7 @@ import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import type { Page, RecentQuery } from "../ports/state-store.js";
 import { InvalidContinuationTokenError } from "../ports/store-errors.js";
-import type { OperatorCommand, OperatorCommands } from "./operator-commands.js";
+import type { OperatorCommand, OperatorCommands, OperatorOutcome } from "./operator-commands.js";
 
 export const ORDERS_ROUTE = "orders";
 export const ORDER_ROUTE = "orders/{orderId}";
@@ -98,102 +98,143 @@ export interface OrdersApi {
 }
 
 export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logger }): OrdersApi {
-  const { backend, logger } = deps;
+  const context: ApiContext = { backend: deps.backend, ask: askerFor(deps.logger) };
   return {
-    async postOrder(text) {
-      const parsed = parseOrderMessage(text);
-      if (!parsed.ok) {
-        return { status: 400, body: { error: "invalid order message", issues: parsed.error.issues } };
-      }
-      const { orderId } = parsed.value;
-      try {
-        await backend.post(JSON.parse(text) as JsonValue);
-      } catch (error) {
-        logger.error("http.backend-failed", { operation: "post", orderId, error });
-        return unavailable("the order could not be queued; try again");
-      }
-      const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
-      return {
-        status: 202,
-        body: { orderId, status: "accepted", statusUrl },
-        headers: { Location: statusUrl },
-      };
-    },
-
-    async getOrder(encodedId) {
-      const orderId = decodeOrderId(encodedId);
-      if (typeof orderId !== "string") return orderId;
-      let record: StoredStateRecord | undefined;
-      try {
-        record = await backend.getRecord(orderId);
-      } catch (error) {
-        logger.error("http.backend-failed", { operation: "getRecord", orderId, error });
-        return unavailable("the order state could not be read; try again");
-      }
-      if (!record) return { status: 404, body: { error: "order not found", orderId } };
-      return { status: 200, body: withoutStoreMetadata(record) };
-    },
-
-    async listOrders(params) {
-      const query = listQuery(params);
-      if ("status" in query) return query;
-      let page: Page<StoredStateRecord>;
-      try {
-        page = await backend.listRecords(query);
-      } catch (error) {
-        if (error instanceof InvalidContinuationTokenError) {
-          return invalidList("continuation", "format", `is not a token of this list: ${error.message}`);
-        }
-        logger.error("http.backend-failed", { operation: "listRecords", error });
-        return unavailable("the orders could not be listed; try again");
-      }
-      return {
-        status: 200,
-        body: { items: page.items.map(withoutStoreMetadata), continuation: page.continuationToken },
-      };
-    },
-
-    async stats() {
-      let counts: Readonly<Record<ProcessState, number>>;
-      try {
-        counts = await backend.countByState();
-      } catch (error) {
-        logger.error("http.backend-failed", { operation: "countByState", error });
-        return unavailable("the counts could not be read; try again");
-      }
-      const inFlight = { processing: counts.Processing, max: backend.maxInFlight };
-      return { status: 200, body: { counts, inFlight } };
-    },
-
-    async operatorCommand(command, encodedId, text) {
-      const orderId = decodeOrderId(encodedId);
-      if (typeof orderId !== "string") return orderId;
-      const body = parseJson(text);
-      const parsed = parseOperatorRequest(body);
-      if (!parsed.ok) {
-        return { status: 400, body: { error: "invalid operator command", issues: parsed.error.issues } };
-      }
-      const { operator, reason } = parsed.value;
-      let outcome: Awaited<ReturnType<OperatorCommands[OperatorCommand]>>;
-      try {
-        outcome = await backend.operator[command](orderId, operator, reason);
-      } catch (error) {
-        logger.error("http.backend-failed", { operation: command, orderId, error });
-        return unavailable("the command could not be applied; try again");
-      }
-      if (outcome.ok) {
-        const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
-        const { processState } = outcome.record;
-        return { status: 202, body: { orderId, command, processState, statusUrl } };
-      }
-      if (outcome.reason === "notFound") return { status: 404, body: { error: "order not found", orderId } };
-      if (outcome.reason === "invalid") {
-        const issues = [{ field: "", rule: "invalid", message: outcome.message }];
-        return { status: 400, body: { error: "invalid operator command", issues } };
-      }
-      return { status: 409, body: { error: "command refused", command, orderId, message: outcome.message } };
-    },
+    postOrder: (text) => postOrderAnswer(context, text),
+    getOrder: (encodedId) => getOrderAnswer(context, encodedId),
+    listOrders: (params) => listOrdersAnswer(context, params),
+    stats: () => statsAnswer(context),
+    operatorCommand: (command, encodedId, text) => operatorCommandAnswer(context, command, encodedId, text),
   };
+}
+
+/** What each route's answer is decided with: the host's backend, and a way to ask it. */
+interface ApiContext {
+  readonly backend: OrdersApiBackend;
+  readonly ask: Asker;
+}
+
+type Asker = <T>(
+  operation: string,
+  fields: Record<string, unknown>,
+  call: () => Promise<T>,
+  message: string,
+) => Promise<{ ok: true; value: T } | { ok: false; answer: ApiAnswer }>;
+
+/** The backend's answer, or the answer to give when it failed: 503 (logged), or 400 for a foreign token. */
+function askerFor(logger: Logger): Asker {
+  return async (operation, fields, call, message) => {
+    try {
+      return { ok: true, value: await call() };
+    } catch (error) {
+      if (error instanceof InvalidContinuationTokenError) {
+        const detail = `is not a token of this list: ${error.message}`;
+        return { ok: false, answer: invalidList("continuation", "format", detail) };
+      }
+      logger.error("http.backend-failed", { operation, ...fields, error });
+      return { ok: false, answer: unavailable(message) };
+    }
+  };
+}
+
+async function postOrderAnswer({ backend, ask }: ApiContext, text: string): Promise<ApiAnswer> {
+  const parsed = parseOrderMessage(text);
+  if (!parsed.ok) {
+    return { status: 400, body: { error: "invalid order message", issues: parsed.error.issues } };
+  }
+  const { orderId } = parsed.value;
+  const sent = await ask(
+    "post",
+    { orderId },
+    () => backend.post(JSON.parse(text) as JsonValue),
+    "the order could not be queued; try again",
+  );
+  if (!sent.ok) return sent.answer;
+  const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
+  return {
+    status: 202,
+    body: { orderId, status: "accepted", statusUrl },
+    headers: { Location: statusUrl },
+  };
+}
+
+async function getOrderAnswer({ backend, ask }: ApiContext, encodedId: string): Promise<ApiAnswer> {
+  const orderId = decodeOrderId(encodedId);
+  if (typeof orderId !== "string") return orderId;
+  const read = await ask(
+    "getRecord",
+    { orderId },
+    () => backend.getRecord(orderId),
+    "the order state could not be read; try again",
+  );
+  if (!read.ok) return read.answer;
+  if (!read.value) return { status: 404, body: { error: "order not found", orderId } };
+  return { status: 200, body: withoutStoreMetadata(read.value) };
+}
+
+async function listOrdersAnswer({ backend, ask }: ApiContext, params: URLSearchParams): Promise<ApiAnswer> {
+  const query = listQuery(params);
+  if ("status" in query) return query;
+  const page = await ask(
+    "listRecords",
+    {},
+    () => backend.listRecords(query),
+    "the orders could not be listed; try again",
+  );
+  if (!page.ok) return page.answer;
+  const { items, continuationToken } = page.value;
+  return {
+    status: 200,
+    body: { items: items.map(withoutStoreMetadata), continuation: continuationToken },
+  };
+}
+
+async function statsAnswer({ backend, ask }: ApiContext): Promise<ApiAnswer> {
+  const counts = await ask(
+    "countByState",
+    {},
+    () => backend.countByState(),
+    "the counts could not be read; try again",
+  );
+  if (!counts.ok) return counts.answer;
+  const inFlight = { processing: counts.value.Processing, max: backend.maxInFlight };
+  return { status: 200, body: { counts: counts.value, inFlight } };
+}
+
+async function operatorCommandAnswer(
+  { backend, ask }: ApiContext,
+  command: OperatorCommand,
+  encodedId: string,
+  text: string,
+): Promise<ApiAnswer> {
+  const orderId = decodeOrderId(encodedId);
+  if (typeof orderId !== "string") return orderId;
+  const parsed = parseOperatorRequest(parseJson(text));
+  if (!parsed.ok) {
+    return { status: 400, body: { error: "invalid operator command", issues: parsed.error.issues } };
+  }
+  const { operator, reason } = parsed.value;
+  const outcome = await ask(
+    command,
+    { orderId },
+    () => backend.operator[command](orderId, operator, reason),
+    "the command could not be applied; try again",
+  );
+  return outcome.ok ? operatorAnswer(command, orderId, outcome.value) : outcome.answer;
+}
+
+/** How an operator command's outcome is answered: 202, 404, 400 or 409. */
+function operatorAnswer(command: OperatorCommand, orderId: string, outcome: OperatorOutcome): ApiAnswer {
+  if (outcome.ok) {
+    const statusUrl = `${ORDERS_PATH}/${encodeURIComponent(orderId)}`;
+    return { status: 202, body: { orderId, command, processState: outcome.record.processState, statusUrl } };
+  }
+  if (outcome.reason === "notFound") return { status: 404, body: { error: "order not found", orderId } };
+  if (outcome.reason === "invalid") {
+    const issues = [{ field: "", rule: "invalid", message: outcome.message }];
+    return { status: 400, body: { error: "invalid operator command", issues } };
+  }
+  return { status: 409, body: { error: "command refused", command, orderId, message: outcome.message } };
 }
 
 const DEFAULT_LIST_LIMIT = 50;
