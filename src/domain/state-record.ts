@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Order } from "./order.js";
+import { HISTORY_LIMIT, historyEntrySchema, historySummarySchema } from "./record-history.js";
 import type { Result } from "./result.js";
 import { type IsoInstant, isoInstantSchema } from "./time.js";
 import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
@@ -7,16 +8,9 @@ import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
 export const STATE_SCHEMA_VERSION = 1;
 
-export const PROCESS_STATES = [
-  "Pending",
-  "Processing",
-  "Processed",
-  "Error",
-  "Compensating",
-  "Compensated",
-  "CompensationFailed",
-] as const;
-export type ProcessState = (typeof PROCESS_STATES)[number];
+import { PROCESS_STATES, type ProcessState } from "./process-state.js";
+
+export { PROCESS_STATES, type ProcessState };
 
 /** States in which no actor but an operator will move the record again. */
 export const TERMINAL_STATES: readonly ProcessState[] = [
@@ -105,6 +99,9 @@ export const stateRecordSchema = z.strictObject({
   compensationLog: z.array(compensationEntrySchema),
   retryBudget: retryBudgetSchema,
   lastError: failureSchema.nullable(),
+  /** Every transition of the record, oldest first, written by the update that made it (record-history.ts). */
+  history: z.array(historyEntrySchema).max(HISTORY_LIMIT).default([]),
+  historySummary: historySummarySchema.nullable().default(null),
   replyTo: text(1, 260).nullable(),
   schemaVersion: literal(STATE_SCHEMA_VERSION),
   workflowVersion: integer(1, 1_000),
@@ -154,6 +151,8 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
       undoReserve: Math.min(input.undoReserve, input.retryBudgetLimit),
     },
     lastError: null,
+    history: [],
+    historySummary: null,
     replyTo: input.replyTo,
     schemaVersion: STATE_SCHEMA_VERSION,
     workflowVersion: WORKFLOW_VERSION,

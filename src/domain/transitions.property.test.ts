@@ -286,6 +286,17 @@ function play(ops: readonly Operation[], stats: RunStats, useNaturalActor: boole
     }
     if (command.type === "fail") expect(seen.steps.some((s) => s.status === "Completed")).toBe(false);
     checkRecordInvariants(after);
+    // The history is written by the same update: its last entry is this very transition.
+    expect(after.history.at(-1)).toMatchObject({
+      actor,
+      command: command.type,
+      from: seen.processState,
+      to: after.processState,
+      attempt: after.attempt,
+    });
+    expect(after.history.length + (after.historySummary?.entries ?? 0)).toBe(
+      seen.history.length + (seen.historySummary?.entries ?? 0) + 1,
+    );
     versions.push(after);
     stats.reached.add(after.processState);
     stats.committed++;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pendingRecord, T0 } from "../../test/support/records.js";
+import { HISTORY_LIMIT } from "./record-history.js";
 import type { StateRecord } from "./state-record.js";
 import { addMilliseconds } from "./time.js";
 import {
@@ -609,5 +610,74 @@ describe("in-doubt steps in a compensation", () => {
       reason: "customer cancelled",
     });
     expect(handed.retryBudget.granted).toBe(20);
+  });
+});
+
+describe("history", () => {
+  it("records each transition by the update that makes it: who, what, from and to, step and failure code", () => {
+    const running = apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory"));
+    const expired = apply(running, "supervisor", {
+      type: "recover",
+      expectedLockedBy: "ord-1:1",
+      now: at(60_000),
+      policy,
+      random: () => 0,
+    });
+    expect(expired.history).toEqual([
+      {
+        at: at(0),
+        actor: "starter",
+        command: "claim",
+        from: "Pending",
+        to: "Processing",
+        attempt: 1,
+        step: null,
+        code: null,
+      },
+      {
+        at: at(1),
+        actor: "orchestration",
+        command: "startStep",
+        from: "Processing",
+        to: "Processing",
+        attempt: 1,
+        step: "reserveInventory",
+        code: null,
+      },
+      {
+        at: at(60_000),
+        actor: "supervisor",
+        command: "recover",
+        from: "Processing",
+        to: "Pending",
+        attempt: 1,
+        step: "reserveInventory",
+        code: "AttemptExpired",
+      },
+    ]);
+    const repeated = applyTransition(running, "orchestration", start("ord-1:1", "reserveInventory", at(2)));
+    expect(repeated.ok && repeated.value.record.history).toHaveLength(2);
+  });
+
+  it("keeps the latest entries and counts the older ones into a summary, dropping none unseen", () => {
+    let record = pendingRecord();
+    for (let i = 0; i < HISTORY_LIMIT + 5; i++) {
+      record = apply(record, "starter", claim(record.notBefore));
+      const expiredAt = at(Date.parse(record.completeBy ?? "") - Date.parse(T0));
+      record = apply(record, "supervisor", {
+        type: "recover",
+        expectedLockedBy: record.lockedBy ?? "",
+        now: expiredAt,
+        policy,
+        random: () => 0,
+      });
+    }
+    expect(record.history).toHaveLength(HISTORY_LIMIT);
+    expect(record.historySummary).toMatchObject({
+      entries: 50,
+      commands: { claim: 25, recover: 25 },
+      since: at(0),
+    });
+    expect(record.history[0]?.command).toBe("claim");
   });
 });

@@ -1,4 +1,5 @@
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "./backoff.js";
+import { type HistoryEntry, withHistoryEntry } from "./record-history.js";
 import { err, ok, type Result } from "./result.js";
 import { grantAllowance, remainingCalls } from "./retry-budget.js";
 import type {
@@ -291,7 +292,30 @@ export function applyTransition(
   if (changed && !rule.to.includes(after.processState)) {
     throw new Error(`transition table violated: ${command.type} produced ${after.processState}`);
   }
-  return ok({ record: changed ? { ...after, updatedAt: command.now } : record, changed, rule });
+  if (!changed) return ok({ record, changed, rule });
+  const entry = historyEntryOf(record, after, actor, command);
+  return ok({ record: withHistoryEntry({ ...after, updatedAt: command.now }, entry), changed, rule });
+}
+
+/** What the history keeps of one transition: who moved the record how, and the failure it recorded. */
+function historyEntryOf(
+  before: StateRecord,
+  after: StateRecord,
+  actor: Actor,
+  command: Command,
+): HistoryEntry {
+  const failure = after.lastError !== before.lastError ? after.lastError : null;
+  const step = "step" in command ? command.step : (failure?.step ?? null);
+  return {
+    at: command.now,
+    actor,
+    command: command.type,
+    from: before.processState,
+    to: after.processState,
+    attempt: after.attempt,
+    step,
+    code: failure?.code ?? null,
+  };
 }
 
 interface Refusal {

@@ -9,6 +9,7 @@ export const FUNCTION_NAMES = {
   getOrder: "getOrder",
   listOrders: "listOrders",
   getStats: "getStats",
+  getOrderHistory: "getOrderHistory",
   resubmitOrder: "resubmitOrder",
   compensateOrder: "compensateOrder",
 } as const;

@@ -1,5 +1,11 @@
 import azureFunctions, { type HttpRequest, type HttpResponseInit } from "@azure/functions";
-import { OPERATOR_ROUTES, ORDER_ROUTE, ORDERS_ROUTE, STATS_ROUTE } from "../scheduler/orders-api.js";
+import {
+  HISTORY_ROUTE,
+  OPERATOR_ROUTES,
+  ORDER_ROUTE,
+  ORDERS_ROUTE,
+  STATS_ROUTE,
+} from "../scheduler/orders-api.js";
 import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 
@@ -42,6 +48,13 @@ const ROUTES: readonly HttpRoute[] = [
     route: ORDER_ROUTE,
     authLevel: "function",
     handle: (h, r) => h.getOrder(r),
+  },
+  {
+    name: FUNCTION_NAMES.getOrderHistory,
+    method: "GET",
+    route: HISTORY_ROUTE,
+    authLevel: "function",
+    handle: (h, r) => h.getHistory(r),
   },
   {
     name: FUNCTION_NAMES.resubmitOrder,

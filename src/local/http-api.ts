@@ -45,6 +45,7 @@ export interface HttpApi {
 
 const ORDER_PATH = /^\/api\/orders\/([^/]+)$/;
 const OPERATOR_PATH = /^\/api\/orders\/([^/]+)\/(resubmit|compensate)$/;
+const HISTORY_PATH = /^\/api\/orders\/([^/]+)\/history$/;
 
 type Answer = ApiAnswer;
 
@@ -61,6 +62,9 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     if (path === STATS_PATH) return req.method === "GET" ? api.stats() : methodNotAllowed(req, "GET");
     const match = ORDER_PATH.exec(path);
     if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
+    const history = HISTORY_PATH.exec(path);
+    if (history)
+      return req.method === "GET" ? api.getHistory(history[1] ?? "") : methodNotAllowed(req, "GET");
     const command = OPERATOR_PATH.exec(path);
     if (command) {
       if (req.method !== "POST") return methodNotAllowed(req, "POST");

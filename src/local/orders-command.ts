@@ -5,6 +5,7 @@ export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or t
   sas stats                   the orders in each state, and the attempts in flight
   sas orders list [--state <state>] [--limit <n>] [--continuation <token>]
   sas orders show <orderId>
+  sas orders history <orderId>  every transition of the order, oldest first
   sas orders resubmit <orderId> --operator <name> --reason <text>
   sas orders compensate <orderId> --operator <name> --reason <text>
   --url <base>                the host (default http://127.0.0.1:7071)
@@ -21,7 +22,7 @@ export interface OrdersCommandIo {
   readonly err: (text: string) => void;
 }
 
-const ACTIONS = ["list", "show", "resubmit", "compensate", "stats"] as const;
+const ACTIONS = ["list", "show", "history", "resubmit", "compensate", "stats"] as const;
 type Action = (typeof ACTIONS)[number];
 
 interface Request {
@@ -121,7 +122,7 @@ function parseRequest(args: readonly string[]): Request {
   if (base.listQuery) throw new UsageError(`--state, --limit and --continuation are for sas orders list`);
   if (orderId === undefined || extra.length > 0)
     throw new UsageError(`sas orders ${action} needs one order id`);
-  if (action === "show") return base;
+  if (action === "show" || action === "history") return base;
   if (!values.operator?.trim()) throw new UsageError(`sas orders ${action} needs --operator <name>`);
   if (!values.reason?.trim()) throw new UsageError(`sas orders ${action} needs --reason <text>`);
   return { ...base, operator: values.operator, reason: values.reason };
@@ -130,10 +131,25 @@ function parseRequest(args: readonly string[]): Request {
 const DESCRIBE: Readonly<Record<Action, (body: Record<string, unknown>) => string>> = {
   list: describeList,
   show: describeRecord,
+  history: describeHistory,
   resubmit: describeAccepted,
   compensate: describeAccepted,
   stats: describeStats,
 };
+
+/** One line per transition: when, who, what, the state it left and reached, and its step and failure code. */
+function describeHistory(body: Record<string, unknown>): string {
+  const earlier = body.earlier as { entries?: number; since?: string; until?: string } | null;
+  const entries = (Array.isArray(body.entries) ? body.entries : []) as Record<string, unknown>[];
+  const lines = entries.map((e) =>
+    [e.at, `#${e.attempt}`, e.actor, e.command, `${e.from} -> ${e.to}`, e.step, e.code]
+      .filter((cell) => cell !== null && cell !== undefined)
+      .join("  "),
+  );
+  if (earlier)
+    lines.unshift(`(${earlier.entries} earlier transitions, ${earlier.since} to ${earlier.until})`);
+  return `${lines.join("\n")}\n`;
+}
 
 function describeStats(body: Record<string, unknown>): string {
   const counts = (body.counts ?? {}) as Record<string, number>;

@@ -27,6 +27,12 @@
  *     400 { "error": "invalid order id", "issues": [...] } for an id longer than 64 characters or
  *         broken percent-encoding.
  *
+ *   GET /api/orders/{orderId}/history
+ *     200 { "orderId", "entries": [{ "at", "actor", "command", "from", "to", "attempt", "step", "code" }],
+ *         "earlier": null or { "entries", "since", "until", "commands" } }: every transition of the record,
+ *         oldest first, written by the same update as the record; past 40, the oldest are counted in
+ *         `earlier`. 404 and 400 as for the record.
+ *
  *   POST /api/orders/{orderId}/resubmit and /compensate   body: { "operator", "reason" }
  *     202 { "orderId", "command", "processState", "statusUrl" }: the record moved (to `Pending`, or to
  *         `Compensating`); the starter takes it next.
@@ -53,6 +59,7 @@ import type { OperatorCommand, OperatorCommands, OperatorOutcome } from "./opera
 
 export const ORDERS_ROUTE = "orders";
 export const ORDER_ROUTE = "orders/{orderId}";
+export const HISTORY_ROUTE = `${ORDER_ROUTE}/history`;
 export const ORDERS_PATH = `/api/${ORDERS_ROUTE}`;
 export const STATS_ROUTE = "stats";
 export const STATS_PATH = `/api/${STATS_ROUTE}`;
@@ -90,6 +97,7 @@ export interface OrdersApi {
   postOrder(text: string): Promise<ApiAnswer>;
   /** `encodedId` is the path segment as it arrived, still percent-encoded. */
   getOrder(encodedId: string): Promise<ApiAnswer>;
+  getHistory(encodedId: string): Promise<ApiAnswer>;
   /** `params` is the request's query string, parsed. */
   listOrders(params: URLSearchParams): Promise<ApiAnswer>;
   stats(): Promise<ApiAnswer>;
@@ -101,7 +109,13 @@ export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logge
   const context: ApiContext = { backend: deps.backend, ask: askerFor(deps.logger) };
   return {
     postOrder: (text) => postOrderAnswer(context, text),
-    getOrder: (encodedId) => getOrderAnswer(context, encodedId),
+    getOrder: (encodedId) => getOrderAnswer(context, encodedId, (record) => withoutStoreMetadata(record)),
+    getHistory: (encodedId) =>
+      getOrderAnswer(context, encodedId, (record) => ({
+        orderId: record.orderId,
+        entries: record.history,
+        earlier: record.historySummary,
+      })),
     listOrders: (params) => listOrdersAnswer(context, params),
     stats: () => statsAnswer(context),
     operatorCommand: (command, encodedId, text) => operatorCommandAnswer(context, command, encodedId, text),
@@ -158,7 +172,12 @@ async function postOrderAnswer({ backend, ask }: ApiContext, text: string): Prom
   };
 }
 
-async function getOrderAnswer({ backend, ask }: ApiContext, encodedId: string): Promise<ApiAnswer> {
+/** The record, shown as `view` shows it; 404 when there is none. */
+async function getOrderAnswer(
+  { backend, ask }: ApiContext,
+  encodedId: string,
+  view: (record: StoredStateRecord) => unknown,
+): Promise<ApiAnswer> {
   const orderId = decodeOrderId(encodedId);
   if (typeof orderId !== "string") return orderId;
   const read = await ask(
@@ -169,7 +188,7 @@ async function getOrderAnswer({ backend, ask }: ApiContext, encodedId: string): 
   );
   if (!read.ok) return read.answer;
   if (!read.value) return { status: 404, body: { error: "order not found", orderId } };
-  return { status: 200, body: withoutStoreMetadata(read.value) };
+  return { status: 200, body: view(read.value) };
 }
 
 async function listOrdersAnswer({ backend, ask }: ApiContext, params: URLSearchParams): Promise<ApiAnswer> {

@@ -18,6 +18,8 @@ export interface OperatorApiHost {
   list(query: string): Promise<Answer>;
   /** `GET /api/stats`; the host's MAX_IN_FLIGHT is 200. */
   stats(): Promise<Answer>;
+  /** `GET /api/orders/{encodedId}/history`. */
+  history(encodedId: string): Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -179,6 +181,30 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
           inFlight: { processing: 0, max: 200 },
         },
       });
+    });
+
+    it("shows a record's history, the operator's command included, and 404 for an unknown order", async () => {
+      await host.states.createIfAbsent(erroredRecord("ord-h"));
+      await host.command("compensate", "ord-h", who("customer cancelled"));
+      const answer = await host.history("ord-h");
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({
+        orderId: "ord-h",
+        entries: [
+          {
+            actor: "operator",
+            command: "compensate",
+            from: "Error",
+            to: "Compensating",
+            attempt: 4,
+            step: null,
+            code: "CompensationRequested",
+          },
+        ],
+        earlier: null,
+      });
+      expect((await host.history("ord-none")).status).toBe(404);
+      expect((await host.history("x".repeat(65))).status).toBe(400);
     });
 
     it("answers 400 naming a bad list parameter", async () => {

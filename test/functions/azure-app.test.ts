@@ -65,6 +65,12 @@ describe("Azure app registrations", () => {
         route: "stats",
         methods: ["GET"],
       },
+      [FUNCTION_NAMES.getOrderHistory]: {
+        type: "httpTrigger",
+        authLevel: "function",
+        route: "orders/{orderId}/history",
+        methods: ["GET"],
+      },
       [FUNCTION_NAMES.getOrder]: {
         type: "httpTrigger",
         authLevel: "function",
@@ -87,7 +93,7 @@ describe("Azure app registrations", () => {
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(11 + 1 + activities.length);
+    expect(Object.keys(summary)).toHaveLength(12 + 1 + activities.length);
   });
 
   it("gives a durable client input to exactly the functions that start or signal orchestrations, settling activities included", () => {

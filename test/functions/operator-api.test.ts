@@ -34,6 +34,12 @@ async function functionsHost(): Promise<OperatorApiHost> {
       };
       return { status: answer.status, body: answer.jsonBody };
     },
+    async history(encodedId) {
+      const answer = (await app.invoke(FUNCTION_NAMES.getOrderHistory, {
+        url: `http://localhost:7071/api/orders/${encodedId}/history`,
+      })) as { status: number; jsonBody: Record<string, unknown> };
+      return { status: answer.status, body: answer.jsonBody };
+    },
     close: () => app.close(),
   };
 }

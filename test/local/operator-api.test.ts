@@ -42,6 +42,10 @@ async function embeddedHost(): Promise<OperatorApiHost> {
       const response = await fetch(`${api.url}/api/stats`);
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
+    async history(encodedId) {
+      const response = await fetch(`${api.url}/api/orders/${encodedId}/history`);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
     async close() {
       await api.close();
       db.close();

@@ -126,6 +126,15 @@ describe("sas orders", () => {
     expect(requests.at(-1)?.url).toMatch(/\/api\/orders\?state=Lost$/);
   });
 
+  it("prints an order's history, one transition a line", async () => {
+    expect(
+      await run("resubmit", "ord-err", "--operator", "alice", "--reason", "restocked", "--token", TOKEN),
+    ).toBe(0);
+    out = "";
+    expect(await run("history", "ord-err")).toBe(0);
+    expect(out).toMatch(/^\S+ {2}#0 {2}operator {2}resubmit {2}Error -> Pending {2}Resubmitted\n$/);
+  });
+
   it("prints the counts per state and the attempts in flight", async () => {
     expect(await run("stats")).toBe(0);
     expect(out).toBe(
@@ -141,7 +150,9 @@ describe("sas orders", () => {
 
   it("refuses a command line it cannot run, before calling the host", async () => {
     await expect(run("resubmit", "ord-err", "--reason", "x")).rejects.toThrow(UsageError);
-    await expect(run("delete", "ord-err")).rejects.toThrow(/one of list, show, resubmit, compensate/);
+    await expect(run("delete", "ord-err")).rejects.toThrow(
+      /one of list, show, history, resubmit, compensate/,
+    );
     await expect(run("show")).rejects.toThrow(/needs one order id/);
     await expect(run("list", "ord-err")).rejects.toThrow(/takes no order id/);
     await expect(run("show", "ord-err", "--state", "Error")).rejects.toThrow(/are for sas orders list/);

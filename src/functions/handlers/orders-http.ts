@@ -40,6 +40,10 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
     async listOrders(request: HttpRequest): Promise<HttpResponseInit> {
       return toResponse(await api.listOrders(new URL(request.url).searchParams));
     },
+    async getHistory(request: HttpRequest): Promise<HttpResponseInit> {
+      const segments = new URL(request.url).pathname.split("/");
+      return toResponse(await api.getHistory(segments[segments.length - 2] ?? ""));
+    },
     async getOrder(request: HttpRequest): Promise<HttpResponseInit> {
       // The raw path segment: route parameters arrive decoded, and the API decodes (and checks) it itself.
       const segment = new URL(request.url).pathname.split("/").pop() ?? "";
