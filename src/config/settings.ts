@@ -23,6 +23,8 @@ export interface PipelineSettings {
   readonly recovery: RecoveryPolicy;
   /** Admission control: the starter claims no more once this many orders are Processing. */
   readonly maxInFlight: number;
+  /** Admission for submitters: past this many `Pending` orders, `POST /api/orders` answers 429. */
+  readonly maxPending: number;
   readonly starterPageSize: number;
   readonly supervisorPageSize: number;
   readonly supervisorMaxPages: number;
@@ -62,6 +64,7 @@ export const INTEGER_SETTINGS = {
   extendedBackoffAfter: int("EXTENDED_BACKOFF_AFTER", 3, 0, 1_000),
   extendedBackoffMs: int("EXTENDED_BACKOFF_MS", 5 * MINUTE, 0, 7 * 24 * 60 * MINUTE),
   maxInFlight: int("MAX_IN_FLIGHT", 200, 1, 100_000),
+  maxPending: int("MAX_PENDING", 10_000, 1, 10_000_000),
   starterPageSize: int("STARTER_PAGE_SIZE", 100, 1, 1_000),
   supervisorPageSize: int("SUPERVISOR_PAGE_SIZE", 100, 1, 1_000),
   supervisorMaxPages: int("SUPERVISOR_MAX_PAGES", 10, 1, 10_000),
@@ -161,6 +164,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
       onExhausted: exhausted === "compensate" ? "compensate" : "error",
     },
     maxInFlight: values.maxInFlight,
+    maxPending: values.maxPending,
     starterPageSize: values.starterPageSize,
     supervisorPageSize: values.supervisorPageSize,
     supervisorMaxPages: values.supervisorMaxPages,

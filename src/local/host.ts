@@ -57,6 +57,8 @@ export async function runHost(options: HostOptions): Promise<void> {
       listRecords: (query) => pipeline.states.listRecent(query),
       countByState: () => pipeline.states.countByState(),
       maxInFlight: settings.maxInFlight,
+      countPending: () => pipeline.states.countInState("Pending"),
+      maxPending: settings.maxPending,
     },
   });
 

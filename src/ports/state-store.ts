@@ -80,6 +80,8 @@ export interface StateStore {
   queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>>;
   /** How many records are `Processing` now: the starter's admission control. */
   countProcessing(): Promise<number>;
+  /** How many records are in `state` now. */
+  countInState(state: ProcessState): Promise<number>;
   /** How many records are in each process state now (every state present, zero included). */
   countByState(): Promise<Readonly<Record<ProcessState, number>>>;
   queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>>;

@@ -8,6 +8,8 @@
  *     400 { "error": "invalid order message", "issues": [{ "field", "rule", "message" }] }: every
  *         broken rule named, malformed JSON included. Nothing is queued.
  *     413 { "error": "order message too large", "maxBytes" }
+ *     429 { "error": "too many pending orders", "pending", "maxPending" } with `Retry-After`: the backlog
+ *         of `Pending` orders has reached MAX_PENDING. Nothing is queued; orders accepted before go on.
  *     503 { "error": "service unavailable", "message" }: the orders queue could not take the message.
  *
  *   GET /api/orders?state=<state>&limit=<n>&continuation=<token>   every parameter optional
@@ -84,6 +86,10 @@ export interface OrdersApiBackend {
   countByState(): Promise<Readonly<Record<ProcessState, number>>>;
   /** MAX_IN_FLIGHT: the starter claims no more once this many orders are `Processing`. */
   readonly maxInFlight: number;
+  /** How many orders are `Pending` (a host may answer from a count a second old). */
+  countPending(): Promise<number>;
+  /** MAX_PENDING: past this backlog, new orders are refused with 429. */
+  readonly maxPending: number;
 }
 
 export interface ApiAnswer {
@@ -157,6 +163,14 @@ async function postOrderAnswer({ backend, ask }: ApiContext, text: string): Prom
     return { status: 400, body: { error: "invalid order message", issues: parsed.error.issues } };
   }
   const { orderId } = parsed.value;
+  const pending = await ask(
+    "countPending",
+    { orderId },
+    () => backend.countPending(),
+    "the backlog could not be read; try again",
+  );
+  if (!pending.ok) return pending.answer;
+  if (pending.value >= backend.maxPending) return backlogFull(pending.value, backend.maxPending);
   const sent = await ask(
     "post",
     { orderId },
@@ -240,6 +254,17 @@ async function operatorCommandAnswer(
     "the command could not be applied; try again",
   );
   return outcome.ok ? operatorAnswer(command, orderId, outcome.value) : outcome.answer;
+}
+
+/** Seconds a refused submitter is asked to wait before it tries again. */
+export const BACKLOG_RETRY_AFTER_SECONDS = 5;
+
+function backlogFull(pending: number, maxPending: number): ApiAnswer {
+  return {
+    status: 429,
+    body: { error: "too many pending orders", pending, maxPending },
+    headers: { "Retry-After": String(BACKLOG_RETRY_AFTER_SECONDS) },
+  };
 }
 
 /** How an operator command's outcome is answered: 202, 404, 400 or 409. */

@@ -145,6 +145,8 @@ export function describeStateStoreContract(
         Compensated: 0,
         CompensationFailed: 0,
       });
+      expect(await store.countInState("Pending")).toBe(2);
+      expect(await store.countInState("Compensated")).toBe(0);
     });
 
     it("counts the records in Processing", async () => {

@@ -5,6 +5,7 @@ import { triggerOf } from "../../src/local/registration-capture.js";
 import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
 import { AppUnderTest, order, succeeded } from "../support/azure-app-under-test.js";
+import { pendingRecord } from "../support/records.js";
 
 let app: AppUnderTest;
 beforeEach(async () => {
@@ -214,6 +215,29 @@ describe("Azure app handlers", () => {
       url: "http://localhost:7071/api/orders/ord-3",
     })) as { status: number; jsonBody: { orderId: string } };
     expect(found).toMatchObject({ status: 200, jsonBody: { orderId: "ord-3" } });
+  });
+
+  it("refuses a submission with 429 while the Pending backlog is at MAX_PENDING, counting it at most once a second", async () => {
+    const full = new AppUnderTest({ MAX_PENDING: "1" });
+    await full.open();
+    try {
+      await full.states.createIfAbsent(pendingRecord("ord-waiting"));
+      const submit = async () =>
+        (await full.invoke(FUNCTION_NAMES.postOrder, {
+          headers: new Headers({ "content-length": "10" }),
+          text: async () => JSON.stringify(order("ord-next")),
+        })) as { status: number; headers?: Record<string, string> };
+      expect(await submit()).toMatchObject({ status: 429, headers: { "Retry-After": "5" } });
+      expect(await full.queue(QUEUE_NAMES.orders).peek(1)).toEqual([]);
+      const waiting = await full.states.get("ord-waiting");
+      if (!waiting) throw new Error("ord-waiting is missing");
+      await full.states.replace({ ...waiting, processState: "Processed" }, waiting._etag);
+      expect((await submit()).status).toBe(429); // the count is a second old at most
+      await full.clock.advance(1_000);
+      expect((await submit()).status).toBe(202);
+    } finally {
+      await full.close();
+    }
   });
 
   it("refuses an oversized order body with 413 before reading it", async () => {

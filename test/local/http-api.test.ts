@@ -30,6 +30,11 @@ class FakeBackend implements OrdersApiBackend {
   readonly listRecords = () => Promise.reject(new Error("not used here"));
   readonly countByState = () => Promise.reject(new Error("not used here"));
   readonly maxInFlight = 1;
+  pending = 0;
+  maxPending = 10;
+  async countPending(): Promise<number> {
+    return this.pending;
+  }
   readonly operator = {
     resubmit: () => Promise.reject(new Error("not used here")),
     compensate: () => Promise.reject(new Error("not used here")),
@@ -92,6 +97,18 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 }
 
 describe("POST /api/orders", () => {
+  it("refuses a valid order with 429 and Retry-After while the Pending backlog is at MAX_PENDING, and queues nothing", async () => {
+    backend.pending = backend.maxPending;
+    const refused = await post(JSON.stringify(orderMessage()));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(await json(refused)).toEqual({ error: "too many pending orders", pending: 10, maxPending: 10 });
+    expect(backend.posted).toEqual([]);
+    expect((await post("{}")).status).toBe(400);
+    backend.pending = backend.maxPending - 1;
+    expect((await post(JSON.stringify(orderMessage()))).status).toBe(202);
+  });
+
   it("queues a valid order message as sent and answers 202 with its status URL", async () => {
     const message = orderMessage();
     const response = await post(JSON.stringify(message));

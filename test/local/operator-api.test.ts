@@ -21,6 +21,8 @@ async function embeddedHost(): Promise<OperatorApiHost> {
       listRecords: (query) => states.listRecent(query),
       countByState: () => states.countByState(),
       maxInFlight: 200,
+      countPending: () => states.countInState("Pending"),
+      maxPending: 10_000,
       operator,
     },
   });

@@ -31,6 +31,8 @@ beforeEach(async () => {
       listRecords: (query) => states.listRecent(query),
       countByState: () => states.countByState(),
       maxInFlight: 200,
+      countPending: () => states.countInState("Pending"),
+      maxPending: 10_000,
       operator: createOperatorCommands({ states, clock: new VirtualClock(), logger }),
     },
   });

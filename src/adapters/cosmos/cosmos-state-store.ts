@@ -126,18 +126,20 @@ export class CosmosStateStore implements StateStore {
     return resources.reduce((sum, n) => sum + n, 0);
   }
 
+  async countInState(state: ProcessState): Promise<number> {
+    const { resources } = await this.records.items
+      .query<number>({
+        query: "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state",
+        parameters: [{ name: "@state", value: state }],
+      })
+      .fetchAll();
+    return resources.reduce((sum, n) => sum + n, 0);
+  }
+
   async countByState(): Promise<Readonly<Record<ProcessState, number>>> {
     // One count per state: each is answered from the processState index.
     const counts = await Promise.all(
-      PROCESS_STATES.map(async (state) => {
-        const { resources } = await this.records.items
-          .query<number>({
-            query: "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state",
-            parameters: [{ name: "@state", value: state }],
-          })
-          .fetchAll();
-        return [state, resources.reduce((sum, n) => sum + n, 0)] as const;
-      }),
+      PROCESS_STATES.map(async (state) => [state, await this.countInState(state)] as const),
     );
     return Object.fromEntries(counts) as Record<ProcessState, number>;
   }

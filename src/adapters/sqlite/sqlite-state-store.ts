@@ -85,6 +85,7 @@ export class SqliteStateStore implements StateStore {
   private readonly insert: Statement<[RecordColumns]>;
   private readonly update: Statement<[RecordColumns & { ifMatch: string }]>;
   private readonly processing: Statement<[], { n: number }>;
+  private readonly inState: Statement<[string], { n: number }>;
   private readonly everything: Statement<[], RecordRow>;
   private readonly byState: Statement<[], { process_state: string; n: number }>;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
@@ -109,6 +110,7 @@ export class SqliteStateStore implements StateStore {
       "SELECT process_state, COUNT(*) AS n FROM state_records GROUP BY process_state",
     );
     this.everything = db.prepare("SELECT etag, document FROM state_records ORDER BY order_id");
+    this.inState = db.prepare("SELECT COUNT(*) AS n FROM state_records WHERE process_state = ?");
     this.processing = db.prepare(
       "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
     );
@@ -156,6 +158,10 @@ export class SqliteStateStore implements StateStore {
   /** Every record: for the embedded host's summaries and tests, not for the handlers. */
   all(): StoredStateRecord[] {
     return this.everything.all().map(toStored);
+  }
+
+  async countInState(state: ProcessState): Promise<number> {
+    return this.inState.get(state)?.n ?? 0;
   }
 
   async countByState(): Promise<Readonly<Record<ProcessState, number>>> {

@@ -24,6 +24,8 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       listRecords: (query) => services.states.listRecent(query),
       countByState: () => services.states.countByState(),
       maxInFlight: services.settings.pipeline.maxInFlight,
+      countPending: pendingCount(services),
+      maxPending: services.settings.pipeline.maxPending,
     },
   });
   return {
@@ -67,5 +69,24 @@ function toResponse(answer: ApiAnswer): HttpResponseInit {
     status: answer.status,
     jsonBody: answer.body,
     ...(answer.headers ? { headers: { ...answer.headers } } : {}),
+  };
+}
+
+/** How long a count of the backlog is reused: every submission asks, and a count on Cosmos DB costs RUs. */
+const PENDING_COUNT_REUSE_MS = 1_000;
+
+/** The number of `Pending` orders, counted at most once a second per instance. */
+function pendingCount(services: AzureServices): () => Promise<number> {
+  let last: { readonly at: number; readonly count: Promise<number> } | null = null;
+  return () => {
+    const now = services.clock.now().getTime();
+    if (!last || now - last.at >= PENDING_COUNT_REUSE_MS) {
+      const count = services.states.countInState("Pending");
+      last = { at: now, count };
+      count.catch(() => {
+        if (last?.count === count) last = null;
+      });
+    }
+    return last.count;
   };
 }
