@@ -9,6 +9,7 @@ export const FUNCTION_NAMES = {
   getOrder: "getOrder",
   listOrders: "listOrders",
   getStats: "getStats",
+  dashboard: "dashboard",
   getOrderHistory: "getOrderHistory",
   resubmitOrder: "resubmitOrder",
   compensateOrder: "compensateOrder",

@@ -36,6 +36,13 @@ const ROUTES: readonly HttpRoute[] = [
     handle: (h, r) => h.listOrders(r),
   },
   {
+    name: FUNCTION_NAMES.dashboard,
+    method: "GET",
+    route: "dashboard",
+    authLevel: "function",
+    handle: (h) => h.dashboard(),
+  },
+  {
     name: FUNCTION_NAMES.getStats,
     method: "GET",
     route: STATS_ROUTE,

@@ -5,11 +5,12 @@
  * method 405 with an Allow header. Every answer is JSON.
  */
 import { timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { MAX_ORDER_MESSAGE_BYTES } from "../domain/order.js";
 import type { Logger } from "../ports/logger.js";
+import { DASHBOARD_PAGE } from "../scheduler/dashboard-page.js";
 import {
   type ApiAnswer,
   bodyTooLarge,
@@ -94,6 +95,10 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       const fields = { method, path, status, durationMs: elapsedMs(started) };
       logger.info("http.request", res.writableFinished ? fields : { ...fields, aborted: true });
     });
+    if (path === "/" && (req.method === "GET" || req.method === "HEAD")) {
+      sendPage(res, DASHBOARD_PAGE);
+      return;
+    }
     void route(req, path)
       .catch((error: unknown): Answer => {
         logger.error("http.internal-error", { method, path, error });
@@ -126,6 +131,15 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       return closed;
     },
   };
+}
+
+function sendPage(res: ServerResponse, html: string): void {
+  res.writeHead(200, {
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Length": Buffer.byteLength(html),
+    "Cache-Control": "no-store",
+  });
+  res.end(html);
 }
 
 function bearerMatches(req: IncomingMessage, token: string): boolean {

@@ -66,6 +66,12 @@ describe("Azure app registrations", () => {
         route: "stats",
         methods: ["GET"],
       },
+      [FUNCTION_NAMES.dashboard]: {
+        type: "httpTrigger",
+        authLevel: "function",
+        route: "dashboard",
+        methods: ["GET"],
+      },
       [FUNCTION_NAMES.getOrderHistory]: {
         type: "httpTrigger",
         authLevel: "function",
@@ -94,7 +100,7 @@ describe("Azure app registrations", () => {
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(12 + 1 + activities.length);
+    expect(Object.keys(summary)).toHaveLength(13 + 1 + activities.length);
   });
 
   it("gives a durable client input to exactly the functions that start or signal orchestrations, settling activities included", () => {
@@ -238,6 +244,20 @@ describe("Azure app handlers", () => {
     } finally {
       await full.close();
     }
+  });
+
+  it("serves the dashboard page, whose API calls carry the key it was opened with", async () => {
+    const answer = (await app.invoke(FUNCTION_NAMES.dashboard, {
+      url: "http://localhost:7071/api/dashboard",
+    })) as {
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+    };
+    expect(answer.status).toBe(200);
+    expect(answer.headers["Content-Type"]).toBe("text/html; charset=utf-8");
+    expect(answer.body).toContain("<title>Orders · Scheduler Agent Supervisor</title>");
+    expect(answer.body).toContain('"x-functions-key": code');
   });
 
   it("refuses an oversized order body with 413 before reading it", async () => {

@@ -50,7 +50,7 @@ describe("the built Azure app", () => {
       const triggers = registry.all().map((fn) => triggerOf(fn)?.type);
       expect(triggers.filter((t) => t === "serviceBusTrigger")).toHaveLength(3);
       expect(triggers.filter((t) => t === "timerTrigger")).toHaveLength(2);
-      expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(7);
+      expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(8);
       expect(triggers.filter((t) => t === "orchestrationTrigger")).toHaveLength(1);
     } finally {
       for (const key of Object.keys(sample)) if (!(key in saved)) delete process.env[key];

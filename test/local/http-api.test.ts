@@ -323,3 +323,12 @@ describe("routing", () => {
     await expect(fetch(`${api.url}/api/orders/ord-1`)).rejects.toThrow();
   });
 });
+
+describe("GET /", () => {
+  it("serves the dashboard page as HTML", async () => {
+    const page = await fetch(`${api.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await page.text()).toContain("<h1>Orders</h1>");
+  });
+});

@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { QUEUE_NAMES } from "../../config/names.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
+import { DASHBOARD_PAGE } from "../../scheduler/dashboard-page.js";
 import type { OperatorCommand, OperatorCommands } from "../../scheduler/operator-commands.js";
 import { orderMessageId } from "../../scheduler/order-message-id.js";
 import {
@@ -35,6 +36,13 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       const text = await request.text();
       if (Buffer.byteLength(text) > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
       return toResponse(await api.postOrder(text));
+    },
+    async dashboard(): Promise<HttpResponseInit> {
+      return {
+        status: 200,
+        headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" },
+        body: DASHBOARD_PAGE,
+      };
     },
     async stats(): Promise<HttpResponseInit> {
       return toResponse(await api.stats());

@@ -1,0 +1,96 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startHttpApi } from "../../src/local/http-api.js";
+import {
+  orderMessage,
+  post,
+  recordOf,
+  runUntil,
+  scenarioPerTest,
+  terminal,
+} from "../pipeline/pipeline-harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
+// CI installs Chromium (.ci/run); elsewhere the test runs where it is installed.
+const available = existsSync(CHROMIUM);
+if (!available && process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
+
+const openScenario = scenarioPerTest();
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!available) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.runIf(available)("the dashboard in a browser", () => {
+  it("shows the counts, opens an Error order's timeline, resubmits it with a reason, and sees it Processed", {
+    timeout: 60_000,
+  }, async () => {
+    const s = await openScenario({ MAX_RECOVERIES: "1" });
+    const api = await startHttpApi({
+      port: 0,
+      logger: s.logger,
+      backend: {
+        post: (body) => s.pipeline.post(body),
+        getRecord: (orderId) => s.pipeline.states.get(orderId),
+        listRecords: (query) => s.pipeline.states.listRecent(query),
+        countByState: () => s.pipeline.states.countByState(),
+        countPending: () => s.pipeline.states.countInState("Pending"),
+        operator: s.pipeline.operator,
+        maxInFlight: s.settings.maxInFlight,
+        maxPending: s.settings.maxPending,
+      },
+    });
+    const page = await browser.newPage();
+    try {
+      // The partner is down through both attempts: the order ends in Error, its first step in doubt.
+      s.partner.setFaults({ transient: 1 });
+      await post(s, orderMessage("ord-stuck"));
+      await runUntil(s, terminal(s, "ord-stuck"));
+      expect((await recordOf(s, "ord-stuck")).processState).toBe("Error");
+      s.partner.setFaults({});
+
+      await page.goto(`${api.url}/`);
+      await expect.poll(() => page.locator("#counts li[data-state=Error] b").textContent()).toBe("1");
+      await expect.poll(() => page.locator("#inflight").textContent()).toBe("In flight: 0 of 200");
+      await page.screenshot({ path: join(ARTIFACTS, "dashboard-counts.png"), fullPage: true });
+
+      await page.getByRole("button", { name: "Show order ord-stuck" }).click();
+      await expect
+        .poll(() => page.locator("#timeline").textContent())
+        .toContain("supervisor recover: Processing → Error");
+      expect(await page.locator("#detail-state").textContent()).toContain("reserveInventory InDoubt");
+
+      await page.getByRole("button", { name: "Resubmit…" }).click();
+      await page.getByLabel("Operator").fill("alice");
+      await page.getByLabel("Reason").fill("partner is back");
+      await page.screenshot({ path: join(ARTIFACTS, "dashboard-resubmit.png"), fullPage: true });
+      await page.getByRole("button", { name: "Confirm" }).click();
+      await expect
+        .poll(() => page.locator("#confirm").evaluate((d) => (d as unknown as { open: boolean }).open))
+        .toBe(false);
+      expect((await recordOf(s, "ord-stuck")).lastError?.message).toBe("resubmit by alice: partner is back");
+
+      await runUntil(s, terminal(s, "ord-stuck"));
+      await expect
+        .poll(() => page.locator("#detail-state").textContent(), { timeout: 10_000 })
+        .toContain("Processed");
+      await expect.poll(() => page.locator("#attention-empty").isVisible()).toBe(true);
+      await page.screenshot({ path: join(ARTIFACTS, "dashboard-processed.png"), fullPage: true });
+    } finally {
+      await page.close();
+      await api.close();
+    }
+  });
+});
