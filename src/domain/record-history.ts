@@ -37,18 +37,19 @@ export interface RecordHistory {
 
 /** `entry` appended; past HISTORY_LIMIT the oldest entries are counted into the summary, never dropped unseen. */
 export function withHistoryEntry<R extends RecordHistory>(record: R, entry: HistoryEntry): R {
-  const history = [...record.history, entry];
-  let summary = record.historySummary;
-  while (history.length > HISTORY_LIMIT) {
-    const oldest = history.shift() as HistoryEntry;
-    summary = summary
-      ? {
-          entries: summary.entries + 1,
-          since: summary.since,
-          until: oldest.at,
-          commands: { ...summary.commands, [oldest.command]: (summary.commands[oldest.command] ?? 0) + 1 },
-        }
-      : { entries: 1, since: oldest.at, until: oldest.at, commands: { [oldest.command]: 1 } };
-  }
-  return { ...record, history, historySummary: summary };
+  const all = [...record.history, entry];
+  const overflow = Math.max(0, all.length - HISTORY_LIMIT);
+  const historySummary = all.slice(0, overflow).reduce(summarised, record.historySummary);
+  return { ...record, history: all.slice(overflow), historySummary };
+}
+
+/** `summary` with one more transition counted in. */
+function summarised(summary: HistorySummary | null, entry: HistoryEntry): HistorySummary {
+  const commands = { ...summary?.commands, [entry.command]: (summary?.commands[entry.command] ?? 0) + 1 };
+  return {
+    entries: (summary?.entries ?? 0) + 1,
+    since: summary?.since ?? entry.at,
+    until: entry.at,
+    commands,
+  };
 }

@@ -8,9 +8,9 @@ import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
 export const STATE_SCHEMA_VERSION = 1;
 
-import { PROCESS_STATES, type ProcessState } from "./process-state.js";
+import { isProcessState, PROCESS_STATES, type ProcessState } from "./process-state.js";
 
-export { PROCESS_STATES, type ProcessState };
+export { isProcessState, PROCESS_STATES, type ProcessState };
 
 /** States in which no actor but an operator will move the record again. */
 export const TERMINAL_STATES: readonly ProcessState[] = [

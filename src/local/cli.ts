@@ -9,7 +9,7 @@ const USAGE = `usage: sas <command> [flags]
 
 commands:
   start   run the whole pipeline on the embedded host, submit a demo batch, then keep serving
-          the HTTP API (POST /api/orders, GET /api/orders/{orderId}, the operator commands)
+          the orders API (/api/orders, /api/stats, the operator commands) and the dashboard (/)
           on 127.0.0.1 until stopped
   demo    submit a finite batch, wait until every order is settled, print a summary and check
           the invariants; exits 1 if one is broken

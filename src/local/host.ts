@@ -44,22 +44,13 @@ export async function runHost(options: HostOptions): Promise<void> {
   const logFile = createWriteStream(logPath, { flags: "a" });
   const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
   const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
-  const { pipeline, settings, stop } = await startEmbeddedStack({ ...options, db, logger });
+  const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger });
   const api = await startHttpApi({
     port: options.port,
     host: options.host,
     ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
     logger,
-    backend: {
-      post: (body) => pipeline.post(body),
-      getRecord: (orderId) => pipeline.states.get(orderId),
-      operator: pipeline.operator,
-      listRecords: (query) => pipeline.states.listRecent(query),
-      countByState: () => pipeline.states.countByState(),
-      maxInFlight: settings.maxInFlight,
-      countPending: () => pipeline.states.countInState("Pending"),
-      maxPending: settings.maxPending,
-    },
+    backend: pipeline.apiBackend(),
   });
 
   const out = process.stdout;

@@ -25,6 +25,10 @@ export interface OrdersCommandIo {
 const ACTIONS = ["list", "show", "history", "resubmit", "compensate", "stats"] as const;
 type Action = (typeof ACTIONS)[number];
 
+function isAction(value: string | undefined): value is Action {
+  return (ACTIONS as readonly (string | undefined)[]).includes(value);
+}
+
 interface Request {
   readonly action: Action;
   /** The order (show and the commands), or the list's query string. */
@@ -95,14 +99,14 @@ function parseRequest(args: readonly string[]): Request {
     },
   });
   const [action, orderId, ...extra] = positionals;
-  if (!ACTIONS.includes(action as Action)) {
+  if (!isAction(action)) {
     throw new UsageError(`sas orders needs one of ${ACTIONS.join(", ")}; got ${action ?? "nothing"}`);
   }
   const url = values.url ?? "http://127.0.0.1:7071";
   if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--url must be an http(s) URL; got ${url}`);
   const listFlags = { state: values.state, limit: values.limit, continuation: values.continuation };
   const base = {
-    action: action as Action,
+    action,
     orderId: orderId ?? "",
     listQuery: new URLSearchParams(
       Object.entries(listFlags).filter((entry): entry is [string, string] => entry[1] !== undefined),

@@ -24,6 +24,7 @@ import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
 import { createOperatorCommands, type OperatorCommands } from "../scheduler/operator-commands.js";
 import { orderMessageId } from "../scheduler/order-message-id.js";
+import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
@@ -254,6 +255,20 @@ export class LocalPipeline {
     const result = await this.ordersQueue.send({ messageId: orderMessageId(body), body });
     this.nudge(QUEUES.orders);
     return result;
+  }
+
+  /** What the orders API (HTTP and dashboard) asks of this pipeline. */
+  apiBackend(): OrdersApiBackend {
+    return {
+      post: (body) => this.post(body),
+      getRecord: (orderId) => this.states.get(orderId),
+      listRecords: (query) => this.states.listRecent(query),
+      countByState: () => this.states.countByState(),
+      countPending: () => this.states.countInState("Pending"),
+      operator: this.operator,
+      maxInFlight: this.options.settings.maxInFlight,
+      maxPending: this.options.settings.maxPending,
+    };
   }
 
   /** Starts the queue consumers and the starter and Supervisor timers. */

@@ -48,6 +48,7 @@
 import { parseOperatorRequest } from "../domain/operator-request.js";
 import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
 import {
+  isProcessState,
   PROCESS_STATES,
   type ProcessState,
   type StoredStateRecord,
@@ -288,17 +289,17 @@ const MAX_LIST_LIMIT = 200;
 function listQuery(params: URLSearchParams): RecentQuery | ApiAnswer {
   const unknown = [...params.keys()].find((key) => !["state", "limit", "continuation"].includes(key));
   if (unknown !== undefined) return invalidList(unknown, "unknown", "is not a parameter of this list");
-  const state = params.get("state");
-  if (state !== null && !(PROCESS_STATES as readonly string[]).includes(state)) {
+  const stateText = params.get("state");
+  const state = stateText === null || isProcessState(stateText) ? stateText : undefined;
+  if (state === undefined)
     return invalidList("state", "oneOf", `must be one of ${PROCESS_STATES.join(", ")}`);
-  }
   const limitText = params.get("limit") ?? String(DEFAULT_LIST_LIMIT);
   const limit = Number(limitText);
   if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_LIST_LIMIT) {
     return invalidList("limit", "range", `must be an integer from 1 to ${MAX_LIST_LIMIT}`);
   }
   return {
-    state: state as ProcessState | null,
+    state,
     maxItems: limit,
     continuationToken: params.get("continuation"),
   };

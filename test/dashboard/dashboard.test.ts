@@ -41,16 +41,7 @@ describe.runIf(available)("the dashboard in a browser", () => {
     const api = await startHttpApi({
       port: 0,
       logger: s.logger,
-      backend: {
-        post: (body) => s.pipeline.post(body),
-        getRecord: (orderId) => s.pipeline.states.get(orderId),
-        listRecords: (query) => s.pipeline.states.listRecent(query),
-        countByState: () => s.pipeline.states.countByState(),
-        countPending: () => s.pipeline.states.countInState("Pending"),
-        operator: s.pipeline.operator,
-        maxInFlight: s.settings.maxInFlight,
-        maxPending: s.settings.maxPending,
-      },
+      backend: s.pipeline.apiBackend(),
     });
     const page = await browser.newPage();
     try {

@@ -1,30 +1,19 @@
 import { describe } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { startHttpApi } from "../../src/local/http-api.js";
-import { createOperatorCommands } from "../../src/scheduler/operator-commands.js";
 import { type OperatorApiHost, operatorApiContract } from "../contracts/operator-api.contract.js";
+import { storeBackend } from "../support/store-backend.js";
 
 async function embeddedHost(): Promise<OperatorApiHost> {
   const db = openDatabase(":memory:");
   const states = new SqliteStateStore(db);
   const logger = new MemoryLogger();
-  const operator = createOperatorCommands({ states, clock: new VirtualClock(), logger });
   const api = await startHttpApi({
     port: 0,
     logger,
-    backend: {
-      post: () => Promise.reject(new Error("not used here")),
-      getRecord: (orderId) => states.get(orderId),
-      listRecords: (query) => states.listRecent(query),
-      countByState: () => states.countByState(),
-      maxInFlight: 200,
-      countPending: () => states.countInState("Pending"),
-      maxPending: 10_000,
-      operator,
-    },
+    backend: storeBackend(states, logger),
   });
   return {
     states,

@@ -1,13 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { type HttpApi, startHttpApi } from "../../src/local/http-api.js";
 import { ordersCommand } from "../../src/local/orders-command.js";
 import { UsageError } from "../../src/local/usage-error.js";
-import { createOperatorCommands } from "../../src/scheduler/operator-commands.js";
 import { pendingRecord, T0 } from "../support/records.js";
+import { storeBackend } from "../support/store-backend.js";
 
 const TOKEN = "a-token-of-16-chars";
 let db: EmbeddedDatabase;
@@ -25,16 +24,7 @@ beforeEach(async () => {
     port: 0,
     apiToken: TOKEN,
     logger,
-    backend: {
-      post: () => Promise.reject(new Error("not used")),
-      getRecord: (orderId) => states.get(orderId),
-      listRecords: (query) => states.listRecent(query),
-      countByState: () => states.countByState(),
-      maxInFlight: 200,
-      countPending: () => states.countInState("Pending"),
-      maxPending: 10_000,
-      operator: createOperatorCommands({ states, clock: new VirtualClock(), logger }),
-    },
+    backend: storeBackend(states, logger),
   });
   out = "";
   err = "";

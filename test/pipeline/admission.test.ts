@@ -11,16 +11,7 @@ describe("admission visible to submitters", () => {
     const api = await startHttpApi({
       port: 0,
       logger: s.logger,
-      backend: {
-        post: (body) => s.pipeline.post(body),
-        getRecord: (orderId) => s.pipeline.states.get(orderId),
-        listRecords: (query) => s.pipeline.states.listRecent(query),
-        countByState: () => s.pipeline.states.countByState(),
-        countPending: () => s.pipeline.states.countInState("Pending"),
-        operator: s.pipeline.operator,
-        maxInFlight: s.settings.maxInFlight,
-        maxPending: s.settings.maxPending,
-      },
+      backend: s.pipeline.apiBackend(),
     });
     try {
       // The partner is down: one order is claimed at a time, the others wait as Pending.

@@ -11,6 +11,7 @@ import {
   MAX_OPERATOR_BODY_BYTES,
   orderTooLarge,
 } from "../../scheduler/orders-api.js";
+import { reusedReading } from "../../scheduler/reused-reading.js";
 import type { AzureServices } from "../azure-services.js";
 
 /** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */
@@ -25,17 +26,16 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       listRecords: (query) => services.states.listRecent(query),
       countByState: () => services.states.countByState(),
       maxInFlight: services.settings.pipeline.maxInFlight,
-      countPending: pendingCount(services),
+      countPending: reusedReading(services.clock, PENDING_COUNT_REUSE_MS, () =>
+        services.states.countInState("Pending"),
+      ),
       maxPending: services.settings.pipeline.maxPending,
     },
   });
   return {
     async postOrder(request: HttpRequest): Promise<HttpResponseInit> {
-      const declared = Number(request.headers.get("content-length") ?? 0);
-      if (declared > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
-      const text = await request.text();
-      if (Buffer.byteLength(text) > MAX_ORDER_MESSAGE_BYTES) return toResponse(orderTooLarge());
-      return toResponse(await api.postOrder(text));
+      const text = await bodyOf(request, MAX_ORDER_MESSAGE_BYTES);
+      return toResponse(text === undefined ? orderTooLarge() : await api.postOrder(text));
     },
     async dashboard(): Promise<HttpResponseInit> {
       return {
@@ -51,25 +51,34 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       return toResponse(await api.listOrders(new URL(request.url).searchParams));
     },
     async getHistory(request: HttpRequest): Promise<HttpResponseInit> {
-      const segments = new URL(request.url).pathname.split("/");
-      return toResponse(await api.getHistory(segments[segments.length - 2] ?? ""));
+      return toResponse(await api.getHistory(orderSegment(request, 2)));
     },
     async getOrder(request: HttpRequest): Promise<HttpResponseInit> {
-      // The raw path segment: route parameters arrive decoded, and the API decodes (and checks) it itself.
-      const segment = new URL(request.url).pathname.split("/").pop() ?? "";
-      return toResponse(await api.getOrder(segment));
+      return toResponse(await api.getOrder(orderSegment(request, 1)));
     },
     /** `POST /api/orders/{orderId}/resubmit` or `/compensate`, as the function registered for it. */
     async operatorCommand(command: OperatorCommand, request: HttpRequest): Promise<HttpResponseInit> {
-      const declared = Number(request.headers.get("content-length") ?? 0);
-      if (declared > MAX_OPERATOR_BODY_BYTES) return toResponse(bodyTooLarge(MAX_OPERATOR_BODY_BYTES));
-      const text = await request.text();
-      if (Buffer.byteLength(text) > MAX_OPERATOR_BODY_BYTES)
-        return toResponse(bodyTooLarge(MAX_OPERATOR_BODY_BYTES));
-      const segments = new URL(request.url).pathname.split("/");
-      return toResponse(await api.operatorCommand(command, segments[segments.length - 2] ?? "", text));
+      const text = await bodyOf(request, MAX_OPERATOR_BODY_BYTES);
+      if (text === undefined) return toResponse(bodyTooLarge(MAX_OPERATOR_BODY_BYTES));
+      return toResponse(await api.operatorCommand(command, orderSegment(request, 2), text));
     },
   };
+}
+
+/** The body, or undefined when it is longer than `maxBytes` (by its Content-Length, before it is read). */
+async function bodyOf(request: HttpRequest, maxBytes: number): Promise<string | undefined> {
+  if (Number(request.headers.get("content-length") ?? 0) > maxBytes) return undefined;
+  const text = await request.text();
+  return Buffer.byteLength(text) > maxBytes ? undefined : text;
+}
+
+/**
+ * The order id's raw path segment, `fromEnd` segments from the end of the path: route parameters arrive
+ * decoded, and the API decodes (and checks) the id itself.
+ */
+function orderSegment(request: HttpRequest, fromEnd: number): string {
+  const segments = new URL(request.url).pathname.split("/");
+  return segments[segments.length - fromEnd] ?? "";
 }
 
 function toResponse(answer: ApiAnswer): HttpResponseInit {
@@ -82,19 +91,3 @@ function toResponse(answer: ApiAnswer): HttpResponseInit {
 
 /** How long a count of the backlog is reused: every submission asks, and a count on Cosmos DB costs RUs. */
 const PENDING_COUNT_REUSE_MS = 1_000;
-
-/** The number of `Pending` orders, counted at most once a second per instance. */
-function pendingCount(services: AzureServices): () => Promise<number> {
-  let last: { readonly at: number; readonly count: Promise<number> } | null = null;
-  return () => {
-    const now = services.clock.now().getTime();
-    if (!last || now - last.at >= PENDING_COUNT_REUSE_MS) {
-      const count = services.states.countInState("Pending");
-      last = { at: now, count };
-      count.catch(() => {
-        if (last?.count === count) last = null;
-      });
-    }
-    return last.count;
-  };
-}
