@@ -27,15 +27,19 @@ const ALLOWED: Record<string, { layers: string[]; packages: RegExp }> = {
   domain: { layers: ["domain"], packages: /^zod$/ },
   ports: { layers: ["domain", "ports"], packages: /^$/ },
   state: { layers: ["domain", "ports", "state"], packages: /^$/ },
+  telemetry: { layers: ["domain", "ports", "telemetry"], packages: /^@opentelemetry\/api$/ },
   orchestrators: {
-    layers: ["domain", "ports", "state", "orchestrators"],
+    layers: ["domain", "ports", "state", "telemetry", "orchestrators"],
     packages: /^(durable-functions|zod)$/,
   },
-  agents: { layers: ["domain", "ports", "agents"], packages: /^node:/ },
-  supervisor: { layers: ["domain", "ports", "state", "supervisor"], packages: /^$/ },
-  scheduler: { layers: ["domain", "ports", "state", "scheduler"], packages: /^node:crypto$/ },
+  agents: { layers: ["domain", "ports", "telemetry", "agents"], packages: /^node:/ },
+  supervisor: { layers: ["domain", "ports", "state", "telemetry", "supervisor"], packages: /^$/ },
+  scheduler: {
+    layers: ["domain", "ports", "state", "telemetry", "scheduler"],
+    packages: /^node:crypto$/,
+  },
   config: { layers: ["domain", "config"], packages: /^$/ },
-  adapters: { layers: ["domain", "ports", "adapters"], packages: /.*/ },
+  adapters: { layers: ["domain", "ports", "telemetry", "adapters"], packages: /.*/ },
 };
 
 describe("architecture", () => {
@@ -60,6 +64,20 @@ describe("architecture", () => {
       }
     });
   }
+
+  it("orchestrator code makes no telemetry: its spans would repeat on every replay", () => {
+    const orchestratorFiles = files.filter(
+      (f) => layerOf(f) === "orchestrators" && !f.includes(`${join("orchestrators", "activities")}`),
+    );
+    expect(orchestratorFiles.map((f) => relative(ROOT, f))).toContain(
+      "src/orchestrators/order-processing.ts",
+    );
+    for (const file of orchestratorFiles) {
+      for (const specifier of importsOf(file)) {
+        expect(specifier, relative(ROOT, file)).not.toMatch(/telemetry|@opentelemetry/);
+      }
+    }
+  });
 
   describe("only the composition roots construct adapters", () => {
     const ROOTS = ["functions", "local"];

@@ -9,6 +9,18 @@ import { toInstant } from "../domain/time.js";
 import type { StepName } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
+import { instrumentsOf } from "../telemetry/instruments.js";
+import {
+  type Context,
+  contextFrom,
+  contextOf,
+  globalTelemetry,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  type Telemetry,
+  traceparentOf,
+} from "../telemetry/telemetry.js";
 import { HttpTimeoutError, postJson } from "./http-post.js";
 
 /** The partner operation behind each step, and the one that undoes it. */
@@ -28,6 +40,8 @@ export interface PartnerAgentDeps {
   readonly backoff: BackoffPolicy;
   /** Longest a single HTTP call may take, whatever the step's deadline. */
   readonly callTimeoutMs: number;
+  /** Where the step's span and each call's span go (default: the global providers). */
+  readonly telemetry?: Telemetry;
 }
 
 type CallResult =
@@ -44,52 +58,85 @@ export function createPartnerAgent(
   deps: PartnerAgentDeps,
 ): (request: AgentRequest) => Promise<AgentResponse> {
   return async (request) => {
-    const operation = PARTNER_OPERATIONS[request.step][request.operation];
-    const deadline = Date.parse(request.completeBy);
-    const log = deps.logger.child({
-      orderId: request.orderId,
-      attempt: request.attempt,
-      step: request.step,
-      operation,
-      idempotencyKey: request.idempotencyKey,
-    });
-    let calls = 0;
-    let lastFault: AgentFault = {
-      kind: "transient",
-      code: "DeadlinePassed",
-      message: "the deadline passed before any call",
+    const telemetry = deps.telemetry ?? globalTelemetry();
+    const started = deps.clock.now();
+    const attributes = {
+      "sas.order.id": request.orderId,
+      "sas.attempt": request.attempt,
+      "sas.step": request.step,
+      "sas.operation": request.operation,
     };
-    while (calls < request.maxCalls) {
-      const remaining = deadline - deps.clock.now().getTime();
-      if (remaining <= 0) break;
-      calls++;
-      // A call already under way may outlive the deadline (the seed allows work in progress to go on);
-      // only new calls are refused once it has passed.
-      const result = await callPartner(deps, operation, request, deps.callTimeoutMs);
-      if (result.kind === "success") {
-        log.info("agent.call.succeeded", { call: calls, reference: result.reference });
-        return respond(request, deps.clock, calls, {
-          outcome: "succeeded",
-          reference: result.reference,
-          fault: null,
-        });
-      }
-      lastFault = result.fault;
-      log.warn("agent.call.failed", { call: calls, fault: result.fault.kind, code: result.fault.code });
-      if (result.fault.kind === "permanent") break;
-      if (calls >= request.maxCalls) break;
-      const delay = fullJitterDelayMs(deps.backoff, calls, deps.random);
-      if (deps.clock.now().getTime() + delay >= deadline) break;
-      await deps.clock.sleep(delay);
-    }
-    if (lastFault.kind === "transient") {
-      lastFault = {
-        ...lastFault,
-        message: `${lastFault.message} (gave up after ${calls} of ${request.maxCalls} calls allowed before ${request.completeBy})`,
-      };
-    }
-    return respond(request, deps.clock, calls, { outcome: "failed", reference: null, fault: lastFault });
+    const span = startSpan(telemetry.tracer, `step ${request.step} ${request.operation}`, {
+      kind: SpanKind.INTERNAL,
+      parent: contextFrom(request.traceparent),
+      attributes: { ...attributes, "sas.max_calls": request.maxCalls },
+      startTime: started,
+    });
+    const response = await runStep({ ...deps, telemetry }, request, contextOf(span));
+    const outcome = response.fault ? response.fault.kind : response.outcome;
+    span.setAttributes({ "sas.outcome": outcome, "sas.calls_made": response.callsMade });
+    if (response.fault) span.setStatus({ code: SpanStatusCode.ERROR, message: response.fault.code });
+    const ended = deps.clock.now();
+    span.end(ended);
+    instrumentsOf(telemetry).stepDuration.record((ended.getTime() - started.getTime()) / 1000, {
+      ...attributes,
+      "sas.outcome": outcome,
+    });
+    return response;
   };
+}
+
+/** The step's calls: as many as the allowance and the deadline permit, each a child of `parent`. */
+async function runStep(
+  deps: PartnerAgentDeps & { readonly telemetry: Telemetry },
+  request: AgentRequest,
+  parent: Context,
+): Promise<AgentResponse> {
+  const operation = PARTNER_OPERATIONS[request.step][request.operation];
+  const deadline = Date.parse(request.completeBy);
+  const log = deps.logger.child({
+    orderId: request.orderId,
+    attempt: request.attempt,
+    step: request.step,
+    operation,
+    idempotencyKey: request.idempotencyKey,
+  });
+  let calls = 0;
+  let lastFault: AgentFault = {
+    kind: "transient",
+    code: "DeadlinePassed",
+    message: "the deadline passed before any call",
+  };
+  while (calls < request.maxCalls) {
+    const remaining = deadline - deps.clock.now().getTime();
+    if (remaining <= 0) break;
+    calls++;
+    // A call already under way may outlive the deadline (the seed allows work in progress to go on);
+    // only new calls are refused once it has passed.
+    const result = await callPartner(deps, operation, request, { call: calls, parent });
+    if (result.kind === "success") {
+      log.info("agent.call.succeeded", { call: calls, reference: result.reference });
+      return respond(request, deps.clock, calls, {
+        outcome: "succeeded",
+        reference: result.reference,
+        fault: null,
+      });
+    }
+    lastFault = result.fault;
+    log.warn("agent.call.failed", { call: calls, fault: result.fault.kind, code: result.fault.code });
+    if (result.fault.kind === "permanent") break;
+    if (calls >= request.maxCalls) break;
+    const delay = fullJitterDelayMs(deps.backoff, calls, deps.random);
+    if (deps.clock.now().getTime() + delay >= deadline) break;
+    await deps.clock.sleep(delay);
+  }
+  if (lastFault.kind === "transient") {
+    lastFault = {
+      ...lastFault,
+      message: `${lastFault.message} (gave up after ${calls} of ${request.maxCalls} calls allowed before ${request.completeBy})`,
+    };
+  }
+  return respond(request, deps.clock, calls, { outcome: "failed", reference: null, fault: lastFault });
 }
 
 function respond(
@@ -112,28 +159,74 @@ function respond(
   };
 }
 
+/** One call: an HTTP client span (its `traceparent` sent along) and the call metrics. */
 async function callPartner(
-  deps: PartnerAgentDeps,
+  deps: PartnerAgentDeps & { readonly telemetry: Telemetry },
   operation: string,
   request: AgentRequest,
-  timeoutMs: number,
+  at: { readonly call: number; readonly parent: Context },
 ): Promise<CallResult> {
+  const url = new URL(`${deps.partnerUrl}/operations/${operation}`);
+  const http = {
+    "http.request.method": "POST",
+    "server.address": url.hostname,
+    "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+  };
+  const started = deps.clock.now();
+  const span = startSpan(deps.telemetry.tracer, "POST", {
+    kind: SpanKind.CLIENT,
+    parent: at.parent,
+    attributes: { ...http, "url.full": url.href, "sas.step": request.step, "sas.call": at.call },
+    startTime: started,
+  });
+  const traceparent = traceparentOf(span);
+  const result = await sendCall(deps, url, request, traceparent);
+  const status = result.status === undefined ? {} : { "http.response.status_code": result.status };
+  const errorType = result.outcome.kind === "success" ? undefined : result.outcome.fault.code;
+  span.setAttributes({ ...status, ...(errorType ? { "error.type": errorType } : {}) });
+  if (errorType) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+  const ended = deps.clock.now();
+  span.end(ended);
+  const instruments = instrumentsOf(deps.telemetry);
+  const withError = errorType ? { "error.type": errorType } : {};
+  instruments.httpClientDuration.record((ended.getTime() - started.getTime()) / 1000, {
+    ...http,
+    ...status,
+    ...withError,
+  });
+  instruments.agentCalls.add(1, {
+    "sas.step": request.step,
+    "sas.operation": request.operation,
+    "sas.outcome": result.outcome.kind === "success" ? "succeeded" : result.outcome.fault.kind,
+    ...withError,
+  });
+  return result.outcome;
+}
+
+async function sendCall(
+  deps: PartnerAgentDeps,
+  url: URL,
+  request: AgentRequest,
+  traceparent: string | null,
+): Promise<{ readonly outcome: CallResult; readonly status?: number }> {
   try {
     const answer = await postJson(
-      new URL(`${deps.partnerUrl}/operations/${operation}`),
-      { "idempotency-key": request.idempotencyKey },
+      url,
+      { "idempotency-key": request.idempotencyKey, ...(traceparent ? { traceparent } : {}) },
       JSON.stringify({ orderId: request.orderId, ...request.payload }),
-      { clock: deps.clock, timeoutMs },
+      { clock: deps.clock, timeoutMs: deps.callTimeoutMs },
     );
-    return classify(answer.status, answer.body);
+    return { outcome: classify(answer.status, answer.body), status: answer.status };
   } catch (error) {
     const timedOut = error instanceof HttpTimeoutError;
     return {
-      kind: "fault",
-      fault: {
-        kind: "transient",
-        code: timedOut ? "Timeout" : "NetworkError",
-        message: (error as Error).message,
+      outcome: {
+        kind: "fault",
+        fault: {
+          kind: "transient",
+          code: timedOut ? "Timeout" : "NetworkError",
+          message: (error as Error).message,
+        },
       },
     };
   }

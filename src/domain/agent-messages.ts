@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Result } from "./result.js";
 import { isoInstantSchema } from "./time.js";
+import { traceparentSchema } from "./trace-context.js";
 import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
 import { ORDER_STEPS } from "./workflow.js";
 
@@ -38,6 +39,8 @@ export const agentRequestSchema = z.strictObject({
   maxCalls: integer(1, 1_000),
   /** Data the partner needs (amounts, items, the reference of the effect to undo). */
   payload: z.record(z.string(), z.unknown()),
+  /** The attempt's trace, so the Agent's spans join the order's trace (absent when none is recorded). */
+  traceparent: traceparentSchema.optional(),
 });
 export type AgentRequest = z.infer<typeof agentRequestSchema>;
 

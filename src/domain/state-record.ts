@@ -3,6 +3,7 @@ import type { Order } from "./order.js";
 import { HISTORY_LIMIT, historyEntrySchema, historySummarySchema } from "./record-history.js";
 import type { Result } from "./result.js";
 import { type IsoInstant, isoInstantSchema } from "./time.js";
+import { traceparentSchema } from "./trace-context.js";
 import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
 import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
@@ -103,6 +104,8 @@ export const stateRecordSchema = z.strictObject({
   history: z.array(historyEntrySchema).max(HISTORY_LIMIT).default([]),
   historySummary: historySummarySchema.nullable().default(null),
   replyTo: text(1, 260).nullable(),
+  /** The trace of the order's submission: spans of later work on the order (attempts, recoveries) join it. */
+  traceparent: traceparentSchema.nullable().default(null),
   schemaVersion: literal(STATE_SCHEMA_VERSION),
   workflowVersion: integer(1, 1_000),
   createdAt: isoInstantSchema,
@@ -122,6 +125,8 @@ export interface NewRecordInput {
   readonly retryBudgetLimit: number;
   /** Calls of `retryBudgetLimit` kept for compensation (at most the limit). */
   readonly undoReserve: number;
+  /** The submission's span, when traces are kept. */
+  readonly traceparent?: string | null;
 }
 
 /** The record submission writes: `Pending`, unlocked, no failures, every step not started. */
@@ -154,6 +159,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     history: [],
     historySummary: null,
     replyTo: input.replyTo,
+    traceparent: input.traceparent ?? null,
     schemaVersion: STATE_SCHEMA_VERSION,
     workflowVersion: WORKFLOW_VERSION,
     createdAt: input.now,

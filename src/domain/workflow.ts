@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { traceparentSchema } from "./trace-context.js";
 import { integer, text } from "./validation.js";
 
 /**
@@ -38,5 +39,7 @@ export function replyEventName(step: StepName, operation: "do" | "undo"): string
 export const attemptInputSchema = z.strictObject({
   orderId: text(1, 64),
   attempt: integer(1, 1_000_000),
+  /** The attempt's span, started by the starter: what the orchestration hands its Agent requests. */
+  traceparent: traceparentSchema.optional(),
 });
 export type AttemptInput = z.infer<typeof attemptInputSchema>;

@@ -5,7 +5,8 @@ import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { DurableClient } from "../ports/durable-client.js";
 import { createOperatorCommands } from "../scheduler/operator-commands.js";
 import { createStarterRuns } from "../scheduler/starter.js";
-import type { AzureServices } from "./azure-services.js";
+import { observeOrderStates } from "../telemetry/instruments.js";
+import { type AzureServices, telemetryOf } from "./azure-services.js";
 import { createAgentQueueHandlers } from "./handlers/agent-queues.js";
 import { createAzureOrderActivities } from "./handlers/order-activities.js";
 import { createOrdersHttpHandlers } from "./handlers/orders-http.js";
@@ -34,8 +35,11 @@ export function createAzureApp(services: AzureServices) {
     maxInFlight: pipeline.maxInFlight,
     pageSize: pipeline.starterPageSize,
     startRetryDelayMs: pipeline.recovery.backoff.baseMs,
+    telemetry: telemetryOf(services),
   });
   const nudgeStarter = starter.nudge;
+  // Every instance reports the same store-wide counts; a metrics backend takes the last value.
+  observeOrderStates(telemetryOf(services), () => services.states.countByState());
   const operator = createOperatorCommands({
     states: services.states,
     clock: services.clock,

@@ -11,6 +11,7 @@ import type { MessageQueue } from "../ports/message-queue.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
 import type { StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
+import { globalTelemetry, type Telemetry } from "../telemetry/telemetry.js";
 
 /** What the Azure app's handlers are wired to: in Azure, Cosmos DB, SQL, Service Bus and Blob Storage. */
 export interface AzureServices {
@@ -29,6 +30,13 @@ export interface AzureServices {
   readonly logger: Logger;
   /** Names this worker process as the Supervisor lease's holder. */
   readonly instanceName: string;
+  /** Where spans and metrics go; absent, the global providers (the Azure Monitor distro's, once registered). */
+  readonly telemetry?: Telemetry;
   /** Tests replace the Durable Functions client, which only exists under the host. */
   readonly durableClient?: (context: InvocationContext) => DurableClient;
+}
+
+/** The services' telemetry: a test's, or the global providers (the Azure Monitor distro's in Azure). */
+export function telemetryOf(services: AzureServices): Telemetry {
+  return services.telemetry ?? globalTelemetry();
 }

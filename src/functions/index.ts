@@ -3,6 +3,7 @@
  * loads the app, so a missing or malformed setting stops start-up with a message naming it. Services
  * and handlers are built here, once; no client connects before its first use.
  */
+import "./telemetry-setup.js";
 import { loadAzureSettings } from "../config/azure-settings.js";
 import { registerFunctions } from "./app.js";
 import { createAzureApp } from "./azure-app.js";

@@ -1,4 +1,8 @@
-import azureFunctions, { type HttpRequest, type HttpResponseInit } from "@azure/functions";
+import azureFunctions, {
+  type HttpRequest,
+  type HttpResponseInit,
+  type InvocationContext,
+} from "@azure/functions";
 import {
   HISTORY_ROUTE,
   OPERATOR_ROUTES,
@@ -16,7 +20,11 @@ interface HttpRoute {
   readonly method: "GET" | "POST";
   readonly route: string;
   readonly authLevel: "function" | "admin";
-  readonly handle: (handlers: Handlers, request: HttpRequest) => Promise<HttpResponseInit>;
+  readonly handle: (
+    handlers: Handlers,
+    request: HttpRequest,
+    context: InvocationContext,
+  ) => Promise<HttpResponseInit>;
 }
 
 /** The orders API's routes: reads and submissions behind a function key, operator commands behind the admin key. */
@@ -26,7 +34,7 @@ const ROUTES: readonly HttpRoute[] = [
     method: "POST",
     route: ORDERS_ROUTE,
     authLevel: "function",
-    handle: (h, r) => h.postOrder(r),
+    handle: (h, r, c) => h.postOrder(r, c),
   },
   {
     name: FUNCTION_NAMES.listOrders,
@@ -85,7 +93,7 @@ export function registerOrdersHttp(handlers: Handlers): void {
       methods: [method],
       route,
       authLevel,
-      handler: (request) => handle(handlers, request),
+      handler: (request, context) => handle(handlers, request, context),
     });
   }
 }

@@ -4,6 +4,7 @@ import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings } from "../config/settings.js";
 import { seededRandom } from "../domain/backoff.js";
 import type { Logger } from "../ports/logger.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import { type PartnerThread, startPartnerThread } from "./partner/partner-thread.js";
 import { LocalPipeline } from "./pipeline.js";
@@ -36,6 +37,8 @@ export interface StackOptions {
   readonly agent: "activity" | "queue";
   /** Settings from the environment; they override the demo timings. */
   readonly env: Environment;
+  /** Where spans and metrics go (default: the global providers, no-ops unless registered). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface EmbeddedStack {
@@ -107,5 +110,6 @@ function openPipeline(
     starterIntervalMs: 500,
     supervisorIntervalMs: 1_000,
     duplicateReplies: options.duplicateReplies,
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { JsonLogger } from "../adapters/logging/json-logger.js";
 import { openDatabase } from "../adapters/sqlite/database.js";
+import { OTLP_ENDPOINT_SETTING, startOtlpTelemetry } from "../adapters/telemetry/otlp-sdk.js";
 import { type Environment, loadPipelineSettings } from "../config/settings.js";
 import { seededRandom } from "../domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../domain/state-record.js";
@@ -37,6 +38,8 @@ export interface HostOptions {
  */
 export async function runHost(options: HostOptions): Promise<void> {
   loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
+  const sdk = startOtlpTelemetry(options.env);
+  const telemetry = sdk ? { telemetry: sdk.telemetry } : {};
   const inMemory = options.data === ":memory:";
   if (!inMemory) mkdirSync(options.data, { recursive: true });
   // With the database in memory, the log goes to the temporary directory rather than the working one.
@@ -44,19 +47,25 @@ export async function runHost(options: HostOptions): Promise<void> {
   const logFile = createWriteStream(logPath, { flags: "a" });
   const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
   const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
-  const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger });
+  const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger, ...telemetry });
   const api = await startHttpApi({
     port: options.port,
     host: options.host,
     ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
     logger,
     backend: pipeline.apiBackend(),
+    ...telemetry,
   });
 
   const out = process.stdout;
   out.write(`embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n`);
   out.write(
     `partner faults: ${JSON.stringify(options.faults)}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n`,
+  );
+  out.write(
+    sdk
+      ? `traces and metrics: ${sdk.destination}\n`
+      : `traces and metrics: off (set ${OTLP_ENDPOINT_SETTING} to send them to an OTLP collector)\n`,
   );
 
   const prefix = `demo-${Date.now().toString(36)}`;
@@ -83,6 +92,7 @@ export async function runHost(options: HostOptions): Promise<void> {
   out.write("stopping...\n");
   await api.close();
   await stop();
+  await sdk?.shutdown();
   db.close();
   logFile.end();
 }

@@ -21,6 +21,7 @@ import {
   orderTooLarge,
   STATS_PATH,
 } from "../scheduler/orders-api.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { sendJson } from "./json-response.js";
 
 export type { OrdersApiBackend } from "../scheduler/orders-api.js";
@@ -34,6 +35,8 @@ export interface HttpApiOptions {
   readonly host?: string;
   /** When set, the operator commands need `Authorization: Bearer <apiToken>`. */
   readonly apiToken?: string;
+  /** Where the submissions' spans go (default: the global providers). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface HttpApi {
@@ -53,7 +56,11 @@ type Answer = ApiAnswer;
 export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   const { backend, logger } = options;
   const host = options.host ?? "127.0.0.1";
-  const api = createOrdersApi({ backend, logger });
+  const api = createOrdersApi({
+    backend,
+    logger,
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+  });
 
   async function route(req: IncomingMessage, path: string): Promise<Answer> {
     if (path === ORDERS_PATH) {
@@ -83,7 +90,11 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const bytes = await readBody(req, MAX_ORDER_MESSAGE_BYTES);
     if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
     if (bytes === "tooLarge") return orderTooLarge();
-    return api.postOrder(new TextDecoder().decode(bytes));
+    const traceparent = req.headers.traceparent;
+    return api.postOrder(
+      new TextDecoder().decode(bytes),
+      typeof traceparent === "string" ? traceparent : null,
+    );
   }
 
   const server = createServer((req, res) => {

@@ -23,11 +23,14 @@ import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
 import { createOperatorCommands, type OperatorCommands } from "../scheduler/operator-commands.js";
-import { orderMessageId } from "../scheduler/order-message-id.js";
+import { orderQueueMessage } from "../scheduler/order-message-id.js";
 import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
+import { observeOrderStates } from "../telemetry/instruments.js";
+import { countingRefusals } from "../telemetry/refusals.js";
+import { globalTelemetry, type Telemetry } from "../telemetry/telemetry.js";
 import { LocalDurableRuntime } from "./durable/local-durable-runtime.js";
 import { QueueConsumer } from "./queue-consumer.js";
 import { captureRegistrations } from "./registration-capture.js";
@@ -54,6 +57,8 @@ export interface PipelineOptions {
   readonly duplicateReplies?: number;
   /** Fault injection: wraps the durable client the starter and the reply handler use (an outage). */
   readonly wrapDurableClient?: (runtime: DurableClient) => DurableClient;
+  /** Where spans and metrics go: an SDK's (OTLP, or a test's in-memory exporter), or the global no-ops. */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -74,6 +79,8 @@ export class LocalPipeline {
   readonly runSupervisor: () => Promise<ScanReport>;
   /** The operator's commands on parked orders (resubmit, compensate). */
   readonly operator: OperatorCommands;
+  /** Where the pipeline's spans and metrics go. */
+  readonly telemetry: Telemetry;
   private readonly queueNamed: (name: string) => SqliteMessageQueue;
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
@@ -101,6 +108,8 @@ export class LocalPipeline {
     this.orders = parts.orders;
     this.alerts = parts.alerts;
     this.runSupervisor = parts.runSupervisor;
+    this.telemetry = options.telemetry ?? globalTelemetry();
+    observeOrderStates(this.telemetry, () => this.states.countByState());
     this.operator = createOperatorCommands({
       states: this.states,
       clock: options.clock,
@@ -116,6 +125,7 @@ export class LocalPipeline {
       maxInFlight: options.settings.maxInFlight,
       pageSize: options.settings.starterPageSize,
       startRetryDelayMs: options.settings.recovery.backoff.baseMs,
+      telemetry: this.telemetry,
     };
     const starter = createStarter(starterDeps);
     this.runStarter = () => starter(this.durable);
@@ -124,6 +134,7 @@ export class LocalPipeline {
 
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
     const { db, clock, logger, settings } = options;
+    const telemetry = options.telemetry ?? globalTelemetry();
     const states = new SqliteStateStore(db);
     const orders = new SqliteOrdersRepository(db, clock);
     const alerts = new LoggingAlertSink(logger);
@@ -152,6 +163,7 @@ export class LocalPipeline {
       logger,
       backoff: settings.agentBackoff,
       callTimeoutMs: settings.partnerCallTimeoutMs,
+      telemetry,
     });
     // Fault injection for the activity form: a duplicated answer reaches the instance as a stray event.
     const agent = async (request: AgentRequest): Promise<AgentResponse> => {
@@ -173,6 +185,7 @@ export class LocalPipeline {
       clock,
       logger,
       agent,
+      telemetry,
       // The embedded host does not hold the activity until the starter's run ends: nothing here freezes
       // a process between invocations, and the activity slot is worth more to the next step.
       onOrderSettled: async (durable) => {
@@ -220,6 +233,7 @@ export class LocalPipeline {
       pageSize: settings.supervisorPageSize,
       maxPages: settings.supervisorMaxPages,
       leaseMs: settings.supervisorLeaseMs,
+      telemetry,
     });
     pipeline = new LocalPipeline(options, runtime, {
       states,
@@ -251,8 +265,8 @@ export class LocalPipeline {
   }
 
   /** Posts an order message to the orders queue, as an application posts to Service Bus. */
-  async post(body: JsonValue): Promise<SendResult> {
-    const result = await this.ordersQueue.send({ messageId: orderMessageId(body), body });
+  async post(body: JsonValue, traceparent: string | null = null): Promise<SendResult> {
+    const result = await this.ordersQueue.send(orderQueueMessage(body, traceparent));
     this.nudge(QUEUES.orders);
     return result;
   }
@@ -260,7 +274,7 @@ export class LocalPipeline {
   /** What the orders API (HTTP and dashboard) asks of this pipeline. */
   apiBackend(): OrdersApiBackend {
     return {
-      post: (body) => this.post(body),
+      post: (body, traceparent) => this.post(body, traceparent),
       getRecord: (orderId) => this.states.get(orderId),
       listRecords: (query) => this.states.listRecent(query),
       countByState: () => this.states.countByState(),
@@ -284,6 +298,7 @@ export class LocalPipeline {
       retryBudgetPerOrder: settings.retryBudgetPerOrder,
       undoReservePerOrder: settings.undoReservePerOrder,
       onAccepted: () => void this.nudgeStarter(),
+      telemetry: this.telemetry,
     });
     this.consume(this.ordersQueue, submission);
     if (settings.agentMode === "queue") {
@@ -320,7 +335,8 @@ export class LocalPipeline {
 
   private consume(queue: SqliteMessageQueue, handler: MessageHandler): void {
     const { clock, logger } = this.options;
-    const consumer = new QueueConsumer({ queue, handler, clock, logger, name: queue.name });
+    const counted = countingRefusals(handler, queue.name, this.telemetry);
+    const consumer = new QueueConsumer({ queue, handler: counted, clock, logger, name: queue.name });
     this.consumers.push(consumer);
     consumer.start();
   }

@@ -265,6 +265,8 @@ function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply |
     completeBy: ask.completeBy,
     maxCalls: ask.maxCalls,
     payload: ask.payload,
+    // Data from the input, never a span: the orchestrator creates no telemetry of its own on replay.
+    ...(input.traceparent ? { traceparent: input.traceparent } : {}),
   };
   const timer = context.df.createTimer(new Date(ask.completeBy));
   let reply: Task;

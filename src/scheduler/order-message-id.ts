@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { JsonValue } from "../ports/message-queue.js";
+import type { JsonValue, OutgoingMessage } from "../ports/message-queue.js";
 
 /**
  * The message id every sender of an order message uses (HTTP API, `sas send`, the embedded host).
@@ -12,4 +12,13 @@ export function orderMessageId(body: JsonValue): string {
     typeof body === "object" && body !== null && !Array.isArray(body) ? String(body.orderId ?? "") : "";
   const digest = createHash("sha256").update(JSON.stringify(body)).digest("hex").slice(0, 16);
   return `${orderId.slice(0, 64)}:${digest}`;
+}
+
+/** An order message as every sender puts it on the orders queue, with the trace it belongs to. */
+export function orderQueueMessage(body: JsonValue, traceparent: string | null): OutgoingMessage {
+  return {
+    messageId: orderMessageId(body),
+    body,
+    ...(traceparent ? { applicationProperties: { traceparent } } : {}),
+  };
 }

@@ -58,6 +58,15 @@ import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import type { Page, RecentQuery } from "../ports/state-store.js";
 import { InvalidContinuationTokenError } from "../ports/store-errors.js";
+import {
+  contextFrom,
+  globalTelemetry,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+  type Telemetry,
+  traceparentOf,
+} from "../telemetry/telemetry.js";
 import type { OperatorCommand, OperatorCommands, OperatorOutcome } from "./operator-commands.js";
 
 export const ORDERS_ROUTE = "orders";
@@ -78,8 +87,8 @@ export const MAX_OPERATOR_BODY_BYTES = 4 * 1024;
 
 /** What the API needs from its host. */
 export interface OrdersApiBackend {
-  /** Puts an order message on the orders queue. */
-  post(body: JsonValue): Promise<SendResult>;
+  /** Puts an order message on the orders queue, with the `traceparent` its submission's span joins. */
+  post(body: JsonValue, traceparent: string | null): Promise<SendResult>;
   getRecord(orderId: string): Promise<StoredStateRecord | undefined>;
   /** The operator commands, on the host's own state store. */
   readonly operator: OperatorCommands;
@@ -100,8 +109,11 @@ export interface ApiAnswer {
 }
 
 export interface OrdersApi {
-  /** `text` is the request body, already known to be at most MAX_ORDER_MESSAGE_BYTES long. */
-  postOrder(text: string): Promise<ApiAnswer>;
+  /**
+   * `text` is the request body, already known to be at most MAX_ORDER_MESSAGE_BYTES long;
+   * `traceparent` the caller's trace (the request header, or the Functions host's invocation), if any.
+   */
+  postOrder(text: string, traceparent?: string | null): Promise<ApiAnswer>;
   /** `encodedId` is the path segment as it arrived, still percent-encoded. */
   getOrder(encodedId: string): Promise<ApiAnswer>;
   getHistory(encodedId: string): Promise<ApiAnswer>;
@@ -112,10 +124,30 @@ export interface OrdersApi {
   operatorCommand(command: OperatorCommand, encodedId: string, text: string): Promise<ApiAnswer>;
 }
 
-export function createOrdersApi(deps: { backend: OrdersApiBackend; logger: Logger }): OrdersApi {
+export function createOrdersApi(deps: {
+  backend: OrdersApiBackend;
+  logger: Logger;
+  /** Where the submission's HTTP span goes (default: the global providers). */
+  telemetry?: Telemetry;
+}): OrdersApi {
   const context: ApiContext = { backend: deps.backend, ask: askerFor(deps.logger) };
   return {
-    postOrder: (text) => postOrderAnswer(context, text),
+    postOrder: (text, traceparent) =>
+      inSpan(
+        (deps.telemetry ?? globalTelemetry()).tracer,
+        `POST /api/${ORDERS_ROUTE}`,
+        {
+          kind: SpanKind.SERVER,
+          parent: contextFrom(traceparent),
+          attributes: { "http.request.method": "POST", "http.route": `/api/${ORDERS_ROUTE}` },
+        },
+        async (span) => {
+          const answer = await postOrderAnswer(context, text, traceparentOf(span));
+          span.setAttribute("http.response.status_code", answer.status);
+          if (answer.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          return answer;
+        },
+      ),
     getOrder: (encodedId) => getOrderAnswer(context, encodedId, (record) => withoutStoreMetadata(record)),
     getHistory: (encodedId) =>
       getOrderAnswer(context, encodedId, (record) => ({
@@ -158,7 +190,11 @@ function askerFor(logger: Logger): Asker {
   };
 }
 
-async function postOrderAnswer({ backend, ask }: ApiContext, text: string): Promise<ApiAnswer> {
+async function postOrderAnswer(
+  { backend, ask }: ApiContext,
+  text: string,
+  traceparent: string | null,
+): Promise<ApiAnswer> {
   const parsed = parseOrderMessage(text);
   if (!parsed.ok) {
     return { status: 400, body: { error: "invalid order message", issues: parsed.error.issues } };
@@ -175,7 +211,7 @@ async function postOrderAnswer({ backend, ask }: ApiContext, text: string): Prom
   const sent = await ask(
     "post",
     { orderId },
-    () => backend.post(JSON.parse(text) as JsonValue),
+    () => backend.post(JSON.parse(text) as JsonValue, traceparent),
     "the order could not be queued; try again",
   );
   if (!sent.ok) return sent.answer;

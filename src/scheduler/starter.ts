@@ -1,11 +1,21 @@
 import type { StoredStateRecord } from "../domain/state-record.js";
-import { addMilliseconds, toInstant } from "../domain/time.js";
+import { addMilliseconds, type IsoInstant, toInstant } from "../domain/time.js";
 import type { AttemptInput } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import { type DurableClient, InstanceAlreadyRunningError } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
 import type { StateStore } from "../ports/state-store.js";
 import { updateAsRead } from "../state/record-updates.js";
+import {
+  contextFrom,
+  contextOf,
+  globalTelemetry,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+  type Telemetry,
+  traceparentOf,
+} from "../telemetry/telemetry.js";
 import { CoalescedRuns } from "./coalesced-runs.js";
 
 export interface StarterDeps {
@@ -18,6 +28,8 @@ export interface StarterDeps {
   readonly pageSize: number;
   /** How long a claim whose orchestration could not be started waits before it is claimed again. */
   readonly startRetryDelayMs: number;
+  /** Where the claim and attempt spans go (default: the global providers). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface StarterReport {
@@ -61,18 +73,14 @@ export function createStarter(deps: StarterDeps): (durable: DurableClient) => Pr
         continuationToken: token,
       });
       for (const record of page.items) {
-        const claim = await updateAsRead(deps.states, record, "starter", {
-          type: "claim",
-          now,
-          attemptTimeoutMs: deps.attemptTimeoutMs,
-        });
-        if (!claim.ok) {
+        const outcome = await claimAndStart(deps, durable, record, now);
+        if (outcome === "lost") {
           lost++;
           continue;
         }
         claimed++;
         room--;
-        if (await startClaimed(deps, durable, claim.record)) {
+        if (outcome === "started") {
           started++;
           continue;
         }
@@ -98,6 +106,57 @@ export function createStarter(deps: StarterDeps): (durable: DurableClient) => Pr
 }
 
 /**
+ * Claims one record and starts its attempt, in an `order.claim` span that joins the order's trace;
+ * the attempt's own span (`order.attempt`, a child) is what the orchestration's input carries, so
+ * the Agents' step spans become its children.
+ */
+async function claimAndStart(
+  deps: StarterDeps,
+  durable: DurableClient,
+  record: StoredStateRecord,
+  now: IsoInstant,
+): Promise<"lost" | "started" | "startFailed"> {
+  const tracer = (deps.telemetry ?? globalTelemetry()).tracer;
+  return inSpan(
+    tracer,
+    "order.claim",
+    {
+      kind: SpanKind.INTERNAL,
+      parent: contextFrom(record.traceparent),
+      attributes: { "sas.order.id": record.orderId },
+      clock: deps.clock,
+    },
+    async (span) => {
+      const claim = await updateAsRead(deps.states, record, "starter", {
+        type: "claim",
+        now,
+        attemptTimeoutMs: deps.attemptTimeoutMs,
+      });
+      span.setAttribute("sas.claim", claim.ok ? "claimed" : claim.reason);
+      if (!claim.ok) return "lost";
+      span.setAttribute("sas.attempt", claim.record.attempt);
+      const attempt = {
+        kind: SpanKind.INTERNAL,
+        parent: contextOf(span),
+        attributes: {
+          "sas.order.id": record.orderId,
+          "sas.attempt": claim.record.attempt,
+          "sas.instance.id": claim.record.lockedBy ?? "",
+        },
+        clock: deps.clock,
+      };
+      const started = await inSpan(tracer, "order.attempt", attempt, async (attemptSpan) => {
+        const ok = await startClaimed(deps, durable, claim.record, traceparentOf(attemptSpan));
+        if (!ok)
+          attemptSpan.setStatus({ code: SpanStatusCode.ERROR, message: "not started; claim given back" });
+        return ok;
+      });
+      return started ? "started" : "startFailed";
+    },
+  );
+}
+
+/**
  * Starts the claimed attempt's orchestration. An instance already running under that id goes on by
  * itself; any other failure gives the claim back, so the outage is not counted against the order.
  */
@@ -105,9 +164,14 @@ async function startClaimed(
   deps: StarterDeps,
   durable: DurableClient,
   claimed: StoredStateRecord,
+  traceparent: string | null,
 ): Promise<boolean> {
   const instanceId = claimed.lockedBy ?? "";
-  const input: AttemptInput = { orderId: claimed.orderId, attempt: claimed.attempt };
+  const input: AttemptInput = {
+    orderId: claimed.orderId,
+    attempt: claimed.attempt,
+    ...(traceparent ? { traceparent } : {}),
+  };
   const fields = { orderId: claimed.orderId, attempt: claimed.attempt, instanceId };
   try {
     await durable.startNew(deps.orchestrationName, { instanceId, input });

@@ -14,6 +14,16 @@ import {
 import type { OrdersRepository } from "../ports/orders-repository.js";
 import type { StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
+import {
+  contextFrom,
+  globalTelemetry,
+  inSpan,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Telemetry,
+  traceparentOf,
+} from "../telemetry/telemetry.js";
 
 export interface SubmissionDeps {
   readonly orders: OrdersRepository;
@@ -27,6 +37,8 @@ export interface SubmissionDeps {
   readonly undoReservePerOrder: number;
   /** Called after an order is accepted, so the starter claims it without waiting for its timer. */
   readonly onAccepted?: (orderId: string) => void;
+  /** Where the submission's span goes (default: the global providers). */
+  readonly telemetry?: Telemetry;
 }
 
 export const DEAD_LETTER_REASONS = {
@@ -57,13 +69,14 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
     return { action: "deadLetter", reason, description };
   };
 
-  return async (message) => {
+  const handle = async (message: InboundMessage, span: Span): Promise<MessageDisposition> => {
     const parsed = parseOrderMessage(message.body);
     if (!parsed.ok) return reject(DEAD_LETTER_REASONS.invalid, parsed.error.message, message, null);
     const orderMessage = parsed.value;
     const order = orderFromMessage(orderMessage);
     const replyTo = orderMessage.replyTo ?? null;
     const log = deps.logger.child({ orderId: order.orderId, messageId: message.messageId });
+    span.setAttribute("sas.order.id", order.orderId);
 
     const inserted = await deps.orders.insertIfAbsent(order);
     if (!inserted.inserted) {
@@ -81,6 +94,7 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
       now,
       retryBudgetLimit: deps.retryBudgetPerOrder,
       undoReserve: deps.undoReservePerOrder,
+      traceparent: traceparentOf(span),
     });
     const created = await deps.states.createIfAbsent(record);
     if (!created.created && created.existing.replyTo !== replyTo) {
@@ -103,4 +117,35 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
     deps.onAccepted?.(order.orderId);
     return COMPLETE;
   };
+
+  return traced(deps, handle);
+}
+
+/**
+ * Each delivery in an `order.submit` span that joins the trace its sender started (the `traceparent`
+ * application property); the record keeps the span's own, so the order's later work joins it too.
+ */
+function traced(
+  deps: SubmissionDeps,
+  handle: (message: InboundMessage, span: Span) => Promise<MessageDisposition>,
+): MessageHandler {
+  return (message) =>
+    inSpan(
+      (deps.telemetry ?? globalTelemetry()).tracer,
+      "order.submit",
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contextFrom(String(message.applicationProperties.traceparent ?? "")),
+        attributes: { "messaging.operation.type": "process", "messaging.message.id": message.messageId },
+        clock: deps.clock,
+      },
+      async (span) => {
+        const disposition = await handle(message, span);
+        if (disposition.action === "deadLetter") {
+          span.setAttribute("sas.dead_letter.reason", disposition.reason);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: disposition.reason });
+        }
+        return disposition;
+      },
+    );
 }

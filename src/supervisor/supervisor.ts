@@ -10,6 +10,18 @@ import type { Logger } from "../ports/logger.js";
 import type { StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
 import { updateAsRead } from "../state/record-updates.js";
+import { instrumentsOf } from "../telemetry/instruments.js";
+import {
+  type Attributes,
+  contextFrom,
+  globalTelemetry,
+  markFailed,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  startSpan,
+  type Telemetry,
+} from "../telemetry/telemetry.js";
 
 export interface SupervisorDeps {
   readonly states: StateStore;
@@ -25,6 +37,8 @@ export interface SupervisorDeps {
   readonly pageSize: number;
   readonly maxPages: number;
   readonly leaseMs: number;
+  /** Where the scan's span, the recoveries' spans and the scan metrics go (default: the global providers). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface ScanReport {
@@ -71,7 +85,7 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
  * scan continues), and reports what it cost.
  */
 export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport> {
-  return async () => {
+  const scan = async (span: Span): Promise<ScanReport> => {
     const grant = await deps.lease.tryAcquire(deps.holder, deps.leaseMs);
     if (!grant) {
       deps.logger.debug("supervisor.skipped", {
@@ -105,7 +119,7 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
             deps.logger.warn("supervisor.lease.lost", { holder: deps.holder, lease: deps.lease.name });
             break;
           }
-          await recover(record, now, counts);
+          await recover(record, now, counts, span);
         }
         token = counts.leaseLost ? null : page.continuationToken;
       } while (token);
@@ -117,11 +131,40 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
     return report;
   };
 
+  // Each scan is a trace of its own; each recovery it makes is a span in the order's trace, linked to it.
+  const scanned = async (): Promise<ScanReport> => {
+    const telemetry = deps.telemetry ?? globalTelemetry();
+    const span = startSpan(telemetry.tracer, "supervisor.scan", {
+      kind: SpanKind.INTERNAL,
+      parent: ROOT_CONTEXT,
+      attributes: { "sas.supervisor.holder": deps.holder },
+      startTime: deps.clock.now(),
+    });
+    try {
+      const report = await scan(span);
+      span.setAttributes(scanAttributes(report));
+      if (!report.skipped) {
+        const instruments = instrumentsOf(telemetry);
+        instruments.scanDuration.record(report.durationMs / 1000);
+        instruments.scanRequestUnits.record(report.requestUnits);
+      }
+      return report;
+    } catch (error) {
+      markFailed(span, error);
+      throw error;
+    } finally {
+      span.end(deps.clock.now());
+    }
+  };
+  return scanned;
+
   async function recover(
     record: StateRecord & { _etag: string },
     now: string,
     counts: { resets: number; toError: number; toCompensation: number; stalled: number; lostRaces: number },
+    scanSpan: Span,
   ): Promise<void> {
+    const started = deps.clock.now();
     const expiredOwner = record.lockedBy ?? "";
     const outcome = await updateAsRead(deps.states, record, "supervisor", {
       type: "recover",
@@ -142,6 +185,7 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       return;
     }
     const after = outcome.record;
+    traceRecovery(deps, { before: record, after, started, scanSpan });
     deps.logger.warn("supervisor.recovered", {
       ...fields,
       processState: after.processState,
@@ -179,6 +223,53 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       statusMessageFor(record, status, at, record.lastError?.message ?? null),
     );
   }
+}
+
+function scanAttributes(report: ScanReport): Attributes {
+  return {
+    "sas.supervisor.skipped": report.skipped,
+    "sas.supervisor.pages": report.pages,
+    "sas.supervisor.scanned": report.scanned,
+    "sas.supervisor.resets": report.resets,
+    "sas.supervisor.to_error": report.toError,
+    "sas.supervisor.to_compensation": report.toCompensation,
+    "sas.supervisor.stalled": report.stalled,
+    "sas.supervisor.lost_races": report.lostRaces,
+    "sas.supervisor.truncated": report.truncated,
+    "sas.supervisor.lease_lost": report.leaseLost,
+    "sas.supervisor.request_units": report.requestUnits,
+  };
+}
+
+/** What a recovery did, as the `sas.recovery` attribute names it. */
+function recoveryKind(before: StateRecord, after: StateRecord): string {
+  if (after.processState === "Pending") return "retry";
+  if (after.processState === "Compensating")
+    return before.processState === "Compensating" ? "retry" : "compensate";
+  return after.processState === "CompensationFailed" ? "stalled" : "error";
+}
+
+function traceRecovery(
+  deps: SupervisorDeps,
+  recovery: { before: StateRecord; after: StateRecord; started: Date; scanSpan: Span },
+): void {
+  const { before, after } = recovery;
+  const telemetry = deps.telemetry ?? globalTelemetry();
+  const kind = recoveryKind(before, after);
+  const span = startSpan(telemetry.tracer, "order.recover", {
+    kind: SpanKind.INTERNAL,
+    parent: contextFrom(before.traceparent),
+    links: [{ context: recovery.scanSpan.spanContext() }],
+    attributes: {
+      "sas.order.id": after.orderId,
+      "sas.attempt": before.attempt,
+      "sas.recovery": kind,
+      "sas.process_state": after.processState,
+    },
+    startTime: recovery.started,
+  });
+  span.end(deps.clock.now());
+  instrumentsOf(telemetry).recoveries.add(1, { "sas.recovery": kind });
 }
 
 /**

@@ -60,7 +60,7 @@ export const IDENTITY_FORMS: Readonly<Record<string, readonly string[]>> = {
   [storage]: [`${storage}__blobServiceUri`, `${storage}__queueServiceUri`, `${storage}__tableServiceUri`],
 };
 
-/** Settings read by the Functions host or the Application Insights agent rather than by src/config. */
+/** Settings read by the Functions host or the telemetry set-up (src/functions/telemetry-setup.ts) rather than by src/config. */
 export const HOST_ONLY_SETTINGS: readonly string[] = [
   `${storage}__queueServiceUri`,
   `${storage}__tableServiceUri`,

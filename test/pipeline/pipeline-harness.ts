@@ -11,6 +11,7 @@ import { type PartnerService, startPartnerService } from "../../src/local/partne
 import { LocalPipeline } from "../../src/local/pipeline.js";
 import type { DurableClient } from "../../src/ports/durable-client.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
+import type { Telemetry } from "../../src/telemetry/telemetry.js";
 
 export const START = "2026-05-01T09:00:00.000Z";
 
@@ -37,6 +38,8 @@ export interface ScenarioOptions {
   readonly wrapDurableClient?: (runtime: DurableClient) => DurableClient;
   /** The partner may reject undo operations for good (see PartnerServiceOptions). */
   readonly undoRefusals?: boolean;
+  /** Where the pipeline's spans and metrics go (default: the global no-ops). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface Scenario {
@@ -74,6 +77,7 @@ export async function openScenario(
     supervisorIntervalMs: options.supervisorIntervalMs ?? 5_000,
     ...(options.duplicateReplies !== undefined ? { duplicateReplies: options.duplicateReplies } : {}),
     ...(options.wrapDurableClient ? { wrapDurableClient: options.wrapDurableClient } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   if (options.start !== false) pipeline.start();
   return {

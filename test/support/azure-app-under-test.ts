@@ -23,6 +23,7 @@ import {
   captureRegistrations,
   type FunctionRegistry,
 } from "../../src/local/registration-capture.js";
+import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { orderMessage } from "../pipeline/pipeline-harness.js";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -56,7 +57,10 @@ export class AppUnderTest {
     return queue;
   };
 
-  constructor(private readonly env: Record<string, string> = {}) {}
+  constructor(
+    private readonly env: Record<string, string> = {},
+    private readonly options: { readonly telemetry?: Telemetry } = {},
+  ) {}
 
   async open(): Promise<void> {
     const services: AzureServices = {
@@ -76,6 +80,7 @@ export class AppUnderTest {
       logger: this.logger,
       instanceName: "test-worker",
       durableClient: () => this.runtime,
+      ...(this.options.telemetry ? { telemetry: this.options.telemetry } : {}),
     };
     this.app = createAzureApp(services);
     this.registry = await captureRegistrations(() => registerFunctions(this.app));
@@ -94,8 +99,19 @@ export class AppUnderTest {
   }
 
   /** Calls a captured function as the host calls it: trigger input plus an invocation context. */
-  invoke(name: string, input: unknown, triggerMetadata: Record<string, unknown> = {}): Promise<unknown> {
-    const context = { invocationId: "inv-1", functionName: name, triggerMetadata, extraInputs: new Map() };
+  invoke(
+    name: string,
+    input: unknown,
+    triggerMetadata: Record<string, unknown> = {},
+    invocation: { readonly traceContext?: { readonly traceParent?: string } } = {},
+  ): Promise<unknown> {
+    const context = {
+      invocationId: "inv-1",
+      functionName: name,
+      triggerMetadata,
+      extraInputs: new Map(),
+      ...invocation,
+    };
     return Promise.resolve(this.fn(name).handler(input, context));
   }
 

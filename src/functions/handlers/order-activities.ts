@@ -3,7 +3,7 @@ import { agentAmplification } from "../../config/settings.js";
 import { createOrderActivities, type OrderActivities } from "../../orchestrators/order-activities.js";
 import type { JsonValue } from "../../ports/message-queue.js";
 import type { NudgeStarter } from "../../scheduler/starter.js";
-import type { AzureServices } from "../azure-services.js";
+import { type AzureServices, telemetryOf } from "../azure-services.js";
 
 /** The order orchestration's activities on the Azure services. */
 export function createAzureOrderActivities(
@@ -24,6 +24,7 @@ export function createAzureOrderActivities(
       await requests.send({ messageId: request.requestId, body: request as unknown as JsonValue });
     },
     onOrderSettled: deps.nudgeStarter,
+    telemetry: telemetryOf(services),
     settings: {
       stepTimeoutMs: pipeline.stepTimeoutMs,
       agentCallsPerStep: pipeline.agentCallsPerStep,

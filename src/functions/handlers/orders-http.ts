@@ -1,9 +1,9 @@
-import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { QUEUE_NAMES } from "../../config/names.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
 import { DASHBOARD_PAGE } from "../../scheduler/dashboard-page.js";
 import type { OperatorCommand, OperatorCommands } from "../../scheduler/operator-commands.js";
-import { orderMessageId } from "../../scheduler/order-message-id.js";
+import { orderQueueMessage } from "../../scheduler/order-message-id.js";
 import {
   type ApiAnswer,
   bodyTooLarge,
@@ -12,15 +12,16 @@ import {
   orderTooLarge,
 } from "../../scheduler/orders-api.js";
 import { reusedReading } from "../../scheduler/reused-reading.js";
-import type { AzureServices } from "../azure-services.js";
+import { type AzureServices, telemetryOf } from "../azure-services.js";
 
 /** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */
 export function createOrdersHttpHandlers(services: AzureServices, operator: OperatorCommands) {
   const orders = services.queue(QUEUE_NAMES.orders);
   const api = createOrdersApi({
     logger: services.logger,
+    telemetry: telemetryOf(services),
     backend: {
-      post: (body) => orders.send({ messageId: orderMessageId(body), body }),
+      post: (body, traceparent) => orders.send(orderQueueMessage(body, traceparent)),
       getRecord: (orderId) => services.states.get(orderId),
       operator,
       listRecords: (query) => services.states.listRecent(query),
@@ -33,9 +34,12 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
     },
   });
   return {
-    async postOrder(request: HttpRequest): Promise<HttpResponseInit> {
+    /** The host's trace of the request is the parent of the order's; a caller's header otherwise. */
+    async postOrder(request: HttpRequest, context?: InvocationContext): Promise<HttpResponseInit> {
       const text = await bodyOf(request, MAX_ORDER_MESSAGE_BYTES);
-      return toResponse(text === undefined ? orderTooLarge() : await api.postOrder(text));
+      if (text === undefined) return toResponse(orderTooLarge());
+      const traceparent = context?.traceContext?.traceParent ?? request.headers.get("traceparent");
+      return toResponse(await api.postOrder(text, traceparent));
     },
     async dashboard(): Promise<HttpResponseInit> {
       return {

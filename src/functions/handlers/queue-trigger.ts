@@ -3,7 +3,8 @@ import { inboundFromTrigger } from "../../adapters/functions-host/inbound-messag
 import { runQueueHandler } from "../../adapters/functions-host/settle.js";
 import { QUEUE_NAMES } from "../../config/names.js";
 import type { InboundMessage, MessageDisposition } from "../../ports/message-handler.js";
-import type { AzureServices } from "../azure-services.js";
+import { countingRefusals } from "../../telemetry/refusals.js";
+import { type AzureServices, telemetryOf } from "../azure-services.js";
 
 /**
  * A Service Bus trigger's handler around a queue handler: refused messages are parked with their
@@ -16,9 +17,9 @@ export function queueTrigger(
 ): (message: unknown, context: InvocationContext) => Promise<MessageDisposition> {
   const invalidMessages = services.queue(QUEUE_NAMES.invalidMessages);
   return (message, context) =>
-    runQueueHandler((inbound) => handler(inbound, context), inboundFromTrigger(message, context), {
-      sourceQueue,
-      invalidMessages,
-      logger: services.logger,
-    });
+    runQueueHandler(
+      countingRefusals((inbound) => handler(inbound, context), sourceQueue, telemetryOf(services)),
+      inboundFromTrigger(message, context),
+      { sourceQueue, invalidMessages, logger: services.logger },
+    );
 }

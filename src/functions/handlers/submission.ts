@@ -3,7 +3,7 @@ import { QUEUE_NAMES } from "../../config/names.js";
 import type { DurableClient } from "../../ports/durable-client.js";
 import type { NudgeStarter } from "../../scheduler/starter.js";
 import { createSubmissionHandler } from "../../scheduler/submission.js";
-import type { AzureServices } from "../azure-services.js";
+import { type AzureServices, telemetryOf } from "../azure-services.js";
 import { queueTrigger } from "./queue-trigger.js";
 
 /** Orders queue: submission, then a nudge to the starter once a message is accepted (or was already). */
@@ -26,6 +26,7 @@ export function createSubmissionTrigger(
       logger: services.logger,
       retryBudgetPerOrder: services.settings.pipeline.retryBudgetPerOrder,
       undoReservePerOrder: services.settings.pipeline.undoReservePerOrder,
+      telemetry: telemetryOf(services),
     }),
   );
   return {

@@ -2,7 +2,7 @@ import type { InvocationContext } from "@azure/functions";
 import type { DurableClient } from "../../ports/durable-client.js";
 import type { NudgeStarter } from "../../scheduler/starter.js";
 import { createSupervisor } from "../../supervisor/supervisor.js";
-import type { AzureServices } from "../azure-services.js";
+import { type AzureServices, telemetryOf } from "../azure-services.js";
 
 /** The starter's and the Supervisor's timers. */
 export function createTimerHandlers(
@@ -26,6 +26,7 @@ export function createTimerHandlers(
     pageSize: pipeline.supervisorPageSize,
     maxPages: pipeline.supervisorMaxPages,
     leaseMs: pipeline.supervisorLeaseMs,
+    telemetry: telemetryOf(services),
   });
   return {
     async runStarter(_timer: unknown, context: InvocationContext): Promise<void> {

@@ -6,6 +6,7 @@ import type { Logger } from "../../ports/logger.js";
 import type { OrdersRepository } from "../../ports/orders-repository.js";
 import type { StateStore } from "../../ports/state-store.js";
 import type { StatusNotifier } from "../../ports/status-notifier.js";
+import type { Telemetry } from "../../telemetry/telemetry.js";
 
 /** Everything the order activities use; each host passes its own adapters. */
 export interface OrderActivityDeps {
@@ -24,6 +25,8 @@ export interface OrderActivityDeps {
    * admit the next order at once instead of at its next timer tick. Must not throw.
    */
   readonly onOrderSettled: (durable: DurableClient) => Promise<void>;
+  /** Where the spans of the record's changes go (default: the global providers). */
+  readonly telemetry?: Telemetry;
   readonly settings: {
     readonly stepTimeoutMs: number;
     readonly agentCallsPerStep: number;

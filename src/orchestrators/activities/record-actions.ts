@@ -5,6 +5,7 @@ import type { Command } from "../../domain/transitions.js";
 import type { StepName } from "../../domain/workflow.js";
 import type { AlertKind } from "../../ports/alerts.js";
 import { type UpdateOutcome, updateRecord } from "../../state/record-updates.js";
+import { contextFrom, globalTelemetry, SpanKind, startSpan } from "../../telemetry/telemetry.js";
 import type { AttemptRef, StepStart, UpdateResult } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
 
@@ -26,11 +27,13 @@ export function createRecordActions(deps: OrderActivityDeps) {
       event: string,
       fields: Record<string, unknown> = {},
     ): Promise<UpdateOutcome> {
+      const started = deps.clock.now();
       const outcome = await updateRecord(deps.states, ref.orderId, "orchestration", command);
       const log = deps.logger.child({ orderId: ref.orderId, instanceId: ref.instanceId, ...fields });
-      if (outcome.ok)
+      if (outcome.ok) {
         log.info(event, { changed: outcome.changed, processState: outcome.record.processState });
-      else {
+        if (outcome.changed) traceTransition(deps, outcome.record, event, started, ref.instanceId);
+      } else {
         const detail = "error" in outcome ? outcome.error.message : undefined;
         log.warn(`${event}.refused`, { reason: outcome.reason, detail });
       }
@@ -76,4 +79,31 @@ function startOf(outcome: UpdateOutcome, step: StepName): StepStart {
     return { ok: false, reason: "budgetExhausted", detail: refusal.message };
   if (refusal?.code === "notOwner") return { ok: false, reason: "notOwner", detail: refusal.message };
   return { ok: false, reason: "refused", detail: refusal?.message ?? (outcome.ok ? "" : outcome.reason) };
+}
+
+/**
+ * A span for a change the activity made, in the order's trace. Its parent is read from the record
+ * the update returned, so the span is written once the update is known: no activity input carries
+ * the trace, and an update that changed nothing leaves no span.
+ */
+function traceTransition(
+  deps: OrderActivityDeps,
+  record: StateRecord,
+  event: string,
+  started: Date,
+  instanceId: string,
+): void {
+  const tracer = (deps.telemetry ?? globalTelemetry()).tracer;
+  const span = startSpan(tracer, event, {
+    kind: SpanKind.INTERNAL,
+    parent: contextFrom(record.traceparent),
+    attributes: {
+      "sas.order.id": record.orderId,
+      "sas.attempt": record.attempt,
+      "sas.instance.id": instanceId,
+      "sas.process_state": record.processState,
+    },
+    startTime: started,
+  });
+  span.end(deps.clock.now());
 }
