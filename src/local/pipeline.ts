@@ -5,6 +5,7 @@ import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
 import { SqliteLease } from "../adapters/sqlite/sqlite-lease.js";
 import { SqliteMessageQueue } from "../adapters/sqlite/sqlite-message-queue.js";
 import { SqliteOrdersRepository } from "../adapters/sqlite/sqlite-orders-repository.js";
+import { SqliteScanJournal } from "../adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../adapters/sqlite/sqlite-state-store.js";
 import { createAgentWorkerHandler, replyMessageId } from "../agents/agent-worker.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
@@ -27,6 +28,7 @@ import { orderMessageId } from "../scheduler/order-message-id.js";
 import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
+import { journaledScan } from "../supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
 import { LocalDurableRuntime } from "./durable/local-durable-runtime.js";
 import { QueueConsumer } from "./queue-consumer.js";
@@ -207,7 +209,8 @@ export class LocalPipeline {
         ? { maxConcurrentActivities: options.maxConcurrentActivities }
         : {}),
     });
-    const runSupervisor = createSupervisor({
+    const holder = options.supervisorHolder ?? "embedded-supervisor";
+    const scan = createSupervisor({
       states,
       lease: new SqliteLease(db, clock, "supervisor"),
       alerts,
@@ -215,12 +218,13 @@ export class LocalPipeline {
       clock,
       random: options.random,
       logger,
-      holder: options.supervisorHolder ?? "embedded-supervisor",
+      holder,
       policy: settings.recovery,
       pageSize: settings.supervisorPageSize,
       maxPages: settings.supervisorMaxPages,
       leaseMs: settings.supervisorLeaseMs,
     });
+    const runSupervisor = journaledScan(scan, { journal: new SqliteScanJournal(db), clock, logger, holder });
     pipeline = new LocalPipeline(options, runtime, {
       states,
       orders,
