@@ -27,6 +27,7 @@ import { createOperatorCommands, type OperatorCommands } from "../scheduler/oper
 import { orderMessageId } from "../scheduler/order-message-id.js";
 import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
+import { createStatsReadings } from "../scheduler/stats.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
 import { journaledScan } from "../supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
@@ -272,6 +273,16 @@ export class LocalPipeline {
       operator: this.operator,
       maxInFlight: this.options.settings.maxInFlight,
       maxPending: this.options.settings.maxPending,
+      // Handlers here dead-letter what they refuse, with their reason: parked in the dead-letter queues.
+      stats: createStatsReadings({
+        clock: this.options.clock,
+        states: this.states,
+        journal: new SqliteScanJournal(this.options.db),
+        deadLetterQueues: Object.fromEntries(
+          Object.values(QUEUES).map((name) => [name, this.queue(name).deadLetterQueue]),
+        ),
+        parkedQueue: null,
+      }),
     };
   }
 

@@ -1,15 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import type { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { type HttpApi, startHttpApi } from "../../src/local/http-api.js";
 import { ordersCommand } from "../../src/local/orders-command.js";
 import { UsageError } from "../../src/local/usage-error.js";
+import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";
 import { pendingRecord, T0 } from "../support/records.js";
-import { storeBackend } from "../support/store-backend.js";
 
 const TOKEN = "a-token-of-16-chars";
-let db: EmbeddedDatabase;
+let idle: IdlePipeline;
 let states: SqliteStateStore;
 let api: HttpApi;
 let out: string;
@@ -17,14 +15,13 @@ let err: string;
 const requests: { url: string; headers: Headers }[] = [];
 
 beforeEach(async () => {
-  db = openDatabase(":memory:");
-  states = new SqliteStateStore(db);
-  const logger = new MemoryLogger();
+  idle = await openIdlePipeline();
+  states = idle.pipeline.states;
   api = await startHttpApi({
     port: 0,
     apiToken: TOKEN,
-    logger,
-    backend: storeBackend(states, logger),
+    logger: idle.logger,
+    backend: idle.pipeline.apiBackend(),
   });
   out = "";
   err = "";
@@ -37,7 +34,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await api.close();
-  db.close();
+  await idle.close();
 });
 
 function run(...args: string[]): Promise<number> {
