@@ -44,9 +44,9 @@
  *                      the lease is not recorded). Null before the first.
  *       throughput     { "windowMinutes": 5, "until", "finishedPerMinute": [5 counts], "perSecondLastMinute" }:
  *                      records now in a terminal state whose last change falls in each 60-second window
- *                      before `until` (the time of the reading), oldest first. Rolling windows, not clock
- *                      minutes, so none is partial: the last is the minute up to `until` (exclusive), and
- *                      `perSecondLastMinute` its rate. Counted by last change: an order an operator has since
+ *                      up to `until` (the time of the reading), oldest first. Rolling windows, not clock
+ *                      minutes, so none is partial: the last is the minute up to and including `until`,
+ *                      and `perSecondLastMinute` its rate. Counted by last change: an order an operator has since
  *                      moved out of its terminal state no longer counts.
  *       unavailable    the figures (`messages`, `lastScan`) whose service failed this time: they are null
  *                      and the failure is logged; the others are answered.

@@ -48,7 +48,7 @@ export interface Throughput {
   readonly windowMinutes: number;
   /** The end of the last window: the time of the reading. */
   readonly until: IsoInstant;
-  /** Orders finished in each 60-second window before `until`, oldest first; the last ends at `until`. */
+  /** Orders finished in each 60-second window up to `until`, oldest first; the last ends at `until`, included. */
   readonly finishedPerMinute: readonly number[];
   /** The last window's count per second, to two decimals. */
   readonly perSecondLastMinute: number;
@@ -93,10 +93,14 @@ export function createStatsReadings(sources: StatsSources): StatsReadings {
   };
 }
 
+/**
+ * Windows (from, to], so that an order finished at the very instant of the reading counts: instants have
+ * millisecond precision, so that is the store's [from + 1 ms, to + 1 ms).
+ */
 async function readThroughput({ clock, states }: StatsSources): Promise<Throughput> {
   const until = toInstant(clock.now());
   const starts = Array.from({ length: THROUGHPUT_WINDOW_MINUTES }, (_, i) =>
-    addMilliseconds(until, -(THROUGHPUT_WINDOW_MINUTES - i) * MINUTE_MS),
+    addMilliseconds(until, 1 - (THROUGHPUT_WINDOW_MINUTES - i) * MINUTE_MS),
   );
   const finishedPerMinute = await Promise.all(
     starts.map((from) => states.countFinishedBetween(from, addMilliseconds(from, MINUTE_MS))),

@@ -217,12 +217,12 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
             parked: none,
           },
           lastScan: null,
-          // Windows end at the reading, exclusive: ord-s3, finished at this very instant, is in none yet.
+          // ord-s1 (Error) and ord-s3 (Processed) changed last at this very instant: the last minute has them.
           throughput: {
             windowMinutes: 5,
             until: T0,
-            finishedPerMinute: [0, 0, 0, 0, 0],
-            perSecondLastMinute: 0,
+            finishedPerMinute: [0, 0, 0, 0, 2],
+            perSecondLastMinute: 0.03,
           },
           unavailable: [],
         },
@@ -328,14 +328,14 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
       await finished("ord-now-45s", "Processed", -45_000);
       await finished("ord-now-61s", "Error", -61_000);
       await finished("ord-now-299s", "Compensated", -299_000);
-      await finished("ord-now-300s", "CompensationFailed", -300_000);
-      await finished("ord-now-301s", "Processed", -301_000); // before the window
+      await finished("ord-now-300s", "CompensationFailed", -300_000); // five minutes ago: just outside
+      await finished("ord-now-301s", "Processed", -301_000);
       await finished("ord-waiting", "Pending", -20_000); // changed, not finished
       await finished("ord-running", "Processing", -20_000);
       expect((await host.stats()).body.throughput).toEqual({
         windowMinutes: 5,
         until: T0,
-        finishedPerMinute: [2, 0, 0, 1, 2],
+        finishedPerMinute: [1, 0, 0, 1, 2],
         perSecondLastMinute: 0.03,
       });
       await host.clock.advance(60_000);
