@@ -1,11 +1,9 @@
-import { randomUUID } from "node:crypto";
-import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { BlobLease } from "../../src/adapters/storage/blob-lease.js";
 import { BlobScanJournal, SCAN_JOURNAL_BLOB } from "../../src/adapters/storage/blob-scan-journal.js";
 import { describeScanJournalContract, recordedScan } from "../contracts/scan-journal.contract.js";
-import { type AzuriteBlob, startAzuriteBlob } from "../support/azurite.js";
+import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../support/azurite.js";
 
 let azurite: AzuriteBlob;
 
@@ -17,13 +15,7 @@ afterAll(async () => {
   await azurite?.stop();
 });
 
-/** A fresh container name, and a new client each call: separate HTTP pipelines, as separate workers have. */
-function leaseContainer() {
-  const name = `leases-${randomUUID()}`;
-  const container = (): ContainerClient =>
-    BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(name);
-  return { container, dispose: async () => void (await container().deleteIfExists()) };
-}
+const leaseContainer = () => freshContainer(azurite);
 
 describeScanJournalContract("BlobScanJournal on Azurite", async () => {
   const leases = leaseContainer();

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
@@ -9,10 +8,8 @@ import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.j
 import type { ScanJournal } from "../../src/ports/scan-journal.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
 import { journaledScan } from "../../src/supervisor/scan-journal.js";
-import { createSupervisor } from "../../src/supervisor/supervisor.js";
 import { pendingRecord, T0 } from "../support/records.js";
-
-const LEASE_MS = 30_000;
+import { TEST_LEASE_MS as LEASE_MS, testSupervisor } from "../support/test-supervisor.js";
 
 /** A database with `expired` attempts whose deadline has passed, and a clock 2 minutes on. */
 async function storeWithExpiredAttempts(expired: number) {
@@ -39,26 +36,8 @@ function journaledSupervisor(
   journal: ScanJournal,
   logger = new MemoryLogger(),
 ) {
-  const scan = createSupervisor({
-    states: new SqliteStateStore(db),
-    lease: new SqliteLease(db, clock, "supervisor"),
-    alerts: new LoggingAlertSink(logger),
-    notifier: { notify: async () => undefined },
-    clock,
-    random: () => 0,
-    logger,
-    holder,
-    policy: {
-      maxRecoveries: 3,
-      backoff: { baseMs: 1_000, capMs: 5_000 },
-      extendedBackoffAfter: 2,
-      extendedDelayMs: 10_000,
-      onExhausted: "error",
-    },
-    pageSize: 10,
-    maxPages: 5,
-    leaseMs: LEASE_MS,
-  });
+  const lease = new SqliteLease(db, clock, "supervisor");
+  const scan = testSupervisor({ states: new SqliteStateStore(db), lease, clock, holder, logger });
   return journaledScan(scan, { journal, clock, logger, holder });
 }
 
