@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import type { ContainerClient } from "@azure/storage-blob";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { createCosmosClient, stateContainers } from "../adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../adapters/cosmos/cosmos-state-store.js";
@@ -15,6 +16,7 @@ import {
 } from "../adapters/sql/sql-pool.js";
 import { createBlobServiceClient } from "../adapters/storage/blob-client.js";
 import { BlobLease } from "../adapters/storage/blob-lease.js";
+import { BlobScanJournal } from "../adapters/storage/blob-scan-journal.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
 import type { AzureSettings } from "../config/azure-settings.js";
 import { QUEUE_NAMES } from "../config/names.js";
@@ -52,11 +54,13 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
     return found;
   };
   const random = Math.random;
+  const leases = leaseContainer(settings);
   return {
     settings,
     states,
     orders: lazyOrders(toPoolConnection(settings), clock),
-    lease: lazyLease(settings, clock),
+    lease: lazyLease(leases, clock),
+    scanJournal: new BlobScanJournal(leases),
     queue,
     notifier: new QueueStatusNotifier(queue),
     alerts: new LoggingAlertSink(logger),
@@ -102,15 +106,19 @@ function lazyOrders(connection: SqlPoolConnection, clock: SystemClock): OrdersRe
   };
 }
 
-/** The Supervisor's lease blob, in a container created on first use if the deployment did not. */
-function lazyLease(settings: AzureSettings, clock: SystemClock): Lease {
+/** The container of the Supervisor's lease blob and of its scan journal. */
+function leaseContainer(settings: AzureSettings): ContainerClient {
   const storage = settings.storage;
   const blobs = createBlobServiceClient(
     storage.kind === "connectionString"
       ? { kind: "connectionString", connectionString: storage.connectionString }
       : { kind: "identity", blobServiceUri: storage.blobServiceUri },
   );
-  const container = blobs.getContainerClient(settings.leaseContainer);
+  return blobs.getContainerClient(settings.leaseContainer);
+}
+
+/** The Supervisor's lease blob, in a container created on first use if the deployment did not. */
+function lazyLease(container: ContainerClient, clock: SystemClock): Lease {
   const lease = new BlobLease(container, "supervisor", clock);
   let ready: Promise<unknown> | undefined;
   const ensure = () => {

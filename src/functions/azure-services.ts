@@ -9,6 +9,7 @@ import type { Lease } from "../ports/lease.js";
 import type { Logger } from "../ports/logger.js";
 import type { MessageQueue } from "../ports/message-queue.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
+import type { ScanJournal } from "../ports/scan-journal.js";
 import type { StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
 import { globalTelemetry, type Telemetry } from "../telemetry/telemetry.js";
@@ -20,6 +21,8 @@ export interface AzureServices {
   readonly orders: OrdersRepository;
   /** The Supervisor's leader-election lease. */
   readonly lease: Lease;
+  /** The Supervisor's last scan, kept beside its lease for the statistics any worker serves. */
+  readonly scanJournal: ScanJournal;
   /** A sender on the named queue (status queues are named by each order's `replyTo`). */
   queue(name: string): MessageQueue;
   readonly notifier: StatusNotifier;

@@ -19,7 +19,8 @@ commands:
           (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
           environment or from ./local.settings.json)
   orders  list orders, show one, or resubmit or compensate it as an operator (see below)
-  stats   the orders in each state, and the attempts in flight (see below)
+  stats   the orders in each state, in flight, the oldest Pending order, dead-lettered and parked
+          messages, the last Supervisor scan and throughput (see below)
 
 flags (start, demo; fault flags and --seed for partner too):
   --transient-faults <rate>   share of partner calls failing with 503/429      (0 to 1)

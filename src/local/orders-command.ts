@@ -2,7 +2,9 @@ import { parseArgs } from "node:util";
 import { UsageError } from "./usage-error.js";
 
 export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or the Functions app with --key):
-  sas stats                   the orders in each state, and the attempts in flight
+  sas stats                   the orders in each state, the attempts in flight, the oldest Pending
+                              order, dead-lettered and parked messages, the last Supervisor scan,
+                              and the orders finished in each of the last five minutes
   sas orders list [--state <state>] [--limit <n>] [--continuation <token>]
   sas orders show <orderId>
   sas orders history <orderId>  every transition of the order, oldest first
@@ -155,11 +157,95 @@ function describeHistory(body: Record<string, unknown>): string {
   return `${lines.join("\n")}\n`;
 }
 
-function describeStats(body: Record<string, unknown>): string {
-  const counts = (body.counts ?? {}) as Record<string, number>;
-  const inFlight = (body.inFlight ?? {}) as { processing?: number; max?: number };
-  const states = Object.entries(counts).map(([state, n]) => `${state} ${n}`);
-  return `${states.join(" · ")}\nin flight ${inFlight.processing}/${inFlight.max}\n`;
+interface CappedCount {
+  readonly count: number;
+  readonly capped: boolean;
+}
+
+interface StatsBody {
+  readonly counts?: Record<string, number>;
+  readonly inFlight?: { processing: number; max: number };
+  readonly oldestPending?: { orderId: string; since: string; ageMs: number } | null;
+  readonly messages?: {
+    deadLettered: Record<string, CappedCount>;
+    parked: CappedCount;
+    countedUpTo: number;
+    countedAt: string;
+  } | null;
+  readonly lastScan?: {
+    holder: string;
+    finishedAt: string;
+    found: Record<string, number | boolean>;
+    cost: { requestUnits: number; durationMs: number; pages: number };
+  } | null;
+  readonly throughput?: { finishedPerMinute: number[]; perSecondLastMinute: number; until: string };
+  readonly unavailable?: string[];
+}
+
+/** One line per figure, its label in an aligned first column. */
+function describeStats(raw: Record<string, unknown>): string {
+  const body = raw as StatsBody;
+  const unavailable = (figure: string) =>
+    body.unavailable?.includes(figure) ? "unavailable (the host could not read it; see its log)" : undefined;
+  const { messages, lastScan, throughput, oldestPending } = body;
+  const rows: [string, string][] = [
+    [
+      "counts",
+      Object.entries(body.counts ?? {})
+        .map(([state, n]) => `${state} ${n}`)
+        .join(" · "),
+    ],
+    ["in flight", `${body.inFlight?.processing}/${body.inFlight?.max}`],
+    [
+      "oldest pending",
+      oldestPending
+        ? `${oldestPending.orderId}, waiting ${durationText(oldestPending.ageMs)} (since ${oldestPending.since})`
+        : "none",
+    ],
+    [
+      "dead-lettered",
+      unavailable("messages") ??
+        Object.entries(messages?.deadLettered ?? {})
+          .map(([queue, n]) => `${queue} ${countText(n)}`)
+          .join(" · "),
+    ],
+    ["parked", unavailable("messages") ?? (messages ? countText(messages.parked) : "")],
+    ["last scan", unavailable("lastScan") ?? (lastScan ? scanText(lastScan) : "none recorded yet")],
+    [
+      "finished/min",
+      throughput
+        ? `${throughput.finishedPerMinute.join(" · ")} (oldest first, to ${throughput.until}; ${throughput.perSecondLastMinute}/s over the last minute)`
+        : "",
+    ],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows
+    .map(([label, text]) => `${label.padEnd(width)}  ${text}`)
+    .join("\n")
+    .concat("\n");
+}
+
+/** A capped count reads "1000+": there may be more. */
+function countText(n: CappedCount): string {
+  return `${n.count}${n.capped ? "+" : ""}`;
+}
+
+function scanText(scan: NonNullable<StatsBody["lastScan"]>): string {
+  const { found, cost } = scan;
+  const counts = ["scanned", "resets", "toError", "toCompensation", "stalled", "lostRaces"]
+    .map((field) => `${field} ${found[field]}`)
+    .join(" · ");
+  const flags = [found.truncated ? "truncated" : "", found.leaseLost ? "lease lost" : ""].filter(Boolean);
+  const spent = `${cost.pages} page(s), ${cost.requestUnits} RU, ${Math.round(cost.durationMs)} ms`;
+  return `${scan.finishedAt} by ${scan.holder}: ${[counts, ...flags].join(" · ")}; ${spent}`;
+}
+
+/** "3h 5m", "2m 0s", "45s": an age to the second. */
+function durationText(ms: number): string {
+  const seconds = Math.floor(ms / 1_000);
+  const [h, m, s] = [Math.floor(seconds / 3_600), Math.floor((seconds % 3_600) / 60), seconds % 60];
+  if (h > 0) return `${h}h ${m}m`;
+  return m > 0 ? `${m}m ${s}s` : `${s}s`;
 }
 
 /** One aligned line per order, then the continuation to pass for the next page. */

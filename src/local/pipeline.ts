@@ -5,6 +5,7 @@ import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
 import { SqliteLease } from "../adapters/sqlite/sqlite-lease.js";
 import { SqliteMessageQueue } from "../adapters/sqlite/sqlite-message-queue.js";
 import { SqliteOrdersRepository } from "../adapters/sqlite/sqlite-orders-repository.js";
+import { SqliteScanJournal } from "../adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../adapters/sqlite/sqlite-state-store.js";
 import { createAgentWorkerHandler, replyMessageId } from "../agents/agent-worker.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
@@ -26,7 +27,9 @@ import { createOperatorCommands, type OperatorCommands } from "../scheduler/oper
 import { orderQueueMessage } from "../scheduler/order-message-id.js";
 import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
+import { createStatsReadings } from "../scheduler/stats.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
+import { journaledScan } from "../supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
 import { observeOrderStates } from "../telemetry/instruments.js";
 import { countingRefusals } from "../telemetry/refusals.js";
@@ -220,7 +223,8 @@ export class LocalPipeline {
         ? { maxConcurrentActivities: options.maxConcurrentActivities }
         : {}),
     });
-    const runSupervisor = createSupervisor({
+    const holder = options.supervisorHolder ?? "embedded-supervisor";
+    const scan = createSupervisor({
       states,
       lease: new SqliteLease(db, clock, "supervisor"),
       alerts,
@@ -228,13 +232,14 @@ export class LocalPipeline {
       clock,
       random: options.random,
       logger,
-      holder: options.supervisorHolder ?? "embedded-supervisor",
+      holder,
       policy: settings.recovery,
       pageSize: settings.supervisorPageSize,
       maxPages: settings.supervisorMaxPages,
       leaseMs: settings.supervisorLeaseMs,
       telemetry,
     });
+    const runSupervisor = journaledScan(scan, { journal: new SqliteScanJournal(db), clock, logger, holder });
     pipeline = new LocalPipeline(options, runtime, {
       states,
       orders,
@@ -282,6 +287,16 @@ export class LocalPipeline {
       operator: this.operator,
       maxInFlight: this.options.settings.maxInFlight,
       maxPending: this.options.settings.maxPending,
+      // Handlers here dead-letter what they refuse, with their reason: parked in the dead-letter queues.
+      stats: createStatsReadings({
+        clock: this.options.clock,
+        states: this.states,
+        journal: new SqliteScanJournal(this.options.db),
+        deadLetterQueues: Object.fromEntries(
+          Object.values(QUEUES).map((name) => [name, this.queue(name).deadLetterQueue]),
+        ),
+        parkedQueue: null,
+      }),
     };
   }
 

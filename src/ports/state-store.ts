@@ -57,6 +57,12 @@ export interface RecentQuery extends PageRequest {
   readonly state: ProcessState | null;
 }
 
+/** A record's key and the time of its last change: what `oldestInState` answers. */
+export interface RecordAge {
+  readonly orderId: string;
+  readonly updatedAt: IsoInstant;
+}
+
 export type CreateResult =
   | { readonly created: true; readonly record: StoredStateRecord }
   | { readonly created: false; readonly existing: StoredStateRecord };
@@ -84,6 +90,17 @@ export interface StateStore {
   countInState(state: ProcessState): Promise<number>;
   /** How many records are in each process state now (every state present, zero included). */
   countByState(): Promise<Readonly<Record<ProcessState, number>>>;
+  /**
+   * The record that has been in `state` longest, judged by its last change (`updatedAt`, ties by
+   * `orderId` where the store orders them), or null when no record is in `state`. One indexed read.
+   */
+  oldestInState(state: ProcessState): Promise<RecordAge | null>;
+  /**
+   * How many records are now in a terminal state (`TERMINAL_STATES`) and changed last at or after `from`
+   * and before `to`: orders finished in that window, counted by their last change, so one that an
+   * operator has since moved out of its terminal state no longer counts.
+   */
+  countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number>;
   queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>>;
   listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>>;
 }

@@ -1,7 +1,9 @@
 /**
  * The operator's dashboard: one self-contained page over the orders API, served at `GET /` by the
  * embedded host and at `GET /api/dashboard` by the Functions app. It counts the orders per state and
- * the attempts in flight, lists the orders that need attention (`Error`, `CompensationFailed`,
+ * the attempts in flight, shows the rest of `GET /api/stats` (the oldest `Pending` order's wait,
+ * dead-lettered and parked messages, the Supervisor's last scan, orders finished per minute), lists
+ * the orders that need attention (`Error`, `CompensationFailed`,
  * `Processing` past their deadline), shows one order's timeline from its history, and resubmits or
  * compensates it after asking who and why. No framework and no build step: plain DOM code, every value
  * written as text. In Azure the page passes on the function key it was opened with (`?code=`), and
@@ -25,6 +27,9 @@ export const DASHBOARD_PAGE = `<!doctype html>
   button { font: inherit; padding: .25rem .6rem; }
   button:focus-visible, input:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 1px; }
   #timeline li { margin: .15rem 0; }
+  #health { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0; }
+  #health dt { font-weight: 600; }
+  #health dd { margin: 0; }
   .muted { color: #555; }
   dialog label { display: block; margin: .5rem 0; }
   dialog input { display: block; width: 20rem; }
@@ -40,6 +45,16 @@ export const DASHBOARD_PAGE = `<!doctype html>
   <section aria-labelledby="counts-title">
     <h2 id="counts-title">By state</h2>
     <ul id="counts"></ul>
+  </section>
+  <section aria-labelledby="health-title">
+    <h2 id="health-title">Health</h2>
+    <dl id="health">
+      <dt>Oldest Pending</dt><dd id="oldest-pending"></dd>
+      <dt>Dead-lettered</dt><dd id="dead-lettered"></dd>
+      <dt>Parked</dt><dd id="parked"></dd>
+      <dt>Last Supervisor scan</dt><dd id="last-scan"></dd>
+      <dt>Finished per minute</dt><dd id="throughput"></dd>
+    </dl>
   </section>
   <section aria-labelledby="attention-title">
     <h2 id="attention-title">Needing attention</h2>
@@ -105,6 +120,41 @@ export const DASHBOARD_PAGE = `<!doctype html>
       list.appendChild(li);
     }
     $("inflight").textContent = "In flight: " + stats.inFlight.processing + " of " + stats.inFlight.max;
+    showHealth(stats);
+  }
+
+  function age(ms) {
+    const s = Math.floor(ms / 1000);
+    if (s >= 3600) return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+    return s >= 60 ? Math.floor(s / 60) + "m " + (s % 60) + "s" : s + "s";
+  }
+
+  function counted(n) {
+    return n.count + (n.capped ? "+" : "");
+  }
+
+  function showHealth(stats) {
+    const missing = (figure) => stats.unavailable.includes(figure) ? "Unavailable: the host could not read it." : null;
+    const oldest = stats.oldestPending;
+    $("oldest-pending").textContent = oldest
+      ? oldest.orderId + ", waiting " + age(oldest.ageMs) + " (since " + oldest.since + ")"
+      : "Nothing is Pending.";
+    const m = stats.messages;
+    $("dead-lettered").textContent = missing("messages") ||
+      Object.entries(m.deadLettered).map(([queue, n]) => queue + " " + counted(n)).join(" · ") +
+      " (counted up to " + m.countedUpTo + " per queue, at " + m.countedAt + ")";
+    $("parked").textContent = missing("messages") || counted(m.parked) + " refused with a reason";
+    const scan = stats.lastScan;
+    const found = scan && scan.found;
+    $("last-scan").textContent = missing("lastScan") || (scan
+      ? scan.finishedAt + " by " + scan.holder + ": scanned " + found.scanned + ", reset " + found.resets +
+        ", to Error " + found.toError + ", to compensation " + found.toCompensation + ", stalled " + found.stalled +
+        ", lost races " + found.lostRaces + (found.truncated ? ", truncated" : "") + (found.leaseLost ? ", lease lost" : "") +
+        "; " + scan.cost.pages + " page(s), " + scan.cost.requestUnits + " RU, " + Math.round(scan.cost.durationMs) + " ms"
+      : "No scan recorded yet.");
+    const t = stats.throughput;
+    $("throughput").textContent = t.finishedPerMinute.join(" · ") + " (oldest first, the last minute up to " + t.until +
+      "; " + t.perSecondLastMinute + " per second)";
   }
 
   async function refreshAttention() {

@@ -19,9 +19,43 @@
  *     400 { "error": "invalid list request", "issues": [...] } naming the bad parameter, a continuation
  *         token from another list included.
  *
- *   GET /api/stats
- *     200 { "counts": { <process state>: n, ... }, "inFlight": { "processing", "max" } }: the records in
- *         each state now, and the attempts in flight against MAX_IN_FLIGHT.
+ *   GET /api/stats    (the readings behind it: src/scheduler/stats.ts)
+ *     200 { "counts", "inFlight", "oldestPending", "messages", "lastScan", "throughput", "unavailable" }:
+ *       counts         { <process state>: n, ... }: the records in each state now.
+ *       inFlight       { "processing", "max" }: the attempts in flight against MAX_IN_FLIGHT.
+ *       oldestPending  { "orderId", "since", "ageMs" } or null: the `Pending` order whose last change
+ *                      (`updatedAt`: accepted, recovered by the Supervisor, claim given back, resubmitted)
+ *                      is oldest, and how long ago that was on the host's clock; orders waiting out a
+ *                      backoff count. Null when nothing is `Pending`.
+ *       messages       { "countedAt", "countedUpTo", "deadLettered": { <queue>: { "count", "capped" } },
+ *                      "parked": { "count", "capped" } }. Dead-lettered: messages the broker gave up on
+ *                      (delivered the queue's maximum delivery count; under Service Bus also expired), per
+ *                      queue the host consumes (embedded: orders, agent-requests, agent-responses; Functions:
+ *                      those and invalid-messages, where parked messages expire to). Parked: messages a
+ *                      handler refused with its reason (an invalid or conflicting order, a malformed Agent
+ *                      message), which an operator must look at: on the invalid-messages queue under the
+ *                      Functions host (its trigger cannot dead-letter), in the dead-letter queues with the
+ *                      handler's reason on the embedded host. Counted by peeking, at most `countedUpTo`
+ *                      (1,000) per queue: `capped` true means the count reached it and there may be more.
+ *       lastScan       { "holder", "startedAt", "finishedAt", "found": { "scanned", "resets", "toError",
+ *                      "toCompensation", "stalled", "lostRaces", "truncated", "leaseLost" }, "cost": {
+ *                      "requestUnits", "durationMs", "pages" } } or null: the last scan the Supervisor's
+ *                      lease holder ran, on whichever worker (kept in the scan journal; a scan skipped for
+ *                      the lease is not recorded). Null before the first.
+ *       throughput     { "windowMinutes": 5, "until", "finishedPerMinute": [5 counts], "perSecondLastMinute" }:
+ *                      records now in a terminal state whose last change falls in each 60-second window
+ *                      up to `until` (the time of the reading), oldest first. Rolling windows, not clock
+ *                      minutes, so none is partial: the last is the minute up to and including `until`,
+ *                      and `perSecondLastMinute` its rate. Counted by last change: an order an operator has since
+ *                      moved out of its terminal state no longer counts.
+ *       unavailable    the figures (`messages`, `lastScan`) whose service failed this time: they are null
+ *                      and the failure is logged; the others are answered.
+ *     503 { "error": "service unavailable", "message" }: the state store could not answer.
+ *     Cost of a request: the counts (SQLite: one GROUP BY; Cosmos DB: one COUNT per state), one indexed
+ *     TOP 1 for `oldestPending`, one read of the scan journal (a row; a small blob); and, at most once
+ *     per 5 seconds per host instance (a reading is reused in between): five indexed COUNTs for
+ *     `throughput`, and per queue up to 1,000 messages peeked in batches of 250, bodies included, which
+ *     is the dearest part.
  *
  *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
  *     200 the state record as the store keeps it, without its `_etag`.
@@ -68,6 +102,7 @@ import {
   traceparentOf,
 } from "../telemetry/telemetry.js";
 import type { OperatorCommand, OperatorCommands, OperatorOutcome } from "./operator-commands.js";
+import type { StatsReadings } from "./stats.js";
 
 export const ORDERS_ROUTE = "orders";
 export const ORDER_ROUTE = "orders/{orderId}";
@@ -100,6 +135,8 @@ export interface OrdersApiBackend {
   countPending(): Promise<number>;
   /** MAX_PENDING: past this backlog, new orders are refused with 429. */
   readonly maxPending: number;
+  /** The statistics beyond the counts: the oldest `Pending` order, the queues, the last scan, throughput. */
+  readonly stats: StatsReadings;
 }
 
 export interface ApiAnswer {
@@ -130,7 +167,7 @@ export function createOrdersApi(deps: {
   /** Where the submission's HTTP span goes (default: the global providers). */
   telemetry?: Telemetry;
 }): OrdersApi {
-  const context: ApiContext = { backend: deps.backend, ask: askerFor(deps.logger) };
+  const context: ApiContext = { backend: deps.backend, ask: askerFor(deps.logger), logger: deps.logger };
   return {
     postOrder: (text, traceparent) =>
       inSpan(
@@ -161,10 +198,11 @@ export function createOrdersApi(deps: {
   };
 }
 
-/** What each route's answer is decided with: the host's backend, and a way to ask it. */
+/** What each route's answer is decided with: the host's backend, a way to ask it, and the log. */
 interface ApiContext {
   readonly backend: OrdersApiBackend;
   readonly ask: Asker;
+  readonly logger: Logger;
 }
 
 type Asker = <T>(
@@ -259,16 +297,35 @@ async function listOrdersAnswer({ backend, ask }: ApiContext, params: URLSearchP
   };
 }
 
-async function statsAnswer({ backend, ask }: ApiContext): Promise<ApiAnswer> {
-  const counts = await ask(
-    "countByState",
+/**
+ * The state store's figures, or 503 when it cannot answer; then the queues' and the Supervisor's, each
+ * of which may fail on its own service: it is then null and named in `unavailable` (and logged).
+ */
+async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAnswer> {
+  const { stats } = backend;
+  const store = await ask(
+    "stats",
     {},
-    () => backend.countByState(),
+    () => Promise.all([backend.countByState(), stats.oldestPending(), stats.throughput()]),
     "the counts could not be read; try again",
   );
-  if (!counts.ok) return counts.answer;
-  const inFlight = { processing: counts.value.Processing, max: backend.maxInFlight };
-  return { status: 200, body: { counts: counts.value, inFlight } };
+  if (!store.ok) return store.answer;
+  const [counts, oldestPending, throughput] = store.value;
+  const failed = new Set<string>();
+  const orNull = <T>(figure: string, read: () => Promise<T>): Promise<T | null> =>
+    read().catch((error: unknown) => {
+      logger.error("http.backend-failed", { operation: `stats.${figure}`, error });
+      failed.add(figure);
+      return null;
+    });
+  const [messages, lastScan] = await Promise.all([
+    orNull("messages", () => stats.messages()),
+    orNull("lastScan", () => stats.lastScan()),
+  ]);
+  const unavailable = ["messages", "lastScan"].filter((figure) => failed.has(figure));
+  const inFlight = { processing: counts.Processing, max: backend.maxInFlight };
+  const body = { counts, inFlight, oldestPending, messages, lastScan, throughput, unavailable };
+  return { status: 200, body };
 }
 
 async function operatorCommandAnswer(

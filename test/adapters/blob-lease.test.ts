@@ -6,14 +6,14 @@ import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
-import { BlobLeaseClient, BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
+import { BlobLeaseClient } from "@azure/storage-blob";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createBlobServiceClient } from "../../src/adapters/storage/blob-client.js";
 import { BlobLease, MAX_LEASE_MS, MIN_LEASE_MS } from "../../src/adapters/storage/blob-lease.js";
 import type { LeaseGrant } from "../../src/ports/lease.js";
 import { describeLeaseContract } from "../contracts/lease.contract.js";
-import { type AzuriteBlob, startAzuriteBlob } from "../support/azurite.js";
+import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../support/azurite.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DURATION_MS = 30_000;
@@ -28,18 +28,12 @@ afterAll(async () => {
   await azurite?.stop();
 });
 
-/** A fresh container name, and a new client each call: separate HTTP pipelines, as separate hosts have. */
+/** A fresh lease container, and a lease in it on a new client each call. */
 function leaseContainer() {
-  const containerName = `leases-${randomUUID()}`;
-  const container = (): ContainerClient =>
-    BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(containerName);
+  const fresh = freshContainer(azurite);
   return {
-    containerName,
-    container,
-    lease: (name = "supervisor") => new BlobLease(container(), name, new SystemClock()),
-    dispose: async () => {
-      await container().deleteIfExists();
-    },
+    ...fresh,
+    lease: (name = "supervisor") => new BlobLease(fresh.container(), name, new SystemClock()),
   };
 }
 

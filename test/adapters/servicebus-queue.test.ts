@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
 import { MessageLockLostError, type QueueOptions } from "../../src/ports/message-queue.js";
+import { createStatsReadings } from "../../src/scheduler/stats.js";
 import { describeMessageQueueContract } from "../contracts/message-queue.contract.js";
 import { ServiceBusTestBroker } from "../support/servicebus-broker/index.js";
 
@@ -160,6 +161,27 @@ describe("ServiceBusMessageQueue", () => {
     expect(await queue.send(messages)).toEqual({ accepted: 12, duplicates: 0 });
     const peeked = await queue.peek(20);
     expect(peeked.map((m) => m.messageId)).toEqual(messages.map((m) => m.messageId));
+  });
+
+  it("gives the statistics every dead-lettered message, peeked past one batch from the dead-letter queue", async () => {
+    const queue = harness.open();
+    const messages = Array.from({ length: 260 }, (_, i) => ({ messageId: `m-${i}`, body: i }));
+    await queue.send(messages);
+    for (;;) {
+      const received = await queue.receive(100);
+      if (received.length === 0) break;
+      for (const message of received) await queue.deadLetter(message, { reason: "Poison", description: "" });
+    }
+    const stats = createStatsReadings({
+      clock: harness.clock,
+      states: { oldestInState: async () => null, countFinishedBetween: async () => 0 },
+      journal: { record: async () => undefined, last: async () => null },
+      deadLetterQueues: { [QUEUE]: queue.deadLetterQueue },
+      parkedQueue: queue,
+    });
+    const counted = await stats.messages();
+    expect(counted.deadLettered).toEqual({ [QUEUE]: { count: 260, capped: false } });
+    expect(counted.parked).toEqual({ count: 0, capped: false });
   });
 
   it("rejects invalid message ids and counts before sending anything", async () => {

@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
 import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
-import { PAGED_QUERIES, SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import {
+  PAGED_QUERIES,
+  SqliteStateStore,
+  STATS_QUERIES,
+} from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
 import { pendingRecord } from "../support/records.js";
 
@@ -106,6 +110,48 @@ describe("SQLite paged queries", () => {
   it("reads the claimable page from the partial index of claimable records, in order", () => {
     expect(planOf("claimable")).toEqual([
       expect.stringMatching(/^SEARCH state_records USING INDEX state_records_claimable \(/),
+    ]);
+  });
+});
+
+describe("SQLite statistics queries", () => {
+  /** The plan of a statistics query on a file with many records in every state, after ANALYZE. */
+  function planOf(query: keyof typeof STATS_QUERIES, ...parameters: string[]): string[] {
+    const db = openDatabase(":memory:");
+    try {
+      const insert = db.prepare(
+        `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, document)
+         VALUES (?, 'e', ?, NULL, NULL, '2026-01-01T00:00:00.000Z', ?, '{}')`,
+      );
+      const states = ["Processed", "Pending", "Error", "Processing", "Compensated"];
+      db.transaction(() => {
+        for (let i = 0; i < 3_000; i++) {
+          insert.run(
+            `ord-${i}`,
+            states[i % states.length],
+            new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+          );
+        }
+      })();
+      db.exec("ANALYZE");
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${STATS_QUERIES[query]}`).all(...parameters) as {
+        detail: string;
+      }[];
+      return plan.map((row) => row.detail);
+    } finally {
+      db.close();
+    }
+  }
+
+  it("finds the oldest record of a state by a seek into the state's part of the index: no scan, no sort", () => {
+    expect(planOf("oldest", "Pending")).toEqual([
+      "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=?)",
+    ]);
+  });
+
+  it("counts a window's finished records from one range of the index per terminal state", () => {
+    expect(planOf("finished", "2026-01-01T00:10:00.000Z", "2026-01-01T00:11:00.000Z")).toEqual([
+      "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=? AND updated_at>? AND updated_at<?)",
     ]);
   });
 });

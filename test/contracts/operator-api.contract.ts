@@ -1,7 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import type { StateRecord } from "../../src/domain/state-record.js";
+import { addMilliseconds } from "../../src/domain/time.js";
+import type { MessageQueue } from "../../src/ports/message-queue.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import type { OperatorCommand } from "../../src/scheduler/operator-commands.js";
+import { updateAsRead } from "../../src/state/record-updates.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 export interface Answer {
@@ -12,6 +16,18 @@ export interface Answer {
 /** One host of the orders API, with the store behind it to seed and inspect. */
 export interface OperatorApiHost {
   readonly states: StateStore;
+  /** The host's clock, at T0 when the host opens. */
+  readonly clock: VirtualClock;
+  /** A queue as the host's consumers and statistics use it. */
+  queue(name: string): MessageQueue;
+  /** The queues whose dead-letter queues the host's statistics count. */
+  readonly deadLetterQueues: readonly string[];
+  /** The holder the host's Supervisor names in its lease. */
+  readonly supervisorHolder: string;
+  /** Delivers `body` on the orders queue to the host's submission, as its trigger or consumer does. */
+  submitMessage(body: unknown): Promise<void>;
+  /** Runs the host's Supervisor once, as its timer does. */
+  runSupervisor(): Promise<void>;
   /** `POST /api/orders/{encodedId}/{command}` with `body` as the request body. */
   command(command: OperatorCommand, encodedId: string, body: string): Promise<Answer>;
   /** `GET /api/orders?{query}`. */
@@ -48,6 +64,19 @@ function erroredRecord(orderId: string): StateRecord {
 }
 
 const who = (reason = "customer called") => JSON.stringify({ operator: "alice", reason });
+
+/** Sends a message and abandons each delivery until the queue's broker dead-letters it. */
+async function deliverUntilDeadLettered(queue: MessageQueue, messageId: string): Promise<void> {
+  await queue.send({ messageId, body: { poison: true } });
+  for (let delivery = 1; ; delivery++) {
+    const [message] = await queue.receive(1);
+    if (!message) break;
+    if (delivery > queue.options.maxDeliveryCount) throw new Error(`${messageId} was never dead-lettered`);
+    await queue.abandon(message);
+  }
+  const [dead] = await queue.deadLetterQueue.peek(10);
+  expect(dead).toMatchObject({ messageId, deadLetterReason: "MaxDeliveryCountExceeded" });
+}
 
 /**
  * The operator's routes, `GET /api/orders` and `POST /api/orders/{orderId}/resubmit` and `/compensate`,
@@ -166,6 +195,7 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
       await host.states.createIfAbsent(erroredRecord("ord-s1"));
       await host.states.createIfAbsent(pendingRecord("ord-s2"));
       await host.states.createIfAbsent({ ...pendingRecord("ord-s3"), processState: "Processed" });
+      const none = { count: 0, capped: false };
       expect(await host.stats()).toEqual({
         status: 200,
         body: {
@@ -179,7 +209,142 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
             CompensationFailed: 0,
           },
           inFlight: { processing: 0, max: 200 },
+          oldestPending: { orderId: "ord-s2", since: T0, ageMs: 0 },
+          messages: {
+            countedAt: T0,
+            countedUpTo: 1_000,
+            deadLettered: Object.fromEntries(host.deadLetterQueues.map((queue) => [queue, none])),
+            parked: none,
+          },
+          lastScan: null,
+          // ord-s1 (Error) and ord-s3 (Processed) changed last at this very instant: the last minute has them.
+          throughput: {
+            windowMinutes: 5,
+            until: T0,
+            finishedPerMinute: [0, 0, 0, 0, 2],
+            perSecondLastMinute: 0.03,
+          },
+          unavailable: [],
         },
+      });
+    });
+
+    it("reports the Pending order waiting longest, by its last change, its age growing with the clock", async () => {
+      const at = (ms: number) => addMilliseconds(T0, ms);
+      expect((await host.stats()).body.oldestPending).toBeNull();
+      await host.states.createIfAbsent(pendingRecord("ord-young", { updatedAt: at(-10_000) }));
+      await host.states.createIfAbsent(pendingRecord("ord-old", { updatedAt: at(-90_000) }));
+      await host.states.createIfAbsent({ ...erroredRecord("ord-older"), updatedAt: at(-900_000) });
+      expect((await host.stats()).body.oldestPending).toEqual({
+        orderId: "ord-old",
+        since: at(-90_000),
+        ageMs: 90_000,
+      });
+      await host.clock.advance(30_000);
+      expect((await host.stats()).body.oldestPending).toMatchObject({ orderId: "ord-old", ageMs: 120_000 });
+      // Claimed by the starter: it no longer waits, and the next oldest does.
+      const old = await host.states.get("ord-old");
+      if (!old) throw new Error("ord-old is missing");
+      await updateAsRead(host.states, old, "starter", {
+        type: "claim",
+        now: at(30_000),
+        attemptTimeoutMs: 60_000,
+      });
+      expect((await host.stats()).body.oldestPending).toEqual({
+        orderId: "ord-young",
+        since: at(-10_000),
+        ageMs: 40_000,
+      });
+    });
+
+    it("counts dead-lettered messages per queue and parked ones, from a reading a few seconds old at most", async () => {
+      await deliverUntilDeadLettered(host.queue("orders"), "m-poison-1");
+      const first = (await host.stats()).body.messages as Record<string, Record<string, unknown>>;
+      expect(first.deadLettered).toMatchObject({
+        orders: { count: 1, capped: false },
+        "agent-requests": { count: 0, capped: false },
+      });
+      expect(first.parked).toEqual({ count: 0, capped: false });
+      expect(first.countedAt).toBe(T0);
+
+      await deliverUntilDeadLettered(host.queue("agent-requests"), "m-poison-2");
+      await host.clock.advance(1_000);
+      expect((await host.stats()).body.messages).toEqual(first); // reused: peeking every queue costs
+      await host.clock.advance(4_000);
+      const second = (await host.stats()).body.messages as Record<string, Record<string, unknown>>;
+      expect(second.countedAt).toBe(addMilliseconds(T0, 5_000));
+      expect(second.deadLettered).toMatchObject({
+        orders: { count: 1, capped: false },
+        "agent-requests": { count: 1, capped: false },
+      });
+
+      await host.submitMessage({ schemaVersion: 1, orderId: "ord-bad" });
+      await host.clock.advance(5_000);
+      const third = (await host.stats()).body.messages as Record<string, Record<string, unknown>>;
+      expect(third.parked).toEqual({ count: 1, capped: false });
+      expect(third.deadLettered).toMatchObject({ orders: { count: 1, capped: false } });
+    });
+
+    it("shows the Supervisor's last scan: who ran it, when, what it found and what it cost", async () => {
+      expect((await host.stats()).body.lastScan).toBeNull();
+      for (const orderId of ["ord-x1", "ord-x2"]) {
+        const created = await host.states.createIfAbsent(pendingRecord(orderId));
+        if (!created.created) throw new Error(`${orderId} was seeded twice`);
+        await updateAsRead(host.states, created.record, "starter", {
+          type: "claim",
+          now: T0,
+          attemptTimeoutMs: 1_000,
+        });
+      }
+      await host.clock.advance(120_000);
+      await host.runSupervisor();
+      const scanAt = addMilliseconds(T0, 120_000);
+      expect((await host.stats()).body.lastScan).toEqual({
+        holder: host.supervisorHolder,
+        startedAt: scanAt,
+        finishedAt: scanAt,
+        found: {
+          scanned: 2,
+          resets: 2,
+          toError: 0,
+          toCompensation: 0,
+          stalled: 0,
+          lostRaces: 0,
+          truncated: false,
+          leaseLost: false,
+        },
+        cost: { requestUnits: 0, durationMs: expect.any(Number), pages: 1 },
+      });
+    });
+
+    it("counts the orders finished in each of the last five minutes by their last change, oldest first", async () => {
+      const finished = (orderId: string, processState: StateRecord["processState"], ms: number) =>
+        host.states.createIfAbsent({
+          ...pendingRecord(orderId),
+          processState,
+          updatedAt: addMilliseconds(T0, ms),
+        });
+      await finished("ord-now-30s", "Processed", -30_000);
+      await finished("ord-now-45s", "Processed", -45_000);
+      await finished("ord-now-61s", "Error", -61_000);
+      await finished("ord-now-299s", "Compensated", -299_000);
+      await finished("ord-now-300s", "CompensationFailed", -300_000); // five minutes ago: just outside
+      await finished("ord-now-301s", "Processed", -301_000);
+      await finished("ord-waiting", "Pending", -20_000); // changed, not finished
+      await finished("ord-running", "Processing", -20_000);
+      expect((await host.stats()).body.throughput).toEqual({
+        windowMinutes: 5,
+        until: T0,
+        finishedPerMinute: [1, 0, 0, 1, 2],
+        perSecondLastMinute: 0.03,
+      });
+      await host.clock.advance(60_000);
+      await finished("ord-later", "Processed", 50_000);
+      expect((await host.stats()).body.throughput).toEqual({
+        windowMinutes: 5,
+        until: addMilliseconds(T0, 60_000),
+        finishedPerMinute: [0, 0, 1, 2, 1],
+        perSecondLastMinute: 0.02,
       });
     });
 

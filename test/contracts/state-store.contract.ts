@@ -149,6 +149,49 @@ export function describeStateStoreContract(
       expect(await store.countInState("Compensated")).toBe(0);
     });
 
+    describe("statistics", () => {
+      it("finds the record longest in a state by its last change, and null for an empty state", async () => {
+        await create(pendingRecord("ord-new", { updatedAt: at(5_000) }));
+        await create(pendingRecord("ord-old", { updatedAt: at(-90_000) }));
+        await create(pendingRecord("ord-mid", { updatedAt: at(-1_000) }));
+        // Older, but not Pending.
+        await create(pendingRecord("ord-done", { processState: "Processed", updatedAt: at(-500_000) }));
+        expect(await store.oldestInState("Pending")).toEqual({ orderId: "ord-old", updatedAt: at(-90_000) });
+        expect(await store.oldestInState("Processed")).toEqual({
+          orderId: "ord-done",
+          updatedAt: at(-500_000),
+        });
+        expect(await store.oldestInState("Error")).toBeNull();
+      });
+
+      it("follows a record out of the state: the next oldest takes its place", async () => {
+        const old = await create(pendingRecord("ord-old", { updatedAt: at(-60_000) }));
+        await create(pendingRecord("ord-next", { updatedAt: at(-30_000) }));
+        const claimed = await store.replace(transition(old, claimCommand()), old._etag);
+        expect(claimed.ok).toBe(true);
+        expect(await store.oldestInState("Pending")).toEqual({ orderId: "ord-next", updatedAt: at(-30_000) });
+        expect((await store.oldestInState("Processing"))?.orderId).toBe("ord-old");
+      });
+
+      it("counts the records in a terminal state whose last change falls in [from, to)", async () => {
+        const finished = ["Processed", "Error", "Compensated", "CompensationFailed"] as const;
+        for (const [i, processState] of finished.entries()) {
+          await create(pendingRecord(`ord-f${i}`, { processState, updatedAt: at(i * 10_000) }));
+        }
+        await create(pendingRecord("ord-edge", { processState: "Processed", updatedAt: at(60_000) }));
+        await create(pendingRecord("ord-before", { processState: "Processed", updatedAt: at(-1) }));
+        // Changed in the window, but not finished.
+        for (const processState of ["Pending", "Processing", "Compensating"] as const) {
+          await create(pendingRecord(`ord-${processState}`, { processState, updatedAt: at(5_000) }));
+        }
+        expect(await store.countFinishedBetween(at(0), at(60_000))).toBe(4);
+        expect(await store.countFinishedBetween(at(0), at(60_001))).toBe(5);
+        expect(await store.countFinishedBetween(at(-1), at(10_000))).toBe(2);
+        expect(await store.countFinishedBetween(at(15_000), at(25_000))).toBe(1);
+        expect(await store.countFinishedBetween(at(61_000), at(120_000))).toBe(0);
+      });
+    });
+
     it("counts the records in Processing", async () => {
       expect(await store.countProcessing()).toBe(0);
       for (let i = 0; i < 3; i++) {

@@ -38,11 +38,9 @@ describe.runIf(available)("the dashboard in a browser", () => {
     timeout: 60_000,
   }, async () => {
     const s = await openScenario({ MAX_RECOVERIES: "1" });
-    const api = await startHttpApi({
-      port: 0,
-      logger: s.logger,
-      backend: s.pipeline.apiBackend(),
-    });
+    const backend = s.pipeline.apiBackend();
+    const { stats } = backend;
+    const api = await startHttpApi({ port: 0, logger: s.logger, backend });
     const page = await browser.newPage();
     try {
       // The partner is down through both attempts: the order ends in Error, its first step in doubt.
@@ -55,6 +53,21 @@ describe.runIf(available)("the dashboard in a browser", () => {
       await page.goto(`${api.url}/`);
       await expect.poll(() => page.locator("#counts li[data-state=Error] b").textContent()).toBe("1");
       await expect.poll(() => page.locator("#inflight").textContent()).toBe("In flight: 0 of 200");
+      // The Supervisor's last scan as the journal has it (the clock stands still: no scan runs meanwhile).
+      const scan = await stats.lastScan();
+      if (!scan) throw new Error("the Supervisor recovered the order, so it recorded a scan");
+      await expect
+        .poll(() => page.locator("#last-scan").textContent())
+        .toMatch(
+          new RegExp(`^${scan.finishedAt} by embedded-supervisor: scanned ${scan.found.scanned}, reset \\d+`),
+        );
+      const { finishedPerMinute } = await stats.throughput();
+      expect(finishedPerMinute.reduce((sum, n) => sum + n, 0)).toBe(1); // the order that ended in Error
+      expect(await page.locator("#throughput").textContent()).toContain(finishedPerMinute.join(" · "));
+      expect(await page.locator("#oldest-pending").textContent()).toBe("Nothing is Pending.");
+      expect(await page.locator("#dead-lettered").textContent()).toMatch(
+        /^orders 0 · agent-requests 0 · agent-responses 0 \(counted up to 1000 per queue/,
+      );
       await page.screenshot({ path: join(ARTIFACTS, "dashboard-counts.png"), fullPage: true });
 
       await page.getByRole("button", { name: "Show order ord-stuck" }).click();

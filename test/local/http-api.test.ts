@@ -29,6 +29,12 @@ class FakeBackend implements OrdersApiBackend {
   // The list and the operator routes have their own suite (test/contracts/operator-api.contract.ts).
   readonly listRecords = () => Promise.reject(new Error("not used here"));
   readonly countByState = () => Promise.reject(new Error("not used here"));
+  readonly stats = {
+    oldestPending: () => Promise.reject(new Error("not used here")),
+    messages: () => Promise.reject(new Error("not used here")),
+    lastScan: () => Promise.reject(new Error("not used here")),
+    throughput: () => Promise.reject(new Error("not used here")),
+  };
   readonly maxInFlight = 1;
   pending = 0;
   maxPending = 10;

@@ -1,22 +1,23 @@
 import { describe } from "vitest";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { startHttpApi } from "../../src/local/http-api.js";
+import type { JsonValue } from "../../src/ports/message-queue.js";
 import { type OperatorApiHost, operatorApiContract } from "../contracts/operator-api.contract.js";
-import { storeBackend } from "../support/store-backend.js";
+import { openIdlePipeline } from "../support/idle-pipeline.js";
 
+/** The embedded host's pipeline, not started until a test needs its consumers, serving its own backend. */
 async function embeddedHost(): Promise<OperatorApiHost> {
-  const db = openDatabase(":memory:");
-  const states = new SqliteStateStore(db);
-  const logger = new MemoryLogger();
-  const api = await startHttpApi({
-    port: 0,
-    logger,
-    backend: storeBackend(states, logger),
-  });
+  const { pipeline, clock, logger, close } = await openIdlePipeline();
+  const api = await startHttpApi({ port: 0, logger, backend: pipeline.apiBackend() });
+  const get = async (path: string) => {
+    const response = await fetch(`${api.url}${path}`);
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
   return {
-    states,
+    states: pipeline.states,
+    clock,
+    queue: (name) => pipeline.queue(name),
+    deadLetterQueues: ["orders", "agent-requests", "agent-responses"],
+    supervisorHolder: "embedded-supervisor",
     async command(command, encodedId, body) {
       const response = await fetch(`${api.url}/api/orders/${encodedId}/${command}`, {
         method: "POST",
@@ -25,21 +26,19 @@ async function embeddedHost(): Promise<OperatorApiHost> {
       });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
-    async list(query) {
-      const response = await fetch(`${api.url}/api/orders?${query}`);
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    list: (query) => get(`/api/orders?${query}`),
+    stats: () => get("/api/stats"),
+    history: (encodedId) => get(`/api/orders/${encodedId}/history`),
+    async submitMessage(body) {
+      // The orders queue's consumer runs submission, which dead-letters what it refuses with its reason.
+      pipeline.start();
+      await pipeline.post(body as JsonValue);
+      await pipeline.idle();
     },
-    async stats() {
-      const response = await fetch(`${api.url}/api/stats`);
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    },
-    async history(encodedId) {
-      const response = await fetch(`${api.url}/api/orders/${encodedId}/history`);
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    },
+    runSupervisor: async () => void (await pipeline.runSupervisor()),
     async close() {
       await api.close();
-      db.close();
+      await close();
     },
   };
 }

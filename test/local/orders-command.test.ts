@@ -1,15 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import type { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { type HttpApi, startHttpApi } from "../../src/local/http-api.js";
 import { ordersCommand } from "../../src/local/orders-command.js";
 import { UsageError } from "../../src/local/usage-error.js";
+import { updateAsRead } from "../../src/state/record-updates.js";
+import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";
 import { pendingRecord, T0 } from "../support/records.js";
-import { storeBackend } from "../support/store-backend.js";
 
 const TOKEN = "a-token-of-16-chars";
-let db: EmbeddedDatabase;
+let idle: IdlePipeline;
 let states: SqliteStateStore;
 let api: HttpApi;
 let out: string;
@@ -17,14 +16,13 @@ let err: string;
 const requests: { url: string; headers: Headers }[] = [];
 
 beforeEach(async () => {
-  db = openDatabase(":memory:");
-  states = new SqliteStateStore(db);
-  const logger = new MemoryLogger();
+  idle = await openIdlePipeline();
+  states = idle.pipeline.states;
   api = await startHttpApi({
     port: 0,
     apiToken: TOKEN,
-    logger,
-    backend: storeBackend(states, logger),
+    logger: idle.logger,
+    backend: idle.pipeline.apiBackend(),
   });
   out = "";
   err = "";
@@ -37,7 +35,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await api.close();
-  db.close();
+  await idle.close();
 });
 
 function run(...args: string[]): Promise<number> {
@@ -127,12 +125,64 @@ describe("sas orders", () => {
     expect(out).toMatch(/^\S+ {2}#0 {2}operator {2}resubmit {2}Error -> Pending {2}Resubmitted\n$/);
   });
 
-  it("prints the counts per state and the attempts in flight", async () => {
+  it("prints the statistics, one aligned line per figure", async () => {
     expect(await run("stats")).toBe(0);
     expect(out).toBe(
-      "Pending 0 · Processing 0 · Processed 0 · Error 1 · Compensating 0 · Compensated 0 · CompensationFailed 0\nin flight 0/200\n",
+      [
+        "counts          Pending 0 · Processing 0 · Processed 0 · Error 1 · Compensating 0 · Compensated 0 · CompensationFailed 0",
+        "in flight       0/200",
+        "oldest pending  none",
+        "dead-lettered   orders 0 · agent-requests 0 · agent-responses 0",
+        "parked          0",
+        "last scan       none recorded yet",
+        // The ord-err every test starts with, last changed at T0: now.
+        `finished/min    0 · 0 · 0 · 0 · 1 (oldest first, to ${T0}; 0.02/s over the last minute)`,
+        "",
+      ].join("\n"),
     );
     await expect(run("stats", "ord-err")).rejects.toThrow(/sas stats takes no order id/);
+  });
+
+  it("shows the oldest Pending order's wait, dead letters, the last scan and throughput, and passes them on with --json", async () => {
+    const { pipeline, clock } = idle;
+    await states.createIfAbsent(pendingRecord("ord-waiting"));
+    const claimed = await states.createIfAbsent(pendingRecord("ord-expired"));
+    if (!claimed.created) throw new Error("seeded twice");
+    await updateAsRead(states, claimed.record, "starter", {
+      type: "claim",
+      now: T0,
+      attemptTimeoutMs: 1_000,
+    });
+    await states.createIfAbsent({ ...pendingRecord("ord-done"), processState: "Processed" });
+    const orders = pipeline.queue("orders");
+    await orders.send({ messageId: "m-1", body: {} });
+    const [message] = await orders.receive(1);
+    if (message) await orders.deadLetter(message, { reason: "InvalidOrderMessage", description: "bad" });
+    await clock.advance(125_000);
+    await pipeline.runSupervisor(); // ord-expired goes back to Pending, changed now
+    expect(await run("stats")).toBe(0);
+    const at = "2026-01-01T00:02:05.000Z";
+    expect(out.split("\n").slice(2)).toEqual([
+      `oldest pending  ord-waiting, waiting 2m 5s (since ${T0})`,
+      "dead-lettered   orders 0 · agent-requests 0 · agent-responses 0",
+      "parked          1",
+      expect.stringMatching(
+        new RegExp(
+          `^last scan {7}${at} by embedded-supervisor: scanned 1 · resets 1 · toError 0 · toCompensation 0 · stalled 0 · lostRaces 0; 1 page\\(s\\), 0 RU, \\d+ ms$`,
+        ),
+      ),
+      // ord-done and the ord-err every test starts with, both last changed at T0.
+      `finished/min    0 · 0 · 2 · 0 · 0 (oldest first, to ${at}; 0/s over the last minute)`,
+      "",
+    ]);
+    out = "";
+    expect(await run("stats", "--json")).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({
+      oldestPending: { orderId: "ord-waiting", ageMs: 125_000 },
+      messages: { parked: { count: 1, capped: false }, countedUpTo: 1_000 },
+      lastScan: { holder: "embedded-supervisor", found: { resets: 1 } },
+      throughput: { finishedPerMinute: [0, 0, 2, 0, 0] },
+    });
   });
 
   it("sends --key as the function key header", async () => {

@@ -1,16 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { Lease, LeaseGrant } from "../../src/ports/lease.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
-import { createSupervisor } from "../../src/supervisor/supervisor.js";
 import { pendingRecord, T0 } from "../support/records.js";
-
-const LEASE_MS = 30_000;
+import { testSupervisor } from "../support/test-supervisor.js";
 
 /** A lease that grants itself once and then renews only while `renewable` says so. */
 function scriptedLease(clock: VirtualClock, renewable: () => boolean) {
@@ -56,27 +52,7 @@ async function slowStoreWithExpiredAttempts(
 }
 
 function supervisorOn(states: StateStore, lease: Lease, clock: VirtualClock) {
-  const logger = new MemoryLogger();
-  return createSupervisor({
-    states,
-    lease,
-    alerts: new LoggingAlertSink(logger),
-    notifier: { notify: async () => undefined },
-    clock,
-    random: () => 0,
-    logger,
-    holder: "sup-1",
-    policy: {
-      maxRecoveries: 3,
-      backoff: { baseMs: 1_000, capMs: 5_000 },
-      extendedBackoffAfter: 2,
-      extendedDelayMs: 10_000,
-      onExhausted: "error",
-    },
-    pageSize: 10,
-    maxPages: 5,
-    leaseMs: LEASE_MS,
-  });
+  return testSupervisor({ states, lease, clock });
 }
 
 describe("the Supervisor's lease during a scan", () => {

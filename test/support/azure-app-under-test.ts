@@ -8,6 +8,7 @@ import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/d
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
+import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { QUEUE_NAMES } from "../../src/config/names.js";
@@ -68,6 +69,7 @@ export class AppUnderTest {
       states: this.states,
       orders: this.orders,
       lease: new SqliteLease(this.db, this.clock, "supervisor"),
+      scanJournal: new SqliteScanJournal(this.db),
       queue: this.queue,
       notifier: new QueueStatusNotifier(this.queue),
       alerts: new LoggingAlertSink(this.logger),

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
 
 /** Azurite's documented development account; the key is public and works only against the emulator. */
 const ACCOUNT = "devstoreaccount1";
@@ -17,6 +19,23 @@ export interface AzuriteBlob {
   readonly connectionString: string;
   readonly blobEndpoint: string;
   stop(): Promise<void>;
+}
+
+/**
+ * A container name of its own on the emulator, and a new client for it on each call: separate HTTP
+ * pipelines, as separate hosts have. The container is not created; `dispose` deletes it if it was.
+ */
+export function freshContainer(azurite: AzuriteBlob, prefix = "leases") {
+  const containerName = `${prefix}-${randomUUID()}`;
+  const container = (): ContainerClient =>
+    BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(containerName);
+  return {
+    containerName,
+    container,
+    dispose: async () => {
+      await container().deleteIfExists();
+    },
+  };
 }
 
 /**

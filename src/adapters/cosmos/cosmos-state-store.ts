@@ -6,8 +6,10 @@ import {
   type ProcessState,
   type StateRecord,
   type StoredStateRecord,
+  TERMINAL_STATES,
   withoutStoreMetadata,
 } from "../../domain/state-record.js";
+import type { IsoInstant } from "../../domain/time.js";
 import type {
   ClaimableQuery,
   CreateResult,
@@ -16,6 +18,7 @@ import type {
   PageRequest,
   QueryCost,
   RecentQuery,
+  RecordAge,
   StateStore,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
@@ -120,20 +123,34 @@ export class CosmosStateStore implements StateStore {
   }
 
   async countProcessing(): Promise<number> {
-    const { resources } = await this.records.items
-      .query<number>("SELECT VALUE COUNT(1) FROM c WHERE c.processState = 'Processing'")
-      .fetchAll();
-    return resources.reduce((sum, n) => sum + n, 0);
+    return this.count("c.processState = 'Processing'", []);
   }
 
   async countInState(state: ProcessState): Promise<number> {
+    return this.count("c.processState = @state", [{ name: "@state", value: state }]);
+  }
+
+  /** The state leads the ORDER BY, matching the container's (processState, updatedAt) composite index. */
+  async oldestInState(state: ProcessState): Promise<RecordAge | null> {
     const { resources } = await this.records.items
-      .query<number>({
-        query: "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state",
+      .query<RecordAge>({
+        query:
+          "SELECT TOP 1 c.orderId, c.updatedAt FROM c WHERE c.processState = @state ORDER BY c.processState ASC, c.updatedAt ASC",
         parameters: [{ name: "@state", value: state }],
       })
       .fetchAll();
-    return resources.reduce((sum, n) => sum + n, 0);
+    const [oldest] = resources;
+    return oldest ? { orderId: oldest.orderId, updatedAt: oldest.updatedAt } : null;
+  }
+
+  async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {
+    return this.count(
+      `c.processState IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")}) AND c.updatedAt >= @from AND c.updatedAt < @to`,
+      [
+        { name: "@from", value: from },
+        { name: "@to", value: to },
+      ],
+    );
   }
 
   async countByState(): Promise<Readonly<Record<ProcessState, number>>> {
@@ -205,6 +222,14 @@ export class CosmosStateStore implements StateStore {
     if (this.auditEveryMs === null) return undefined;
     const due = this.lastAuditAt === null || performance.now() - this.lastAuditAt >= this.auditEveryMs;
     return due ? this.auditRecoveryIndex() : undefined;
+  }
+
+  /** One COUNT query over the records matching `filter`, answered from the index. */
+  private async count(filter: string, parameters: SqlParameter[]): Promise<number> {
+    const { resources } = await this.records.items
+      .query<number>({ query: `SELECT VALUE COUNT(1) FROM c WHERE ${filter}`, parameters })
+      .fetchAll();
+    return resources.reduce((sum, n) => sum + n, 0);
   }
 
   private async read(orderId: string, meter: Meter): Promise<StoredStateRecord | undefined> {

@@ -148,4 +148,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX state_records_recent_by_state ON state_records (process_state, updated_at DESC, order_id DESC);
     `,
   },
+  {
+    version: 6,
+    description: "the Supervisor's last scan, for the operator's statistics",
+    sql: `
+      CREATE TABLE supervisor_last_scan (
+        id   INTEGER PRIMARY KEY CHECK (id = 1),
+        scan TEXT NOT NULL
+      );
+    `,
+  },
 ];

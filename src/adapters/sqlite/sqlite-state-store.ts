@@ -8,7 +8,9 @@ import {
   parseStateRecord,
   type StateRecord,
   type StoredStateRecord,
+  TERMINAL_STATES,
 } from "../../domain/state-record.js";
+import type { IsoInstant } from "../../domain/time.js";
 import {
   type ClaimableQuery,
   type CreateResult,
@@ -16,6 +18,7 @@ import {
   MAX_PAGE_SIZE,
   type Page,
   type RecentQuery,
+  type RecordAge,
   type StateStore,
 } from "../../ports/state-store.js";
 import {
@@ -70,6 +73,19 @@ const RECENT_QUERIES = {
      WHERE process_state = ? AND (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ?`,
 };
 
+/**
+ * The operator's statistics, both read from the (process_state, updated_at, order_id) index alone: the
+ * oldest record of one state is its first entry under that state (the index is walked backwards), and
+ * the finished records of a window are one range of it per terminal state.
+ */
+export const STATS_QUERIES = {
+  oldest: `SELECT order_id, updated_at FROM state_records INDEXED BY state_records_recent_by_state
+     WHERE process_state = ? ORDER BY updated_at, order_id LIMIT 1`,
+  finished: `SELECT COUNT(*) AS n FROM state_records INDEXED BY state_records_recent_by_state
+     WHERE process_state IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")})
+       AND updated_at >= ? AND updated_at < ?`,
+};
+
 /** The first cursor: sorts before every real key. */
 const START = { sortKey: "", orderId: "" };
 /** The first cursor of a descending query: sorts after every real key (instants are ASCII). */
@@ -92,6 +108,8 @@ export class SqliteStateStore implements StateStore {
   private readonly expired: Statement<[string, string, string, number], KeyedRow>;
   private readonly recentAll: Statement<[string, string, number], KeyedRow>;
   private readonly recentByState: Statement<[string, string, string, number], KeyedRow>;
+  private readonly oldest: Statement<[string], { order_id: string; updated_at: string }>;
+  private readonly finished: Statement<[string, string], { n: number }>;
 
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
@@ -118,6 +136,8 @@ export class SqliteStateStore implements StateStore {
     this.expired = db.prepare(PAGED_QUERIES.expired);
     this.recentAll = db.prepare(RECENT_QUERIES.all);
     this.recentByState = db.prepare(RECENT_QUERIES.byState);
+    this.oldest = db.prepare(STATS_QUERIES.oldest);
+    this.finished = db.prepare(STATS_QUERIES.finished);
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -175,6 +195,15 @@ export class SqliteStateStore implements StateStore {
 
   async countProcessing(): Promise<number> {
     return this.processing.get()?.n ?? 0;
+  }
+
+  async oldestInState(state: ProcessState): Promise<RecordAge | null> {
+    const row = this.oldest.get(state);
+    return row ? { orderId: row.order_id, updatedAt: row.updated_at } : null;
+  }
+
+  async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {
+    return this.finished.get(from, to)?.n ?? 0;
   }
 
   async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {

@@ -12,6 +12,7 @@ import {
   orderTooLarge,
 } from "../../scheduler/orders-api.js";
 import { reusedReading } from "../../scheduler/reused-reading.js";
+import { createStatsReadings, type StatsReadings } from "../../scheduler/stats.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
 
 /** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */
@@ -31,6 +32,7 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
         services.states.countInState("Pending"),
       ),
       maxPending: services.settings.pipeline.maxPending,
+      stats: statsReadings(services),
     },
   });
   return {
@@ -67,6 +69,28 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       return toResponse(await api.operatorCommand(command, orderSegment(request, 2), text));
     },
   };
+}
+
+/**
+ * The statistics on Service Bus and Blob Storage: the dead-letter queue of every queue the app consumes
+ * (and of invalid-messages, where parked messages expire to), the invalid-messages queue itself for the
+ * messages a handler refused (the trigger cannot dead-letter them; `runQueueHandler` moves them there),
+ * and the scan journal beside the Supervisor's lease.
+ */
+function statsReadings(services: AzureServices): StatsReadings {
+  const queues = [
+    QUEUE_NAMES.orders,
+    QUEUE_NAMES.agentRequests,
+    QUEUE_NAMES.agentResponses,
+    QUEUE_NAMES.invalidMessages,
+  ];
+  return createStatsReadings({
+    clock: services.clock,
+    states: services.states,
+    journal: services.scanJournal,
+    deadLetterQueues: Object.fromEntries(queues.map((name) => [name, services.queue(name).deadLetterQueue])),
+    parkedQueue: services.queue(QUEUE_NAMES.invalidMessages),
+  });
 }
 
 /** The body, or undefined when it is longer than `maxBytes` (by its Content-Length, before it is read). */

@@ -1,6 +1,7 @@
 import type { InvocationContext } from "@azure/functions";
 import type { DurableClient } from "../../ports/durable-client.js";
 import type { NudgeStarter } from "../../scheduler/starter.js";
+import { journaledScan } from "../../supervisor/scan-journal.js";
 import { createSupervisor } from "../../supervisor/supervisor.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
 
@@ -13,7 +14,7 @@ export function createTimerHandlers(
   },
 ) {
   const pipeline = services.settings.pipeline;
-  const supervisor = createSupervisor({
+  const scan = createSupervisor({
     states: services.states,
     lease: services.lease,
     alerts: services.alerts,
@@ -27,6 +28,12 @@ export function createTimerHandlers(
     maxPages: pipeline.supervisorMaxPages,
     leaseMs: pipeline.supervisorLeaseMs,
     telemetry: telemetryOf(services),
+  });
+  const supervisor = journaledScan(scan, {
+    journal: services.scanJournal,
+    clock: services.clock,
+    logger: services.logger,
+    holder: services.instanceName,
   });
   return {
     async runStarter(_timer: unknown, context: InvocationContext): Promise<void> {

@@ -1,0 +1,161 @@
+import type { RecordedScan } from "../domain/recorded-scan.js";
+import { addMilliseconds, type IsoInstant, millisecondsBetween, toInstant } from "../domain/time.js";
+import type { Clock } from "../ports/clock.js";
+import {
+  MAX_DELIVERY_COUNT_EXCEEDED,
+  type QueueReceiver,
+  type ReceivedMessage,
+} from "../ports/message-queue.js";
+import type { ScanJournal } from "../ports/scan-journal.js";
+import type { StateStore } from "../ports/state-store.js";
+import { reusedReading } from "./reused-reading.js";
+
+/** How many minutes the throughput covers, one count per minute. */
+export const THROUGHPUT_WINDOW_MINUTES = 5;
+/** Messages counted per queue at most: a count that reaches it is reported as capped. */
+export const MESSAGE_COUNT_CAP = 1_000;
+/** How long a reading of the queues, or of the throughput, is reused before it is taken again. */
+export const STATS_REUSE_MS = 5_000;
+/** Messages per peek: one round trip each to the broker. */
+const PEEK_BATCH = 250;
+const MINUTE_MS = 60_000;
+
+/** The `Pending` record that has waited longest, by its last change, and for how long now. */
+export interface OldestPending {
+  readonly orderId: string;
+  readonly since: IsoInstant;
+  readonly ageMs: number;
+}
+
+/** A count of messages, and whether it reached the cap (then there may be more). */
+export interface CappedCount {
+  readonly count: number;
+  readonly capped: boolean;
+}
+
+export interface MessageCounts {
+  /** When the queues were peeked (a reading is reused for STATS_REUSE_MS). */
+  readonly countedAt: IsoInstant;
+  /** The cap on each queue's count. */
+  readonly countedUpTo: number;
+  /** Messages the broker gave up on, per queue: delivered too often (or, in Service Bus, expired). */
+  readonly deadLettered: Readonly<Record<string, CappedCount>>;
+  /** Messages a handler refused, with its reason: invalid or conflicting orders, malformed Agent messages. */
+  readonly parked: CappedCount;
+}
+
+export interface Throughput {
+  readonly windowMinutes: number;
+  /** The end of the last window: the time of the reading. */
+  readonly until: IsoInstant;
+  /** Orders finished in each 60-second window up to `until`, oldest first; the last ends at `until`, included. */
+  readonly finishedPerMinute: readonly number[];
+  /** The last window's count per second, to two decimals. */
+  readonly perSecondLastMinute: number;
+}
+
+/** The figures of `GET /api/stats` beyond the counts per state, each read on demand. */
+export interface StatsReadings {
+  oldestPending(): Promise<OldestPending | null>;
+  messages(): Promise<MessageCounts>;
+  lastScan(): Promise<RecordedScan | null>;
+  throughput(): Promise<Throughput>;
+}
+
+/** Where a host's statistics come from. */
+export interface StatsSources {
+  readonly clock: Clock;
+  readonly states: Pick<StateStore, "oldestInState" | "countFinishedBetween">;
+  readonly journal: ScanJournal;
+  /** The dead-letter sub-queue of each queue the host consumes, by the queue's name. */
+  readonly deadLetterQueues: Readonly<Record<string, QueueReceiver>>;
+  /**
+   * The queue refused messages are moved to (the Functions host's invalid-messages queue), or null where
+   * a handler dead-letters them itself with its reason (the embedded host): they are then told apart
+   * from the broker's by that reason.
+   */
+  readonly parkedQueue: QueueReceiver | null;
+}
+
+/** The statistics readings over a host's sources; the queues and the throughput are reused for a few seconds. */
+export function createStatsReadings(sources: StatsSources): StatsReadings {
+  const { clock } = sources;
+  return {
+    oldestPending: async () => {
+      const oldest = await sources.states.oldestInState("Pending");
+      if (!oldest) return null;
+      const ageMs = Math.max(0, millisecondsBetween(oldest.updatedAt, toInstant(clock.now())));
+      return { orderId: oldest.orderId, since: oldest.updatedAt, ageMs };
+    },
+    messages: reusedReading(clock, STATS_REUSE_MS, () => countMessages(sources)),
+    lastScan: () => sources.journal.last(),
+    throughput: reusedReading(clock, STATS_REUSE_MS, () => readThroughput(sources)),
+  };
+}
+
+/**
+ * Windows (from, to], so that an order finished at the very instant of the reading counts: instants have
+ * millisecond precision, so that is the store's [from + 1 ms, to + 1 ms).
+ */
+async function readThroughput({ clock, states }: StatsSources): Promise<Throughput> {
+  const until = toInstant(clock.now());
+  const starts = Array.from({ length: THROUGHPUT_WINDOW_MINUTES }, (_, i) =>
+    addMilliseconds(until, 1 - (THROUGHPUT_WINDOW_MINUTES - i) * MINUTE_MS),
+  );
+  const finishedPerMinute = await Promise.all(
+    starts.map((from) => states.countFinishedBetween(from, addMilliseconds(from, MINUTE_MS))),
+  );
+  const last = finishedPerMinute[finishedPerMinute.length - 1] ?? 0;
+  return {
+    windowMinutes: THROUGHPUT_WINDOW_MINUTES,
+    until,
+    finishedPerMinute,
+    perSecondLastMinute: Math.round((last / 60) * 100) / 100,
+  };
+}
+
+async function countMessages(sources: StatsSources): Promise<MessageCounts> {
+  const countedAt = toInstant(sources.clock.now());
+  const queues = Object.entries(sources.deadLetterQueues);
+  const peeked = await Promise.all(queues.map(([, receiver]) => peekUpTo(receiver, MESSAGE_COUNT_CAP)));
+  const parkedQueue = sources.parkedQueue;
+  // Where handlers dead-letter refused messages themselves, only the broker's own reason is a dead letter.
+  const byBroker = (messages: readonly ReceivedMessage[]) =>
+    parkedQueue ? messages : messages.filter((m) => m.deadLetterReason === MAX_DELIVERY_COUNT_EXCEEDED);
+  const deadLettered = Object.fromEntries(
+    queues.map(([name], i) => {
+      const messages = peeked[i] ?? [];
+      return [name, capped(byBroker(messages).length, messages.length)];
+    }),
+  );
+  const parked = parkedQueue
+    ? cappedOf(await peekUpTo(parkedQueue, MESSAGE_COUNT_CAP))
+    : capped(
+        peeked.reduce((sum, messages) => sum + messages.length - byBroker(messages).length, 0),
+        Math.max(0, ...peeked.map((messages) => messages.length)),
+      );
+  return { countedAt, countedUpTo: MESSAGE_COUNT_CAP, deadLettered, parked };
+}
+
+/** `count`, capped when the peek it came from (of `peekedCount` messages) reached the cap. */
+function capped(count: number, peekedCount: number): CappedCount {
+  return { count, capped: peekedCount >= MESSAGE_COUNT_CAP };
+}
+
+function cappedOf(messages: readonly ReceivedMessage[]): CappedCount {
+  return capped(messages.length, messages.length);
+}
+
+/** Up to `cap` messages of the queue, oldest first, peeked in batches without locking any. */
+async function peekUpTo(receiver: QueueReceiver, cap: number): Promise<ReceivedMessage[]> {
+  const messages: ReceivedMessage[] = [];
+  let from = 0;
+  while (messages.length < cap) {
+    const batch = await receiver.peek(Math.min(PEEK_BATCH, cap - messages.length), from);
+    const last = batch[batch.length - 1];
+    if (!last) break;
+    messages.push(...batch);
+    from = last.sequenceNumber + 1;
+  }
+  return messages;
+}
