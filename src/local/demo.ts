@@ -9,7 +9,7 @@ import { type RandomSource, seededRandom } from "../domain/backoff.js";
 import type { OrderMessage } from "../domain/order.js";
 import { isTerminal, PROCESS_STATES, type ProcessState, type StateRecord } from "../domain/state-record.js";
 import type { JsonValue } from "../ports/message-queue.js";
-import { DEMO_ENVIRONMENT, startEmbeddedStack } from "./embedded-stack.js";
+import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { checkInvariants, type InvariantReport } from "./invariants.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import type { LocalPipeline } from "./pipeline.js";
@@ -60,7 +60,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   if (options.data !== undefined && options.data !== ":memory:") mkdirSync(options.data, { recursive: true });
   const path =
     options.data === ":memory:" ? ":memory:" : join(options.data ?? temporary ?? ".", "sas.sqlite");
-  const db = openDatabase(path, { synchronous: "NORMAL" });
+  const db = openDatabase(path, { synchronous: EMBEDDED_SYNCHRONOUS });
   enableStateAudit(db);
   const stack = await startEmbeddedStack({ ...options, db, logger });
   const { pipeline, partner, settings } = stack;

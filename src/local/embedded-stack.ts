@@ -25,6 +25,14 @@ export const DEMO_ENVIRONMENT: Environment = {
   MAX_IN_FLIGHT: "400",
 };
 
+/**
+ * The embedded host's durability, the same for `sas start` and `sas demo` (docs/performance.md,
+ * "Durability"): WAL with `synchronous=NORMAL`. A killed process loses no commit; a power loss or an
+ * operating-system crash may lose the last commits before the next WAL sync, never the database's
+ * consistency. The Azure stores are the durable ones; this host is for laptops and tests.
+ */
+export const EMBEDDED_SYNCHRONOUS = "NORMAL" as const;
+
 /** How long the simulated partner sits on a slow answer: past any step's deadline above. */
 export const DEMO_SLOW_MS = 8_000;
 

@@ -10,7 +10,7 @@ import { seededRandom } from "../domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../domain/state-record.js";
 import type { JsonValue } from "../ports/message-queue.js";
 import { demoOrder } from "./demo.js";
-import { DEMO_ENVIRONMENT, startEmbeddedStack } from "./embedded-stack.js";
+import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { startHttpApi } from "./http-api.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import type { LocalPipeline } from "./pipeline.js";
@@ -46,7 +46,9 @@ export async function runHost(options: HostOptions): Promise<void> {
   const logPath = join(inMemory ? tmpdir() : options.data, inMemory ? `sas-${process.pid}.log` : "sas.log");
   const logFile = createWriteStream(logPath, { flags: "a" });
   const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
-  const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"));
+  const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"), {
+    synchronous: EMBEDDED_SYNCHRONOUS,
+  });
   const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger, ...telemetry });
   const api = await startHttpApi({
     port: options.port,
