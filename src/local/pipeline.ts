@@ -62,6 +62,8 @@ export interface PipelineOptions {
   readonly wrapDurableClient?: (runtime: DurableClient) => DurableClient;
   /** Where spans and metrics go: an SDK's (OTLP, or a test's in-memory exporter), or the global no-ops. */
   readonly telemetry?: Telemetry;
+  /** Keep orchestrations in memory between episodes (default true; see replay-session.ts). */
+  readonly replaySessions?: boolean;
 }
 
 /**
@@ -222,6 +224,8 @@ export class LocalPipeline {
       ...(options.maxConcurrentActivities
         ? { maxConcurrentActivities: options.maxConcurrentActivities }
         : {}),
+      // The embedded host keeps orchestrations between episodes; tests of orchestrations replay in full.
+      replaySessions: options.replaySessions ?? true,
     });
     const holder = options.supervisorHolder ?? "embedded-supervisor";
     const scan = createSupervisor({

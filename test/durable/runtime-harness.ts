@@ -24,6 +24,7 @@ export interface HarnessOptions {
   readonly deps?: TestAppDeps;
   readonly variant?: "v1" | "v2";
   readonly maxConcurrentActivities?: number;
+  readonly replaySessions?: boolean;
 }
 
 /** A runtime over the test app, on a virtual clock. Each call opens its own connection to `path`. */
@@ -39,6 +40,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     registry,
     logger,
     ...(options.maxConcurrentActivities ? { maxConcurrentActivities: options.maxConcurrentActivities } : {}),
+    ...(options.replaySessions ? { replaySessions: true } : {}),
   });
   return { runtime, clock, deps, logger, db };
 }

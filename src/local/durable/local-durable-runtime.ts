@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-// @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
 import azureFunctions, { type InvocationContext } from "@azure/functions";
 import type { EmbeddedDatabase } from "../../adapters/sqlite/database.js";
 import type { Clock } from "../../ports/clock.js";
@@ -32,6 +31,8 @@ import {
   scheduledTasks,
   toPayload,
 } from "./history.js";
+// @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
+import { ReplaySession } from "./replay-session.js";
 import { TimerQueue } from "./timer-queue.js";
 
 export interface LocalDurableRuntimeOptions {
@@ -42,6 +43,12 @@ export interface LocalDurableRuntimeOptions {
   readonly logger: Logger;
   /** Activities of all instances that may run at once (default 16). */
   readonly maxConcurrentActivities?: number;
+  /**
+   * Keep each running orchestration in memory between episodes and give it only its new events,
+   * instead of replaying its whole history (replay-session.ts). Faster; the determinism check then
+   * runs only on full replays. Default false: tests of orchestrations should replay every episode.
+   */
+  readonly replaySessions?: boolean;
 }
 
 /** What the SDK's orchestrator wrapper returns (or embeds in its error after `$OutOfProcData$:`). */
@@ -119,6 +126,9 @@ export class LocalDurableRuntime implements DurableClient {
   private completions: { activityId: number; event: HistoryEvent }[] = [];
   /** Each recorded event in the form the SDK replays, made once; entries go with their events. */
   private readonly sdkEvents = new WeakMap<HistoryEvent, Readonly<Record<string, unknown>>>();
+  /** Running orchestrations kept between episodes, when `replaySessions` is on. */
+  private readonly sessions = new Map<string, ReplaySession>();
+  private readonly replaySessions: boolean;
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
@@ -131,6 +141,7 @@ export class LocalDurableRuntime implements DurableClient {
     this.clock = options.clock;
     this.logger = options.logger;
     this.maxConcurrentActivities = options.maxConcurrentActivities ?? 16;
+    this.replaySessions = options.replaySessions ?? false;
     if (!Number.isInteger(this.maxConcurrentActivities) || this.maxConcurrentActivities < 1) {
       throw new RangeError(
         `maxConcurrentActivities must be a positive integer; got ${this.maxConcurrentActivities}`,
@@ -287,6 +298,7 @@ export class LocalDurableRuntime implements DurableClient {
   /** Drops what is cached or queued for an instance whose execution ended or is being replaced. */
   private forget(instanceId: string): void {
     this.histories.delete(instanceId);
+    this.sessions.delete(instanceId);
     this.instances.delete(instanceId);
     this.queuedActivities = this.queuedActivities.filter((work) => work.instanceId !== instanceId);
   }
@@ -364,15 +376,23 @@ export class LocalDurableRuntime implements DurableClient {
     const past = this.histories.get(instanceId) ?? this.store.history(instanceId);
     const fresh = [history.orchestratorStarted(at), ...inbox.map((entry) => entry.event)];
     const orchestrator = this.orchestrators.get(instance.name);
-    const replay: Replay = orchestrator
-      ? await this.replay(orchestrator, instance, [...past, ...fresh])
-      : {
-          done: false,
-          output: undefined,
-          failure: `no orchestration named ${instance.name} is registered`,
-          customStatus: undefined,
-          tasks: [],
-        };
+
+    // A session at the end of the committed history takes only the new events; otherwise replay in full.
+    let session = this.resumable(instanceId, past.length);
+    const resumed = session?.resume(fresh.map((event) => this.sdkEvent(event)));
+    let replay: Replay;
+    if (resumed) replay = replayOf(resumed, undefined);
+    else if (orchestrator) {
+      const full = await this.replay(orchestrator, instance, [...past, ...fresh]);
+      replay = full.replay;
+      session = full.session;
+    } else {
+      replay = replayOf(
+        { isDone: false, actions: [] },
+        `no orchestration named ${instance.name} is registered`,
+      );
+      session = undefined;
+    }
 
     const recorded = recordedTasks(past);
     const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
@@ -400,10 +420,15 @@ export class LocalDurableRuntime implements DurableClient {
     const result = status === "Completed" ? toPayload(replay.output) : failure;
     const closing = status === "Running" ? [] : [history.executionCompleted(at, status, result)];
     const events = [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing];
+    const whole = [...past, ...events];
+    if (session && status === "Running") {
+      session.historyLength = whole.length;
+      this.sessions.set(instanceId, session);
+    }
     return {
       instance,
       inboxEvents: inbox.length,
-      history: [...past, ...events],
+      history: whole,
       commit: {
         instanceId,
         executionId: instance.executionId,
@@ -419,6 +444,16 @@ export class LocalDurableRuntime implements DurableClient {
         at: at.getTime(),
       },
     };
+  }
+
+  /**
+   * The instance's session, taken out of the cache, if sessions are on and it has seen exactly the
+   * committed history (an episode whose commit failed leaves its session behind that history).
+   */
+  private resumable(instanceId: string, historyLength: number): ReplaySession | undefined {
+    const session = this.sessions.get(instanceId);
+    this.sessions.delete(instanceId);
+    return session?.historyLength === historyLength ? session : undefined;
   }
 
   private commit(episodes: readonly Episode[]): void {
@@ -445,11 +480,12 @@ export class LocalDurableRuntime implements DurableClient {
     }
   }
 
+  /** A full replay of `events` through the SDK; with sessions on, the session it leaves behind. */
   private async replay(
     orchestrator: CapturedFunction,
     instance: InstanceRow,
     events: HistoryEvent[],
-  ): Promise<Replay> {
+  ): Promise<{ replay: Replay; session: ReplaySession | undefined }> {
     const trigger = {
       history: events.map((event) => this.sdkEvent(event)),
       input: instance.input === null ? undefined : JSON.parse(instance.input),
@@ -461,31 +497,15 @@ export class LocalDurableRuntime implements DurableClient {
       longRunningTimerIntervalDuration: "3.00:00:00",
       defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
     };
-    let state: SdkState;
-    let failure: string | undefined;
+    const context = this.invocationContext(orchestrator.name);
     try {
-      state = (await orchestrator.handler(trigger, this.invocationContext(orchestrator.name))) as SdkState;
+      const state = (await orchestrator.handler(trigger, context)) as SdkState;
+      const session = this.replaySessions && !state.isDone ? ReplaySession.after(context, 0) : undefined;
+      return { replay: replayOf(state, undefined), session };
     } catch (error) {
       const embedded = stateEmbeddedIn(error);
-      state = embedded ?? { isDone: false, actions: [] };
-      failure = embedded?.error ?? (error instanceof Error ? error.message : String(error));
-    }
-    try {
-      return {
-        done: state.isDone,
-        output: state.output,
-        failure,
-        customStatus: state.customStatus,
-        tasks: scheduledTasks(state.actions),
-      };
-    } catch (error) {
-      return {
-        done: false,
-        output: undefined,
-        failure: (error as Error).message,
-        customStatus: state.customStatus,
-        tasks: [],
-      };
+      const failure = embedded?.error ?? (error instanceof Error ? error.message : String(error));
+      return { replay: replayOf(embedded ?? { isDone: false, actions: [] }, failure), session: undefined };
     }
   }
 
@@ -591,6 +611,27 @@ export class LocalDurableRuntime implements DurableClient {
       logHandler: (level, ...args) =>
         this.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
     });
+  }
+}
+
+/** The replay's result in the runtime's terms; a malformed list of actions is the orchestrator's failure. */
+function replayOf(state: SdkState, failure: string | undefined): Replay {
+  try {
+    return {
+      done: state.isDone,
+      output: state.output,
+      failure,
+      customStatus: state.customStatus,
+      tasks: scheduledTasks(state.actions),
+    };
+  } catch (error) {
+    return {
+      done: false,
+      output: undefined,
+      failure: (error as Error).message,
+      customStatus: state.customStatus,
+      tasks: [],
+    };
   }
 }
 
