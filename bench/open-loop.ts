@@ -5,7 +5,7 @@
 // ones: no request waits for another's answer. Once every accepted order is terminal, each record is
 // read back, and an order's latency is the time its record reached Processed (from its history)
 // minus the time its POST was sent, both on this machine's clock. Prints one JSON object.
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -83,7 +83,6 @@ function options(): { rates: number[]; seconds: number } {
 
 interface Host {
   readonly url: string;
-  readonly child: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -95,19 +94,15 @@ async function startHost(dataDir: string): Promise<Host> {
     ...["--transient-faults", "0", "--permanent-faults", "0", "--slow", "0", "--lost-replies", "0"],
     ...["--duplicate-replies", "0"],
   ];
-  // Its own process group, so that nothing of it outlives a failed run.
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  // In this process's group: stopping the group (npm run bench does, past its time limit) stops it too.
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the host did not serve within 60 s: ${output}`)),
-      60_000,
-    );
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the host did not serve within 60 s: ${output}`));
+    }, 60_000);
     const read = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-4_000);
       const served = /serving (http:\/\/[^\s:]+:\d+)/.exec(output);
@@ -125,14 +120,13 @@ async function startHost(dataDir: string): Promise<Host> {
   });
   return {
     url,
-    child,
     stop: async () => {
       child.kill("SIGTERM");
       const stopped = await Promise.race([
         exited.then(() => true),
         sleep(15_000, undefined, { ref: false }).then(() => false),
       ]);
-      if (!stopped && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      if (!stopped) child.kill("SIGKILL");
     },
   };
 }
