@@ -1,5 +1,5 @@
-// What `npm run bench` makes of its yardsticks' results: the rows with their floors and verdicts, the
-// terminal table, the generated page and the exit code. Pure functions: bench.ts does the running.
+// What `npm run bench` makes of its yardsticks' child processes: each one's outcome, the rows with their
+// floors and verdicts, the terminal table, the generated page and the exit code. Pure: bench.ts runs them.
 import type { DemoSummary } from "../src/local/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
 import type { RateResult } from "./open-loop.js";
@@ -168,14 +168,7 @@ export function reportRows(options: BenchOptions, runs: Runs): Row[] {
     for (const name of RUNS_OF[yardstick]) {
       const outcome = runs[name];
       if (outcome === undefined || outcome.ok) continue;
-      rows.push({
-        yardstick,
-        figure: RUN_TITLES[name](options),
-        value: outcome.error,
-        floor: "",
-        verdict: "failed",
-        durability: "",
-      });
+      rows.push(rowMaker(yardstick, "")(RUN_TITLES[name](options), outcome.error, "", "failed"));
     }
     rows.push(...FIGURES[yardstick](options, runs));
   }
@@ -202,58 +195,46 @@ const FIGURES: Record<Yardstick, Figures> = {
   runtime: (_, runs) => {
     const result = succeeded(runs.runtime);
     if (!result) return [];
-    const row = (figure: string, value: string, floor = "", verdict: Verdict = "", durability = "") => ({
-      yardstick: "runtime" as const,
-      figure,
-      value,
-      floor,
-      verdict,
-      durability: durability || "in memory, both engines",
-    });
+    const row = rowMaker("runtime", "in memory, both engines");
     return [
       ...result.scenarios.map((s) =>
         row(
           `${s.label}: ours / durabletask-js`,
           `${s.ratio.toFixed(2)} (${count(s.ours.memory)} / ${count(s.theirs)} orchestrations/s)`,
           `≥ ${FLOORS.runtimeRatio.toFixed(2)}`,
-          s.ratio >= FLOORS.runtimeRatio ? "pass" : "missed",
+          verdictOf(s.ratio >= FLOORS.runtimeRatio),
         ),
       ),
-      row(
+      rowMaker("runtime", `file, ${result.file}`)(
         "  ours on a file, same scenarios",
         `${result.scenarios.map((s) => count(s.ours.file)).join(" and ")} orchestrations/s`,
-        "",
-        "",
-        `file, ${result.file}`,
       ),
     ];
   },
   supervisor: (_, runs) => {
     const result = succeeded(runs.supervisor);
-    return (result?.rows ?? []).map((r) => ({
-      yardstick: "supervisor" as const,
-      figure: `${r.store}, ${count(r.size)} records, ${r.scan.found} expired`,
-      value: `${count(r.scan.documentsRead)} documents${r.store === "cosmos" ? `, ${count(r.scan.requestUnits)} RU` : ""}, ${r.scan.ms.toFixed(1)} ms a scan`,
-      floor: "",
-      verdict: "" as const,
-      durability:
+    return (result?.rows ?? []).map((r) =>
+      rowMaker(
+        "supervisor",
         r.store === "cosmos"
           ? "Cosmos DB stand-in, in memory, 1 RU a request"
           : "a file (the scan only reads)",
-    }));
+      )(
+        `${r.store}, ${count(r.size)} records, ${r.scan.found} expired`,
+        `${count(r.scan.documentsRead)} documents${r.store === "cosmos" ? `, ${count(r.scan.requestUnits)} RU` : ""}, ${r.scan.ms.toFixed(1)} ms a scan`,
+      ),
+    );
   },
   memory: (options, runs) => {
     const demo = succeeded(runs.demoDisk);
     if (!demo) return [];
     return [
-      {
-        yardstick: "memory",
-        figure: `peak RSS, ${count(options.orders)} orders posted at once`,
-        value: `${count(demo.peakRssMb)} MB (${count(demo.submission.unsettledWhenPosted)} unsettled when the last was posted)`,
-        floor: `< ${count(FLOORS.peakRssMb)} MB`,
-        verdict: demo.peakRssMb < FLOORS.peakRssMb ? "pass" : "missed",
-        durability: durabilityOf(demo),
-      },
+      rowMaker("memory", durabilityOf(demo))(
+        `peak RSS, ${count(options.orders)} orders posted at once`,
+        `${count(demo.peakRssMb)} MB (${count(demo.submission.unsettledWhenPosted)} unsettled when the last was posted)`,
+        `< ${count(FLOORS.peakRssMb)} MB`,
+        verdictOf(demo.peakRssMb < FLOORS.peakRssMb),
+      ),
     ];
   },
 };
@@ -267,22 +248,15 @@ function demoFigures(
   const demo = succeeded(outcome);
   if (!demo) return [];
   const { storage } = demo;
-  const durability = durabilityOf(demo);
-  const row = (figure: string, value: string): Row => ({
-    yardstick: "throughput",
-    figure,
-    value,
-    floor: "",
-    verdict: "",
-    durability,
-  });
+  const row = rowMaker("throughput", durabilityOf(demo));
   const ordersPerSecond = demo.throughput.ordersPerSecond;
   return [
-    {
-      ...row(`demo, ${count(options.orders)} orders, ${where}`, `${decimal(ordersPerSecond)} orders/s`),
-      floor: `≥ ${count(floor)} orders/s`,
-      verdict: ordersPerSecond >= floor ? "pass" : "missed",
-    },
+    row(
+      `demo, ${count(options.orders)} orders, ${where}`,
+      `${decimal(ordersPerSecond)} orders/s`,
+      `≥ ${count(floor)} orders/s`,
+      verdictOf(ordersPerSecond >= floor),
+    ),
     row(
       "  SQLite commits in that run",
       storage.commits === null || storage.commitsPerSecond === null
@@ -295,33 +269,25 @@ function demoFigures(
 }
 
 function rateFigures(result: RateResult, runs: Runs): Row[] {
-  const durability = succeeded(runs.openLoop)?.durability ?? "";
+  const row = rowMaker("latency", succeeded(runs.openLoop)?.durability ?? "");
   const { latencyMs: latency } = result;
   const checked = result.rate === FLOORS.latencyRate;
   const met = latency.count > 0 && latency.p99 !== null && latency.p99 <= FLOORS.latencyP99Ms;
   const notProcessed = result.accepted - (result.outcomes.Processed ?? 0);
   return [
-    {
-      yardstick: "latency",
-      figure: `open loop at ${count(result.rate)}/s: p50 / p99 / max`,
-      value:
-        latency.count === 0
-          ? "no order accepted"
-          : `${[latency.p50, latency.p99, latency.max].map(milliseconds).join(" / ")} ms`,
-      floor: checked ? `p99 ≤ ${FLOORS.latencyP99Ms} ms` : "",
-      verdict: checked ? (met ? "pass" : "missed") : "",
-      durability,
-    },
-    {
-      yardstick: "latency",
-      figure: "  sent / accepted / refused / errors",
-      value:
-        `${[result.sent, result.accepted, result.refused, result.errors].map(count).join(" / ")}, ` +
+    row(
+      `open loop at ${count(result.rate)}/s: p50 / p99 / max`,
+      latency.count === 0
+        ? "no order accepted"
+        : `${[latency.p50, latency.p99, latency.max].map(milliseconds).join(" / ")} ms`,
+      checked ? `p99 ≤ ${FLOORS.latencyP99Ms} ms` : "",
+      checked ? verdictOf(met) : "",
+    ),
+    row(
+      "  sent / accepted / refused / errors",
+      `${[result.sent, result.accepted, result.refused, result.errors].map(count).join(" / ")}, ` +
         `sent at ${decimal(result.achievedRate)}/s${notProcessed > 0 ? `; ${count(notProcessed)} accepted never Processed` : ""}`,
-      floor: "",
-      verdict: "",
-      durability,
-    },
+    ),
   ];
 }
 
@@ -496,6 +462,22 @@ Each yardstick runs in a process of its own, one after another.
   partner's and the checkpoint thread together) of the on-disk throughput run, whose whole batch is
   posted in one burst (the figure says how many orders were not yet settled when the last was posted).
 `;
+
+/** Rows of one yardstick at one durability; a figure with a floor gives it and its verdict. */
+function rowMaker(yardstick: Yardstick, durability: string) {
+  return (figure: string, value: string, floor = "", verdict: Verdict = ""): Row => ({
+    yardstick,
+    figure,
+    value,
+    floor,
+    verdict,
+    durability,
+  });
+}
+
+function verdictOf(met: boolean): Verdict {
+  return met ? "pass" : "missed";
+}
 
 function succeeded<T>(outcome: RunOutcome<T> | undefined): T | undefined {
   return outcome?.ok ? outcome.value : undefined;
