@@ -66,12 +66,12 @@ export interface StorageFigures {
    */
   readonly commits: number | null;
   readonly commitsPerSecond: number | null;
-  /** Rows inserted, updated or deleted during the run, rows written by triggers included (`total_changes()`). */
+  /** Rows inserted, updated or deleted during the run, those written by triggers included (`total_changes()`). */
   readonly rowsWritten: number;
   readonly rowsWrittenPerSecond: number;
   /**
-   * For scale, measured once the batch has settled: how many single-row commits a second SQLite makes on a fresh
-   * database beside the run's, at the same settings (`singleRowCommitsPerSecond`).
+   * For scale, measured once the batch has settled: how many single-row commits a second SQLite makes
+   * on a fresh database beside the run's, at the same settings (`singleRowCommitsPerSecond`).
    */
   readonly singleRowCommitsPerSecond: number;
 }
