@@ -286,7 +286,8 @@ function rateFigures(result: RateResult, runs: Runs): Row[] {
     row(
       "  sent / accepted / refused / errors",
       `${[result.sent, result.accepted, result.refused, result.errors].map(count).join(" / ")}, ` +
-        `sent at ${decimal(result.achievedRate)}/s${notProcessed > 0 ? `; ${count(notProcessed)} accepted never Processed` : ""}`,
+        `sent at ${decimal(result.achievedRate)}/s, p99 ${decimal(result.sendLagMs.p99 ?? 0)} ms behind schedule` +
+        (notProcessed > 0 ? `; ${count(notProcessed)} accepted never Processed` : ""),
     ),
   ];
 }

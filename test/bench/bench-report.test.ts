@@ -198,7 +198,7 @@ describe("npm run bench's report", () => {
     const { rows, summary } = report(runs, { ...DEFAULTS, only: ["latency"] });
     expect(rows.map((r) => [r.value, r.verdict])).toEqual([
       ["50 / ∞ / ∞ ms", "missed"],
-      ["107 / 100 / 7 / 0, sent at 199.9/s; 2 accepted never Processed", ""],
+      ["107 / 100 / 7 / 0, sent at 199.9/s, p99 0.5 ms behind schedule; 2 accepted never Processed", ""],
     ]);
     expect(summary.exitCode).toBe(1);
   });
