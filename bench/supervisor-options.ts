@@ -10,15 +10,18 @@ export interface BenchOptions {
   readonly scans: number;
   /** Also time the Cosmos DB store's hourly audit of its recovery index, once per size. */
   readonly audit: boolean;
+  /** Print one JSON object on stdout (progress goes to stderr) instead of the table. */
+  readonly json: boolean;
 }
 
 export const USAGE = [
-  "usage: npm run bench:supervisor -- [--sizes <n,...>] [--stores <store,...>] [--scans <n>] [--audit]",
+  "usage: npm run bench:supervisor -- [--sizes <n,...>] [--stores <store,...>] [--scans <n>] [--audit] [--json]",
   "  --sizes   records to seed, each 1000 to 1000000 (default 10000,100000,1000000)",
   `  --stores  ${STORES.join(", ")} (default both)`,
   "  --scans   scans measured per store and size, 1 to 100 (default 9)",
   "  --audit   also time the Cosmos DB store's hourly audit, which reads the state container",
   "            (linear on the stand-in, about 1 ms a record: leave it out at 100000 and above)",
+  "  --json    print one JSON object instead of the table",
 ].join("\n");
 
 export class UsageError extends Error {
@@ -26,7 +29,7 @@ export class UsageError extends Error {
 }
 
 export function parseOptions(args: readonly string[]): BenchOptions {
-  let values: { sizes: string; stores: string; scans: string; audit: boolean };
+  let values: { sizes: string; stores: string; scans: string; audit: boolean; json: boolean };
   try {
     ({ values } = parseArgs({
       args: [...args],
@@ -35,6 +38,7 @@ export function parseOptions(args: readonly string[]): BenchOptions {
         stores: { type: "string", default: STORES.join(",") },
         scans: { type: "string", default: "9" },
         audit: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
       },
       strict: true,
       allowPositionals: false,
@@ -55,5 +59,5 @@ export function parseOptions(args: readonly string[]): BenchOptions {
   if (!Number.isInteger(scans) || scans < 1 || scans > 100) {
     throw new UsageError(`--scans ${values.scans}: must be an integer from 1 to 100`);
   }
-  return { sizes, stores: stores as StoreName[], scans, audit: values.audit };
+  return { sizes, stores: stores as StoreName[], scans, audit: values.audit, json: values.json };
 }

@@ -1,4 +1,4 @@
-// npm run bench:supervisor [-- --sizes 10000,100000,1000000 --stores sqlite,cosmos --scans 9 --audit]
+// npm run bench:supervisor [-- --sizes 10000,100000,1000000 --stores sqlite,cosmos --scans 9 --audit --json]
 // What one Supervisor scan costs as the history grows: each store is seeded with N records of which
 // 100 are expired and 200 in flight, and scanned as the Supervisor scans (the expired query, paged at
 // SUPERVISOR_PAGE_SIZE, as of one instant). Reports per scan the records found, the documents read,
@@ -154,10 +154,12 @@ function print(rows: readonly Row[], options: BenchOptions): void {
 }
 
 async function main(options: BenchOptions): Promise<void> {
-  console.log(
+  // With --json, stdout carries only the result; what is said along the way goes to stderr.
+  const say = options.json ? (line: string) => console.error(line) : (line: string) => console.log(line);
+  say(
     `Supervisor scan: ${EXPIRED} expired and ${IN_FLIGHT} in-flight records among N, page size ${PAGE_SIZE}, ${options.scans} scans measured after a first; each store warmed up on ${round(WARM_UP_SIZE)} records`,
   );
-  console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
+  say(`node ${process.version}, ${process.platform}/${process.arch}`);
   const standIn = options.stores.includes("cosmos") ? await startStandIn() : undefined;
   const rows: Row[] = [];
   try {
@@ -173,7 +175,7 @@ async function main(options: BenchOptions): Promise<void> {
         try {
           const row = await measure(seeded, store, size, now, options);
           rows.push(row);
-          console.log(
+          say(
             `${store} ${round(size)}: seeded in ${(seeded.seedMs / 1_000).toFixed(0)} s; ${seeded.plan}; scan ${row.scan.ms.toFixed(1)} ms`,
           );
         } finally {
@@ -183,6 +185,10 @@ async function main(options: BenchOptions): Promise<void> {
     }
   } finally {
     standIn?.stop();
+  }
+  if (options.json) {
+    console.log(JSON.stringify({ pageSize: PAGE_SIZE, expired: EXPIRED, inFlight: IN_FLIGHT, rows }));
+    return;
   }
   print(rows, options);
   if (options.stores.includes("cosmos")) {

@@ -3,7 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { JsonLogger, type LogLine } from "../adapters/logging/json-logger.js";
-import { openDatabase } from "../adapters/sqlite/database.js";
+import { startBackgroundCheckpoints } from "../adapters/sqlite/background-checkpoints.js";
+import {
+  durabilityOf,
+  type EmbeddedDatabase,
+  openDatabase,
+  walCommitCount,
+} from "../adapters/sqlite/database.js";
 import { type Environment, loadPipelineSettings } from "../config/settings.js";
 import { type RandomSource, seededRandom } from "../domain/backoff.js";
 import type { OrderMessage } from "../domain/order.js";
@@ -41,6 +47,33 @@ export interface DemoSummary {
   invariants: InvariantReport;
   throughput: { ordersPerSecond: number };
   latencyMs: { p50: number; p99: number };
+  /** How long posting the whole batch took, and how many orders were not yet settled when it ended. */
+  submission: { seconds: number; unsettledWhenPosted: number };
+  storage: StorageFigures;
+  /** The process's peak resident set size, its threads included (`process.resourceUsage().maxRSS`). */
+  peakRssMb: number;
+}
+
+/** The database's side of a run, over the same seconds as `throughput`. */
+export interface StorageFigures {
+  readonly database: "file" | "memory";
+  /** As SQLite reports them for the run's connection: "wal" on a file, "memory" in memory. */
+  readonly journalMode: string;
+  readonly synchronous: string;
+  /**
+   * Write transactions committed to the WAL during the run, by every part of the pipeline: the
+   * wal-index's change counter (`walCommitCount`). Null in memory, where there is no WAL to count.
+   */
+  readonly commits: number | null;
+  readonly commitsPerSecond: number | null;
+  /** Rows inserted, updated or deleted during the run, those written by triggers included (`total_changes()`). */
+  readonly rowsWritten: number;
+  readonly rowsWrittenPerSecond: number;
+  /**
+   * For scale, measured once the batch has settled: how many single-row commits a second SQLite makes
+   * on a fresh database beside the run's, at the same settings (`singleRowCommitsPerSecond`).
+   */
+  readonly singleRowCommitsPerSecond: number;
 }
 
 /** Runs a finite batch through the whole pipeline against the simulated partner, then checks the invariants. */
@@ -69,20 +102,23 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const messages = Array.from({ length: options.orders }, (_, i) =>
       demoOrder(`ord-${options.seed}`, i, random),
     );
+    const before = storageCounters(db);
     const begin = performance.now();
     for (const message of messages) await pipeline.post(message as unknown as JsonValue);
+    const posted = performance.now();
+    const unsettledWhenPosted = options.orders - settledCount(await pipeline.states.countByState());
     const deadline = begin + options.timeoutMs;
     let finishedAt = begin;
     for (;;) {
       const byState = await pipeline.states.countByState();
       const deadLetters = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
-      const settled =
-        deadLetters + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (byState[state] ?? 0), 0);
+      const settled = deadLetters + settledCount(byState);
       options.progress?.({ submitted: options.orders, deadLettered: deadLetters, ...byState });
       finishedAt = performance.now();
       if (settled >= messages.length || finishedAt > deadline) break;
       await clock.sleep(100);
     }
+    const after = storageCounters(db);
     const elapsedSeconds = (finishedAt - begin) / 1_000;
     const deadLettered = new Map<string, string>();
     const records = new Map<string, StateRecord>();
@@ -109,11 +145,84 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       invariants,
       throughput: { ordersPerSecond: round(options.orders / elapsedSeconds) },
       latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
+      submission: { seconds: round((posted - begin) / 1_000), unsettledWhenPosted },
+      storage: {
+        ...storageFigures(db, before, after, elapsedSeconds),
+        singleRowCommitsPerSecond: await singleRowCommitsPerSecond(
+          options.data === ":memory:" ? ":memory:" : (options.data ?? tmpdir()),
+        ),
+      },
+      peakRssMb: round(process.resourceUsage().maxRSS / 1_024),
     };
   } finally {
     await stack.stop();
     db.close();
     if (temporary) rmSync(temporary, { recursive: true, force: true });
+  }
+}
+
+function settledCount(byState: Readonly<Partial<Record<ProcessState, number>>>): number {
+  return PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (byState[state] ?? 0), 0);
+}
+
+interface StorageCounters {
+  readonly commits: number | null;
+  readonly rows: number;
+}
+
+function storageCounters(db: EmbeddedDatabase): StorageCounters {
+  const rows = Number(db.prepare("SELECT total_changes()").pluck().get());
+  return { commits: walCommitCount(db), rows };
+}
+
+function storageFigures(
+  db: EmbeddedDatabase,
+  before: StorageCounters,
+  after: StorageCounters,
+  seconds: number,
+): Omit<StorageFigures, "singleRowCommitsPerSecond"> {
+  // The WAL's counter is 32 bits and wraps.
+  const commits =
+    before.commits === null || after.commits === null ? null : (after.commits - before.commits) >>> 0;
+  const rowsWritten = after.rows - before.rows;
+  return {
+    database: db.memory ? "memory" : "file",
+    ...durabilityOf(db),
+    commits,
+    commitsPerSecond: commits === null ? null : round(commits / seconds),
+    rowsWritten,
+    rowsWrittenPerSecond: round(rowsWritten / seconds),
+  };
+}
+
+/**
+ * The storage floor: single-row inserts, each its own transaction, into a tiny table of a fresh
+ * database in `directory` (or in memory), opened as the embedded host opens its own (WAL,
+ * EMBEDDED_SYNCHRONOUS, checkpoints on a worker thread), for at least `minMs`. Commits per second.
+ */
+export async function singleRowCommitsPerSecond(directory: string, minMs = 300): Promise<number> {
+  const dir = directory === ":memory:" ? undefined : mkdtempSync(join(directory, "sas-commit-floor-"));
+  const db = openDatabase(dir ? join(dir, "floor.sqlite") : ":memory:", {
+    synchronous: EMBEDDED_SYNCHRONOUS,
+    migrations: [],
+  });
+  const checkpoints = startBackgroundCheckpoints(db);
+  try {
+    await checkpoints?.ready;
+    db.exec("CREATE TABLE floor (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+    const insert = db.prepare("INSERT INTO floor (v) VALUES (?)");
+    const begin = performance.now();
+    let commits = 0;
+    let elapsed = 0;
+    do {
+      for (let i = 0; i < 100; i++) insert.run(`row ${commits++}`);
+      elapsed = performance.now() - begin;
+    } while (elapsed < minMs);
+    return round(commits / (elapsed / 1_000));
+  } finally {
+    await checkpoints?.stop();
+    db.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -8,15 +8,19 @@ describe("npm run bench:supervisor options", () => {
       stores: ["sqlite", "cosmos"],
       scans: 9,
       audit: false,
+      json: false,
     });
   });
 
   it("take the sizes, stores, scans and audit asked for", () => {
-    expect(parseOptions(["--sizes", "1000, 5000", "--stores", "cosmos", "--scans", "2", "--audit"])).toEqual({
+    expect(
+      parseOptions(["--sizes", "1000, 5000", "--stores", "cosmos", "--scans", "2", "--audit", "--json"]),
+    ).toEqual({
       sizes: [1_000, 5_000],
       stores: ["cosmos"],
       scans: 2,
       audit: true,
+      json: true,
     });
   });
 
@@ -29,6 +33,7 @@ describe("npm run bench:supervisor options", () => {
     [["--scans", "0"]],
     [["--scans", "1.5"]],
     [["--size", "10000"]],
+    [["--json=yes"]],
     [["10000"]],
   ])("refuse %j", (args) => {
     expect(() => parseOptions(args)).toThrow(UsageError);

@@ -1,5 +1,11 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDemo } from "../../src/local/demo.js";
+import { EMBEDDED_SYNCHRONOUS } from "../../src/local/embedded-stack.js";
+
+const NO_FAULTS = { transient: 0, permanent: 0, slow: 0, lostReply: 0 };
 
 describe("sas demo", () => {
   it.each(["activity", "queue"] as const)(
@@ -27,7 +33,46 @@ describe("sas demo", () => {
       ).toBe(40);
       expect(summary.partner.duplicateEffects).toBe(0);
       expect(summary.partner.calls).toBeGreaterThan(summary.partner.effects); // the faults did bite
+      expect(summary.storage).toMatchObject({ database: "memory", journalMode: "memory", commits: null });
     },
     60_000,
   );
+
+  it("counts the run's commits on disk, at the embedded host's durability, beside the storage floor", async () => {
+    const data = mkdtempSync(join(tmpdir(), "sas-demo-test-"));
+    try {
+      const summary = await runDemo({
+        orders: 20,
+        faults: NO_FAULTS,
+        duplicateReplies: 0,
+        seed: 3,
+        agent: "activity",
+        data,
+        timeoutMs: 60_000,
+        env: {},
+      });
+      expect(summary.orders.Processed).toBe(20);
+      const { storage } = summary;
+      expect(storage).toMatchObject({
+        database: "file",
+        journalMode: "wal",
+        synchronous: EMBEDDED_SYNCHRONOUS,
+      });
+      // Every order is at least accepted, submitted, claimed and settled, each in a commit of its own.
+      expect(storage.commits).toBeGreaterThanOrEqual(20 * 4);
+      // A commit writes at least one row; the audit trigger adds one per record write.
+      expect(storage.rowsWritten).toBeGreaterThan(storage.commits ?? 0);
+      expect(storage.commitsPerSecond).toBeCloseTo(
+        (storage.commits ?? 0) / (20 / summary.throughput.ordersPerSecond),
+        -2,
+      );
+      expect(storage.singleRowCommitsPerSecond).toBeGreaterThan(storage.commitsPerSecond ?? 0);
+      expect(summary.submission.unsettledWhenPosted).toBeLessThanOrEqual(20);
+      expect(summary.peakRssMb).toBeGreaterThan(10);
+      // The floor's database is removed; the run's own stays where it was asked to be.
+      expect(readdirSync(data).filter((name) => name.startsWith("sas-commit-floor-"))).toEqual([]);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,3 +1,5 @@
+import { closeSync, openSync, readSync } from "node:fs";
+import { endianness } from "node:os";
 import Database from "better-sqlite3";
 import { MIGRATIONS, type Migration } from "./migrations.js";
 
@@ -62,4 +64,50 @@ function migrate(db: EmbeddedDatabase, migrations: readonly Migration[]): void {
       `database schema version ${current} is newer than this code knows (${known}); refusing to open it`,
     );
   }
+}
+
+/** Byte offsets of the two copies of the wal-index header's change counter in the `-shm` file. */
+const WAL_INDEX_CHANGE_COUNTER = [8, 56] as const;
+
+/**
+ * Write transactions committed to this database's WAL so far, by every connection: the change counter
+ * of the wal-index header (`iChange` in the `-shm` file, SQLite's wal.c), which SQLite increments once
+ * for each commit that appends frames to the WAL and keeps across checkpoints and WAL restarts.
+ * Transactions that wrote nothing are not commits to it. Taken twice, the difference counts the
+ * commits in between (modulo 2^32). Null for a database with no WAL (in memory, or another journal mode).
+ * Reads 64 bytes of a file the operating system already holds in memory: cheap enough to take often.
+ */
+export function walCommitCount(db: EmbeddedDatabase): number | null {
+  if (db.memory || String(db.pragma("journal_mode", { simple: true })).toLowerCase() !== "wal") return null;
+  let fd: number;
+  try {
+    fd = openSync(`${db.name}-shm`, "r");
+  } catch {
+    return null;
+  }
+  try {
+    const header = Buffer.alloc(64);
+    // Two copies; a writer on another thread may be between them, so read until they agree.
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (readSync(fd, header, 0, header.length, 0) < header.length) return null;
+      const [first, second] = WAL_INDEX_CHANGE_COUNTER.map((offset) =>
+        endianness() === "LE" ? header.readUInt32LE(offset) : header.readUInt32BE(offset),
+      );
+      if (first === second) return first ?? null;
+    }
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const SYNCHRONOUS_NAMES = ["OFF", "NORMAL", "FULL", "EXTRA"] as const;
+
+/** How this connection commits, as SQLite reports it: the journal mode ("wal", or "memory" in memory) and `synchronous`. */
+export function durabilityOf(db: EmbeddedDatabase): { journalMode: string; synchronous: string } {
+  const level = Number(db.pragma("synchronous", { simple: true }));
+  return {
+    journalMode: String(db.pragma("journal_mode", { simple: true })).toLowerCase(),
+    synchronous: SYNCHRONOUS_NAMES[level] ?? String(level),
+  };
 }

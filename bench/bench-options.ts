@@ -1,0 +1,82 @@
+import { parseArgs } from "node:util";
+import { UsageError } from "../src/local/usage-error.js";
+
+export { UsageError };
+
+/** The yardsticks `npm run bench` knows, in the order it runs them. */
+export const YARDSTICKS = ["throughput", "latency", "runtime", "supervisor", "memory"] as const;
+export type Yardstick = (typeof YARDSTICKS)[number];
+
+export interface BenchOptions {
+  /** Orders of each throughput run (the on-disk one is also the memory yardstick's). */
+  readonly orders: number;
+  /** The open-loop send rates, orders per second. */
+  readonly rates: readonly number[];
+  /** How long the open loop sends at each rate. */
+  readonly seconds: number;
+  readonly only: readonly Yardstick[];
+  /** Where the page and its JSON are written. */
+  readonly out: string;
+  /** Print the JSON instead of the table. */
+  readonly json: boolean;
+}
+
+export const USAGE = [
+  "usage: npm run bench -- [--orders <n>] [--rates <n,...>] [--seconds <n>] [--only <yardstick,...>]",
+  "                        [--out <dir>] [--json]",
+  "  --orders   orders of each throughput run, 1 to 1000000 (default 5000)",
+  "  --rates    open-loop send rates in orders/s, each 1 to 5000 (default 100,200,400)",
+  "  --seconds  how long the open loop sends at each rate, 1 to 3600 (default 20)",
+  `  --only     run only these: ${YARDSTICKS.join(", ")} (default all)`,
+  "  --out      directory for the page and its JSON (default docs)",
+  "  --json     print the JSON instead of the table",
+  "Exits 0 when every yardstick ran and met its floor, 1 otherwise, 2 on bad flags.",
+].join("\n");
+
+export function parseBenchOptions(args: readonly string[]): BenchOptions {
+  let values: { orders: string; rates: string; seconds: string; only: string; out: string; json: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        orders: { type: "string", default: "5000" },
+        rates: { type: "string", default: "100,200,400" },
+        seconds: { type: "string", default: "20" },
+        only: { type: "string", default: YARDSTICKS.join(",") },
+        out: { type: "string", default: "docs" },
+        json: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const names = values.only.split(",").map((name) => name.trim());
+  const unknown = names.filter((name) => !(YARDSTICKS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new UsageError(`--only ${values.only}: unknown ${unknown.join(", ")}`);
+  if (values.out.trim() === "") throw new UsageError("--out must name a directory");
+  return {
+    orders: integer("orders", values.orders, 1, 1_000_000),
+    rates: parseRates(values.rates),
+    seconds: integer("seconds", values.seconds, 1, 3_600),
+    only: YARDSTICKS.filter((name) => names.includes(name)),
+    out: values.out,
+    json: values.json,
+  };
+}
+
+/** `--rates`: distinct whole orders per second, in the order given. */
+export function parseRates(raw: string): number[] {
+  const rates = raw.split(",").map((part) => integer("rates", part.trim(), 1, 5_000));
+  if (new Set(rates).size !== rates.length) throw new UsageError(`--rates ${raw}: a rate is given twice`);
+  return rates;
+}
+
+export function integer(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new UsageError(`--${name} ${raw}: must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}

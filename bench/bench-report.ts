@@ -1,0 +1,510 @@
+// What `npm run bench` makes of its yardsticks' child processes: each one's outcome, the rows with their
+// floors and verdicts, the terminal table, the generated page and the exit code. Pure: bench.ts runs them.
+import type { DemoSummary } from "../src/local/demo.js";
+import type { BenchOptions, Yardstick } from "./bench-options.js";
+import type { RateResult } from "./open-loop.js";
+
+/** A child process's result, or why there is none; `seconds` is how long it ran either way. */
+export type RunOutcome<T> =
+  | { readonly ok: true; readonly value: T; readonly seconds: number }
+  | { readonly ok: false; readonly error: string; readonly seconds: number };
+
+export interface RuntimeResult {
+  readonly instances: number;
+  /** How the runtime's file was opened. */
+  readonly file: string;
+  readonly scenarios: readonly {
+    readonly scenario: string;
+    readonly label: string;
+    readonly ours: { readonly memory: number; readonly file: number };
+    readonly theirs: number;
+    readonly ratio: number;
+  }[];
+}
+
+export interface SupervisorResult {
+  readonly pageSize: number;
+  readonly expired: number;
+  readonly inFlight: number;
+  readonly rows: readonly {
+    readonly store: string;
+    readonly size: number;
+    readonly scan: {
+      readonly found: number;
+      readonly documentsRead: number;
+      readonly requestUnits: number;
+      readonly ms: number;
+    };
+  }[];
+}
+
+export interface OpenLoopResult {
+  readonly durability: string;
+  readonly rates: readonly RateResult[];
+}
+
+/** The child processes' outcomes; the memory yardstick reads the on-disk demo run. */
+export interface Runs {
+  readonly demoDisk?: RunOutcome<DemoSummary>;
+  readonly demoMemory?: RunOutcome<DemoSummary>;
+  readonly openLoop?: RunOutcome<OpenLoopResult>;
+  readonly runtime?: RunOutcome<RuntimeResult>;
+  readonly supervisor?: RunOutcome<SupervisorResult>;
+}
+
+/** The runs each yardstick reads. */
+export const RUNS_OF: Record<Yardstick, readonly (keyof Runs)[]> = {
+  throughput: ["demoDisk", "demoMemory"],
+  latency: ["openLoop"],
+  runtime: ["runtime"],
+  supervisor: ["supervisor"],
+  memory: ["demoDisk"],
+};
+
+/** The floors the figures are held to. */
+export const FLOORS = {
+  /** The size the throughput and memory floors are set for. */
+  orders: 5_000,
+  diskOrdersPerSecond: 600,
+  memoryOrdersPerSecond: 1_000,
+  latencyRate: 200,
+  latencyP99Ms: 250,
+  runtimeRatio: 1,
+  /** Strictly below. */
+  peakRssMb: 600,
+} as const;
+
+export interface ChildExit {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly timedOut: boolean;
+}
+
+/**
+ * A child's outcome from how it ended: its result is the last line of its stdout, as JSON, and counts
+ * only with exit 0; otherwise the reason is the child's own (`explain` reads its result), else the
+ * first line of its stderr naming an error, else its last.
+ */
+export function outcomeOf<T>(
+  exit: ChildExit,
+  seconds: number,
+  plan: {
+    readonly timeoutSeconds: number;
+    /** Why a run that printed its result still exited non-zero, when the result can say. */
+    readonly explain?: (value: unknown) => string | undefined;
+  },
+): RunOutcome<T> {
+  const last = exit.stdout.trim().split("\n").pop() ?? "";
+  let value: unknown;
+  try {
+    value = JSON.parse(last);
+  } catch {
+    value = undefined;
+  }
+  if (exit.timedOut)
+    return { ok: false, error: `stopped after its limit of ${plan.timeoutSeconds} s`, seconds };
+  if (exit.code === 0 && value !== undefined) return { ok: true, value: value as T, seconds };
+  const why =
+    (value !== undefined ? plan.explain?.(value) : undefined) ??
+    firstErrorLine(exit.stderr) ??
+    (value === undefined ? "printed no JSON result" : "no reason given");
+  return { ok: false, error: `exit ${exit.code ?? exit.signal}: ${why}`, seconds };
+}
+
+/** The line of a child's stderr that says what went wrong: the first naming an error, else the last. */
+function firstErrorLine(stderr: string): string | undefined {
+  const lines = stderr
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+  return (lines.find((line) => /error/i.test(line)) ?? lines[lines.length - 1])?.slice(0, 300);
+}
+
+/** Why `sas demo` exited 1 although it printed its summary: broken invariants, or orders left unsettled. */
+export function explainDemo(value: unknown): string | undefined {
+  const demo = value as {
+    invariants?: { violations?: string[] };
+    orders?: Record<string, number>;
+  };
+  const violations = demo.invariants?.violations ?? [];
+  const { Pending = 0, Processing = 0, Compensating = 0 } = demo.orders ?? {};
+  const unsettled = Pending + Processing + Compensating;
+  const reasons = [
+    ...(violations.length > 0 ? [`invariants broken: ${violations.slice(0, 2).join("; ")}`] : []),
+    ...(unsettled > 0 ? [`${unsettled} orders unsettled at the timeout`] : []),
+  ];
+  return reasons.length > 0 ? reasons.join("; ") : undefined;
+}
+
+/** pass: met its floor; missed: did not; failed: its run failed; "": a figure with no floor. */
+export type Verdict = "pass" | "missed" | "failed" | "";
+
+export interface Row {
+  readonly yardstick: Yardstick;
+  readonly figure: string;
+  readonly value: string;
+  readonly floor: string;
+  readonly verdict: Verdict;
+  readonly durability: string;
+}
+
+export interface Summary {
+  /** Runs that failed, each with its error. */
+  readonly failed: readonly string[];
+  /** Figures below their floor. */
+  readonly missed: readonly string[];
+  /** Floors this run could not check, and why. */
+  readonly notChecked: readonly string[];
+  readonly exitCode: 0 | 1;
+}
+
+const IN_MEMORY = "in memory: nothing survives the process";
+
+export function reportRows(options: BenchOptions, runs: Runs): Row[] {
+  const rows: Row[] = [];
+  for (const yardstick of options.only) {
+    for (const name of RUNS_OF[yardstick]) {
+      const outcome = runs[name];
+      if (outcome === undefined || outcome.ok) continue;
+      rows.push(rowMaker(yardstick, "")(RUN_TITLES[name](options), outcome.error, "", "failed"));
+    }
+    rows.push(...FIGURES[yardstick](options, runs));
+  }
+  return rows;
+}
+
+const RUN_TITLES: Record<keyof Runs, (options: BenchOptions) => string> = {
+  demoDisk: (o) => `demo, ${count(o.orders)} orders, on disk: run failed`,
+  demoMemory: (o) => `demo, ${count(o.orders)} orders, in memory: run failed`,
+  openLoop: (o) => `open loop at ${o.rates.join(", ")} orders/s: run failed`,
+  runtime: () => "runtime against durabletask-js: run failed",
+  supervisor: () => "Supervisor scan: run failed",
+};
+
+type Figures = (options: BenchOptions, runs: Runs) => Row[];
+
+const FIGURES: Record<Yardstick, Figures> = {
+  throughput: (options, runs) => [
+    ...demoFigures(options, runs.demoDisk, "on disk", FLOORS.diskOrdersPerSecond),
+    ...demoFigures(options, runs.demoMemory, "in memory", FLOORS.memoryOrdersPerSecond),
+  ],
+  latency: (_, runs) =>
+    (succeeded(runs.openLoop) ?? { rates: [] }).rates.flatMap((r) => rateFigures(r, runs)),
+  runtime: (_, runs) => {
+    const result = succeeded(runs.runtime);
+    if (!result) return [];
+    const row = rowMaker("runtime", "in memory, both engines");
+    return [
+      ...result.scenarios.map((s) =>
+        row(
+          `${s.label}: ours / durabletask-js`,
+          `${s.ratio.toFixed(2)} (${count(s.ours.memory)} / ${count(s.theirs)} orchestrations/s)`,
+          `≥ ${FLOORS.runtimeRatio.toFixed(2)}`,
+          verdictOf(s.ratio >= FLOORS.runtimeRatio),
+        ),
+      ),
+      rowMaker("runtime", `file, ${result.file}`)(
+        "  ours on a file, same scenarios",
+        `${result.scenarios.map((s) => count(s.ours.file)).join(" and ")} orchestrations/s`,
+      ),
+    ];
+  },
+  supervisor: (_, runs) => {
+    const result = succeeded(runs.supervisor);
+    return (result?.rows ?? []).map((r) =>
+      rowMaker(
+        "supervisor",
+        r.store === "cosmos"
+          ? "Cosmos DB stand-in, in memory, 1 RU a request"
+          : "a file (the scan only reads)",
+      )(
+        `${r.store}, ${count(r.size)} records, ${r.scan.found} expired`,
+        `${count(r.scan.documentsRead)} documents${r.store === "cosmos" ? `, ${count(r.scan.requestUnits)} RU` : ""}, ${r.scan.ms.toFixed(1)} ms a scan`,
+      ),
+    );
+  },
+  memory: (options, runs) => {
+    const demo = succeeded(runs.demoDisk);
+    if (!demo) return [];
+    return [
+      rowMaker("memory", durabilityOf(demo))(
+        `peak RSS, ${count(options.orders)} orders posted at once`,
+        `${count(demo.peakRssMb)} MB (${count(demo.submission.unsettledWhenPosted)} unsettled when the last was posted)`,
+        `< ${count(FLOORS.peakRssMb)} MB`,
+        verdictOf(demo.peakRssMb < FLOORS.peakRssMb),
+      ),
+    ];
+  },
+};
+
+function demoFigures(
+  options: BenchOptions,
+  outcome: RunOutcome<DemoSummary> | undefined,
+  where: string,
+  floor: number,
+): Row[] {
+  const demo = succeeded(outcome);
+  if (!demo) return [];
+  const { storage } = demo;
+  const row = rowMaker("throughput", durabilityOf(demo));
+  const ordersPerSecond = demo.throughput.ordersPerSecond;
+  return [
+    row(
+      `demo, ${count(options.orders)} orders, ${where}`,
+      `${decimal(ordersPerSecond)} orders/s`,
+      `≥ ${count(floor)} orders/s`,
+      verdictOf(ordersPerSecond >= floor),
+    ),
+    row(
+      "  SQLite commits in that run",
+      storage.commits === null || storage.commitsPerSecond === null
+        ? "not counted: no WAL in memory"
+        : `${count(storage.commitsPerSecond)} commits/s (${decimal(storage.commits / options.orders)} an order)`,
+    ),
+    row("  rows written in that run", `${count(storage.rowsWrittenPerSecond)} rows/s`),
+    row("  single-row commits, same settings", `${count(storage.singleRowCommitsPerSecond)} commits/s`),
+  ];
+}
+
+function rateFigures(result: RateResult, runs: Runs): Row[] {
+  const row = rowMaker("latency", succeeded(runs.openLoop)?.durability ?? "");
+  const { latencyMs: latency } = result;
+  const checked = result.rate === FLOORS.latencyRate;
+  const met = latency.count > 0 && latency.p99 !== null && latency.p99 <= FLOORS.latencyP99Ms;
+  const notProcessed = result.accepted - (result.outcomes.Processed ?? 0);
+  return [
+    row(
+      `open loop at ${count(result.rate)}/s: p50 / p99 / max`,
+      latency.count === 0
+        ? "no order accepted"
+        : `${[latency.p50, latency.p99, latency.max].map(milliseconds).join(" / ")} ms`,
+      checked ? `p99 ≤ ${FLOORS.latencyP99Ms} ms` : "",
+      checked ? verdictOf(met) : "",
+    ),
+    row(
+      "  sent / accepted / refused / errors",
+      `${[result.sent, result.accepted, result.refused, result.errors].map(count).join(" / ")}, ` +
+        `sent at ${decimal(result.achievedRate)}/s, p99 ${decimal(result.sendLagMs.p99 ?? 0)} ms behind schedule` +
+        (notProcessed > 0 ? `; ${count(notProcessed)} accepted never Processed` : ""),
+    ),
+  ];
+}
+
+/** The verdict over all rows: exit 0 only when every run succeeded and every figure checked met its floor. */
+export function summarise(options: BenchOptions, rows: readonly Row[]): Summary {
+  const failed = rows.filter((r) => r.verdict === "failed").map((r) => `${r.figure}: ${r.value}`);
+  const missed = rows
+    .filter((r) => r.verdict === "missed")
+    .map((r) => `${r.figure.trim()}: ${r.value}, floor ${r.floor}`);
+  const notChecked: string[] = [];
+  const skipped = (yardstick: Yardstick, floor: string) => {
+    if (!options.only.includes(yardstick)) notChecked.push(`${floor}: not run (--only)`);
+  };
+  skipped(
+    "throughput",
+    `throughput on disk ≥ ${count(FLOORS.diskOrdersPerSecond)} and in memory ≥ ${count(FLOORS.memoryOrdersPerSecond)} orders/s`,
+  );
+  skipped("latency", `open loop at ${FLOORS.latencyRate}/s p99 ≤ ${FLOORS.latencyP99Ms} ms`);
+  if (options.only.includes("latency") && !options.rates.includes(FLOORS.latencyRate)) {
+    notChecked.push(
+      `open loop at ${FLOORS.latencyRate}/s p99 ≤ ${FLOORS.latencyP99Ms} ms: ${FLOORS.latencyRate} is not among --rates`,
+    );
+  }
+  skipped("runtime", `runtime ours / durabletask-js ≥ ${FLOORS.runtimeRatio.toFixed(2)}`);
+  skipped("memory", `peak RSS < ${FLOORS.peakRssMb} MB`);
+  return { failed, missed, notChecked, exitCode: failed.length + missed.length === 0 ? 0 : 1 };
+}
+
+/** The terminal's account: the table, then the verdict in words. */
+export function renderTable(options: BenchOptions, rows: readonly Row[], summary: Summary): string {
+  const table = [
+    ["yardstick", "figure", "value", "floor", "verdict", "durability"],
+    ...rows.map((r) => [r.yardstick, r.figure, shorten(r.value), r.floor, r.verdict, r.durability]),
+  ];
+  const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((line) => line[i]?.length ?? 0)));
+  const lines = table.map((line) =>
+    line
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd(),
+  );
+  const { groups, last } = verdict(options, summary);
+  const words = groups.flatMap((group) => [group.title, ...group.items.map((item) => `  ${item}`)]);
+  return [...lines, "", ...words, last].join("\n");
+}
+
+interface VerdictGroup {
+  readonly title: string;
+  readonly items: readonly string[];
+}
+
+/** The verdict in words: groups of items (failed runs, missed floors, floors not checked), then a last line. */
+function verdict(options: BenchOptions, summary: Summary): { groups: VerdictGroup[]; last: string } {
+  const groups = [
+    { title: `${summary.failed.length} run(s) failed:`, items: summary.failed },
+    { title: `${summary.missed.length} figure(s) below their floor:`, items: summary.missed },
+    { title: "floors not checked:", items: summary.notChecked },
+  ].filter((group) => group.items.length > 0);
+  if (
+    options.orders !== FLOORS.orders &&
+    (options.only.includes("throughput") || options.only.includes("memory"))
+  ) {
+    groups.push({
+      title: "note:",
+      items: [
+        `the throughput and memory floors are set for ${count(FLOORS.orders)} orders; this run used ${count(options.orders)}`,
+      ],
+    });
+  }
+  const last =
+    summary.exitCode === 0
+      ? "every yardstick run met its floor: exit 0"
+      : "not every yardstick ran and met its floor: exit 1";
+  return { groups, last };
+}
+
+export interface Context {
+  /** The command as it was given. */
+  readonly command: string;
+  /** ISO 8601. */
+  readonly date: string;
+  readonly machine: {
+    readonly cpu: string;
+    readonly cores: number;
+    readonly memoryGb: number;
+    readonly platform: string;
+    readonly node: string;
+  };
+  /** The embedded host's durability setting, in words. */
+  readonly durability: string;
+  readonly seconds: number;
+}
+
+/** The generated page. */
+export function renderPage(
+  context: Context,
+  options: BenchOptions,
+  rows: readonly Row[],
+  summary: Summary,
+): string {
+  const { machine } = context;
+  const { groups, last } = verdict(options, summary);
+  const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
+  const table = [
+    "| yardstick | figure | value | floor | verdict | durability |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows.map(
+      (r) =>
+        `| ${[r.yardstick, r.figure.trim(), r.value, r.floor, r.verdict ? `**${r.verdict}**` : "", r.durability].map(cell).join(" | ")} |`,
+    ),
+  ];
+  return [
+    "# Benchmarks",
+    "",
+    `Generated by \`${context.command}\` (\`bench/bench.ts\`) on ${context.date}, in ${Math.round(context.seconds)} s;`,
+    "the same figures are in the JSON file beside this page. Do not edit by hand: run the command again.",
+    "",
+    `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB, ${machine.platform}`,
+    `- Node: ${machine.node}`,
+    `- Durability: ${context.durability}`,
+    "",
+    ...table,
+    "",
+    ...groups.flatMap((group) => [
+      `**${group.title}**`,
+      "",
+      ...group.items.map((item) => `- ${cell(item)}`),
+      "",
+    ]),
+    `**${last}**`,
+    "",
+    WHAT_EACH_FIGURE_IS,
+  ].join("\n");
+}
+
+/** The page's account of how each figure is measured. */
+export const WHAT_EACH_FIGURE_IS = `## What each figure is
+
+Each yardstick runs in a process of its own, one after another.
+
+- **Throughput**: \`sas demo --orders N --json\` (no partner faults), on disk in a fresh temporary
+  directory and with \`--data :memory:\`: the orders divided by the seconds from the first post to the
+  moment every order was settled. The demo checks its invariants; a run that breaks one, or leaves an
+  order unsettled, counts as failed.
+- **SQLite commits in that run**: write transactions committed to the run's WAL over the same
+  seconds, by every part of the pipeline, read from the change counter SQLite keeps in the WAL index
+  (the \`-shm\` file) before and after: one per transaction that wrote, none for one that only read.
+  An in-memory database has no WAL, so there they are not counted. **Rows written**: SQLite's
+  \`total_changes()\` over the same seconds, the rows of the demo's audit trigger (one per record
+  write, for the invariant checks; the host has no such trigger) included.
+- **Single-row commits, same settings**: once the batch has settled, one-row inserts, each its own
+  transaction, into a tiny table of a fresh database beside the run's, opened as the host opens its
+  own (WAL, the same \`synchronous\`, checkpoints on a worker thread), for at least 0.3 s: how fast
+  SQLite commits on this machine, for scale.
+- **Open loop**: for each rate, a fresh \`sas start\` in a child process (data in a temporary
+  directory, no demo batch, partner faults off), and \`bench/open-loop.ts\` in another process posting
+  orders to \`POST /api/orders\` on a fixed schedule, order i at t0 + i/rate, over keep-alive
+  connections, never waiting for an answer before the next. Once every accepted order is terminal (at
+  most 300 s), each record is read: latency is the time of its history's entry into \`Processed\`
+  minus the time its POST was sent, on the same clock. An accepted order that never reached
+  \`Processed\` counts as infinitely late (∞). Refused: answered 429 (the backlog of \`Pending\` orders
+  at \`MAX_PENDING\`); errors: any other answer, or none. The send rate is the one achieved.
+- **Runtime**: \`npm run bench:runtime -- --json\`, 500 instances of each scenario started at once:
+  completed orchestrations per second on the local durable runtime with SQLite in memory, against the
+  in-memory test backend of \`@microsoft/durabletask-js\` in the same process.
+- **Supervisor scan**: \`npm run bench:supervisor -- --sizes 10000 --stores sqlite,cosmos --json\`: one
+  scan as the Supervisor scans (the expired query, paged) over 10,000 records of which 100 have
+  expired and 200 are in flight: the documents read, the request units (Cosmos DB), and the median
+  time of 9 scans. The Cosmos DB figures come from the in-memory stand-in, which charges 1 RU a
+  request and has no indexes.
+- **Memory**: the peak resident set size (\`process.resourceUsage().maxRSS\`: the main thread, the
+  partner's and the checkpoint thread together) of the on-disk throughput run, whose whole batch is
+  posted in one burst (the figure says how many orders were not yet settled when the last was posted).
+`;
+
+/** Rows of one yardstick at one durability; a figure with a floor gives it and its verdict. */
+function rowMaker(yardstick: Yardstick, durability: string) {
+  return (figure: string, value: string, floor = "", verdict: Verdict = ""): Row => ({
+    yardstick,
+    figure,
+    value,
+    floor,
+    verdict,
+    durability,
+  });
+}
+
+function verdictOf(met: boolean): Verdict {
+  return met ? "pass" : "missed";
+}
+
+function succeeded<T>(outcome: RunOutcome<T> | undefined): T | undefined {
+  return outcome?.ok ? outcome.value : undefined;
+}
+
+function durabilityOf(demo: DemoSummary): string {
+  const { storage } = demo;
+  return storage.database === "memory"
+    ? IN_MEMORY
+    : `file, ${storage.journalMode.toUpperCase()}, synchronous=${storage.synchronous}`;
+}
+
+function count(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function decimal(n: number): string {
+  return n.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+}
+
+/** Milliseconds to the nearest one; null (an order that never got there) is ∞. */
+function milliseconds(n: number | null): string {
+  return n === null || !Number.isFinite(n) ? "∞" : count(n);
+}
+
+function shorten(text: string, max = 120): string {
+  const line = text.replaceAll("\n", " ");
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}

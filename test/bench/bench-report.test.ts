@@ -1,0 +1,348 @@
+import { describe, expect, it } from "vitest";
+import { type BenchOptions, parseBenchOptions } from "../../bench/bench-options.js";
+import {
+  type ChildExit,
+  type Context,
+  explainDemo,
+  type OpenLoopResult,
+  outcomeOf,
+  type RunOutcome,
+  type Runs,
+  type RuntimeResult,
+  renderPage,
+  renderTable,
+  reportRows,
+  type SupervisorResult,
+  summarise,
+} from "../../bench/bench-report.js";
+import { distribution } from "../../bench/distribution.js";
+import type { RateResult } from "../../bench/open-loop.js";
+import type { DemoSummary } from "../../src/local/demo.js";
+
+const ok = <T>(value: T): RunOutcome<T> => ({ ok: true, value, seconds: 1 });
+
+function demo(where: "file" | "memory", ordersPerSecond: number, peakRssMb = 300): DemoSummary {
+  return {
+    orders: {
+      submitted: 5_000,
+      deadLettered: 0,
+      Pending: 0,
+      Processing: 0,
+      Processed: 5_000,
+      Error: 0,
+      Compensating: 0,
+      Compensated: 0,
+      CompensationFailed: 0,
+    },
+    partner: { calls: 15_000, effects: 15_000, duplicateEffects: 0 },
+    supervisor: { scans: 10, resets: 0, toError: 0 },
+    invariants: { ok: true, violations: [] },
+    throughput: { ordersPerSecond },
+    latencyMs: { p50: 9_000, p99: 16_000 },
+    submission: { seconds: 0.4, unsettledWhenPosted: 4_990 },
+    storage: {
+      database: where,
+      journalMode: where === "file" ? "wal" : "memory",
+      synchronous: "NORMAL",
+      commits: where === "file" ? 65_000 : null,
+      commitsPerSecond: where === "file" ? 3_250 : null,
+      rowsWritten: 350_000,
+      rowsWrittenPerSecond: 17_500,
+      singleRowCommitsPerSecond: where === "file" ? 56_000 : 900_000,
+    },
+    peakRssMb,
+  };
+}
+
+function rate(r: number, latencies: number[], refused = 0): RateResult {
+  return {
+    rate: r,
+    seconds: 20,
+    sent: latencies.length + refused,
+    accepted: latencies.length,
+    refused,
+    errors: 0,
+    errorSamples: [],
+    achievedRate: r - 0.1,
+    sendLagMs: distribution([0.5]),
+    answerMs: distribution([2]),
+    outcomes: { Processed: latencies.filter(Number.isFinite).length },
+    latencyMs: distribution(latencies),
+  };
+}
+
+/** 100 latencies of 1..100 ms, scaled: p99 is 99 × scale. */
+const latencies = (scale: number) => Array.from({ length: 100 }, (_, i) => (i + 1) * scale);
+
+/** 100 latencies whose p99 is exactly `p99`: 98 at half of it, then it, then 3 ms more. */
+const tail = (p99: number) => [...Array.from({ length: 98 }, () => p99 / 2), p99, p99 + 3];
+
+const openLoop = (p99At200: number): OpenLoopResult => ({
+  durability: "file, WAL, synchronous=NORMAL (sas start)",
+  rates: [rate(100, latencies(1)), rate(200, tail(p99At200)), rate(400, latencies(5))],
+});
+
+const runtime = (sequence: number, race: number): RuntimeResult => ({
+  instances: 500,
+  file: "WAL, synchronous=NORMAL",
+  scenarios: [
+    {
+      scenario: "sequence",
+      label: "5-activity sequence",
+      ours: { memory: 2_000, file: 900 },
+      theirs: 2_000 / sequence,
+      ratio: sequence,
+    },
+    {
+      scenario: "race",
+      label: "activity, then event vs timer",
+      ours: { memory: 6_000, file: 1_500 },
+      theirs: 6_000 / race,
+      ratio: race,
+    },
+  ],
+});
+
+const supervisor: SupervisorResult = {
+  pageSize: 100,
+  expired: 100,
+  inFlight: 200,
+  rows: [
+    { store: "sqlite", size: 10_000, scan: { found: 100, documentsRead: 100, requestUnits: 0, ms: 0.7 } },
+    { store: "cosmos", size: 10_000, scan: { found: 100, documentsRead: 200, requestUnits: 101, ms: 26.2 } },
+  ],
+};
+
+/** Every yardstick at or past its floor. */
+function passing(): Runs {
+  return {
+    demoDisk: ok(demo("file", 600)),
+    demoMemory: ok(demo("memory", 1_000)),
+    openLoop: ok(openLoop(250)),
+    runtime: ok(runtime(1, 1.2)),
+    supervisor: ok(supervisor),
+  };
+}
+
+const DEFAULTS = parseBenchOptions([]);
+
+function report(runs: Runs, options: BenchOptions = DEFAULTS) {
+  const rows = reportRows(options, runs);
+  return { rows, summary: summarise(options, rows) };
+}
+
+const CONTEXT: Context = {
+  command: "npm run bench",
+  date: "2030-01-01T00:00:00.000Z",
+  machine: { cpu: "Test CPU", cores: 2, memoryGb: 8, platform: "linux/x64", node: "v20.0.0" },
+  durability: "WAL, synchronous=NORMAL",
+  seconds: 120,
+};
+
+describe("npm run bench's report", () => {
+  it("passes every figure at its floor exactly, and exits 0", () => {
+    const { rows, summary } = report(passing());
+    const floors = rows.filter((r) => r.floor !== "").map((r) => [r.figure.trim(), r.floor, r.verdict]);
+    expect(floors).toEqual([
+      ["demo, 5,000 orders, on disk", "≥ 600 orders/s", "pass"],
+      ["demo, 5,000 orders, in memory", "≥ 1,000 orders/s", "pass"],
+      ["open loop at 200/s: p50 / p99 / max", "p99 ≤ 250 ms", "pass"],
+      ["5-activity sequence: ours / durabletask-js", "≥ 1.00", "pass"],
+      ["activity, then event vs timer: ours / durabletask-js", "≥ 1.00", "pass"],
+      ["peak RSS, 5,000 orders posted at once", "< 600 MB", "pass"],
+    ]);
+    expect(summary).toEqual({ failed: [], missed: [], notChecked: [], exitCode: 0 });
+  });
+
+  it("puts the run's commits and the single-row commits beside the throughput, each with its durability", () => {
+    const { rows } = report(passing(), { ...DEFAULTS, only: ["throughput"] });
+    const byFigure = Object.fromEntries(rows.map((r) => [`${r.durability} · ${r.figure.trim()}`, r.value]));
+    expect(byFigure).toMatchObject({
+      "file, WAL, synchronous=NORMAL · demo, 5,000 orders, on disk": "600.0 orders/s",
+      "file, WAL, synchronous=NORMAL · SQLite commits in that run": "3,250 commits/s (13.0 an order)",
+      "file, WAL, synchronous=NORMAL · single-row commits, same settings": "56,000 commits/s",
+      "in memory: nothing survives the process · SQLite commits in that run": "not counted: no WAL in memory",
+      "in memory: nothing survives the process · single-row commits, same settings": "900,000 commits/s",
+    });
+  });
+
+  it("misses a figure below its floor, names it, and exits 1", () => {
+    const runs = { ...passing(), demoDisk: ok(demo("file", 599.9, 600)), runtime: ok(runtime(0.99, 1)) };
+    const { rows, summary } = report(runs);
+    expect(rows.filter((r) => r.verdict === "missed").map((r) => r.figure.trim())).toEqual([
+      "demo, 5,000 orders, on disk",
+      "5-activity sequence: ours / durabletask-js",
+      "peak RSS, 5,000 orders posted at once",
+    ]);
+    expect(summary.missed[0]).toBe("demo, 5,000 orders, on disk: 599.9 orders/s, floor ≥ 600 orders/s");
+    expect(summary.exitCode).toBe(1);
+  });
+
+  it("holds the open loop's p99 to its floor at 200 orders/s only", () => {
+    const slow = {
+      ...passing(),
+      openLoop: ok({ ...openLoop(251), rates: [rate(100, latencies(10)), rate(200, tail(251))] }),
+    };
+    const { rows, summary } = report(slow);
+    const latency = rows.filter((r) => r.yardstick === "latency" && r.figure.includes("p99"));
+    expect(latency.map((r) => [r.figure, r.value, r.verdict])).toEqual([
+      ["open loop at 100/s: p50 / p99 / max", "500 / 990 / 1,000 ms", ""],
+      ["open loop at 200/s: p50 / p99 / max", "126 / 251 / 254 ms", "missed"],
+    ]);
+    expect(summary.exitCode).toBe(1);
+  });
+
+  it("counts an accepted order that never reached Processed as infinitely late, and shows the refused", () => {
+    const unfinished = [...latencies(1).slice(0, 98), Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
+    const runs = { ...passing(), openLoop: ok({ ...openLoop(10), rates: [rate(200, unfinished, 7)] }) };
+    const { rows, summary } = report(runs, { ...DEFAULTS, only: ["latency"] });
+    expect(rows.map((r) => [r.value, r.verdict])).toEqual([
+      ["50 / ∞ / ∞ ms", "missed"],
+      ["107 / 100 / 7 / 0, sent at 199.9/s, p99 0.5 ms behind schedule; 2 accepted never Processed", ""],
+    ]);
+    expect(summary.exitCode).toBe(1);
+  });
+
+  it("says when the 200 orders/s floor could not be checked, without failing for it", () => {
+    const options = parseBenchOptions(["--rates", "50", "--only", "latency"]);
+    const runs = { openLoop: ok({ ...openLoop(10), rates: [rate(50, latencies(1))] }) };
+    const { summary } = report(runs, options);
+    expect(summary.notChecked).toContain("open loop at 200/s p99 ≤ 250 ms: 200 is not among --rates");
+    expect(summary.exitCode).toBe(0);
+  });
+
+  it("shows a failed yardstick as failed with its error, still reports the others, and exits 1", () => {
+    const runs: Runs = {
+      ...passing(),
+      demoMemory: { ok: false, error: "exit 1: invariants broken: ord-1 | effect applied twice", seconds: 3 },
+    };
+    const { rows, summary } = report(runs);
+    const failed = rows.filter((r) => r.verdict === "failed");
+    expect(failed).toEqual([
+      {
+        yardstick: "throughput",
+        figure: "demo, 5,000 orders, in memory: run failed",
+        value: "exit 1: invariants broken: ord-1 | effect applied twice",
+        floor: "",
+        verdict: "failed",
+        durability: "",
+      },
+    ]);
+    expect(rows.some((r) => r.figure === "demo, 5,000 orders, on disk" && r.verdict === "pass")).toBe(true);
+    expect(rows.filter((r) => r.verdict === "pass")).toHaveLength(5);
+    expect(summary.failed).toEqual([
+      "demo, 5,000 orders, in memory: run failed: exit 1: invariants broken: ord-1 | effect applied twice",
+    ]);
+    expect(summary.exitCode).toBe(1);
+    const page = renderPage(CONTEXT, DEFAULTS, rows, summary);
+    expect(page).toContain("| exit 1: invariants broken: ord-1 \\| effect applied twice |  | **failed** |");
+    expect(renderTable(DEFAULTS, rows, summary)).toContain("1 run(s) failed:");
+  });
+
+  it("fails the memory yardstick with the on-disk run it reads", () => {
+    const runs: Runs = { demoDisk: { ok: false, error: "stopped after its limit of 420 s", seconds: 420 } };
+    const { rows } = report(runs, { ...DEFAULTS, only: ["memory"] });
+    expect(rows.map((r) => [r.yardstick, r.verdict, r.value])).toEqual([
+      ["memory", "failed", "stopped after its limit of 420 s"],
+    ]);
+  });
+
+  it("lists the floors of the yardsticks left out, and notes a batch smaller than the floors'", () => {
+    const options = parseBenchOptions(["--only", "supervisor,memory", "--orders", "300"]);
+    const { rows, summary } = report(passing(), options);
+    expect([...new Set(rows.map((r) => r.yardstick))]).toEqual(["supervisor", "memory"]);
+    expect(summary.notChecked).toEqual([
+      "throughput on disk ≥ 600 and in memory ≥ 1,000 orders/s: not run (--only)",
+      "open loop at 200/s p99 ≤ 250 ms: not run (--only)",
+      "runtime ours / durabletask-js ≥ 1.00: not run (--only)",
+    ]);
+    const table = renderTable(options, rows, summary);
+    expect(table).toContain("the throughput and memory floors are set for 5,000 orders; this run used 300");
+    expect(table).toContain("cosmos, 10,000 records, 100 expired  200 documents, 101 RU, 26.2 ms a scan");
+  });
+
+  it("aligns the table's columns and ends with the exit code in words", () => {
+    const { rows, summary } = report(passing());
+    const lines = renderTable(DEFAULTS, rows, summary).split("\n");
+    const tableLines = lines.slice(0, rows.length + 1);
+    const valueAt = tableLines[0]?.indexOf("value") ?? -1;
+    const floorAt = tableLines[0]?.indexOf("floor") ?? -1;
+    for (const [i, row] of rows.entries()) {
+      expect(tableLines[i + 1]?.slice(valueAt).startsWith(row.value)).toBe(true);
+      expect(tableLines[i + 1]?.slice(floorAt).startsWith(row.floor || " ")).toBe(true);
+    }
+    expect(lines[lines.length - 1]).toBe("every yardstick run met its floor: exit 0");
+  });
+
+  it("writes a page that names the command, the date, the machine, the durability and every row", () => {
+    const { rows, summary } = report(passing());
+    const page = renderPage(CONTEXT, DEFAULTS, rows, summary);
+    expect(page).toContain(
+      "Generated by `npm run bench` (`bench/bench.ts`) on 2030-01-01T00:00:00.000Z, in 120 s;",
+    );
+    expect(page).toContain("- Machine: Test CPU, 2 cores, 8 GB, linux/x64");
+    expect(page).toContain("- Node: v20.0.0");
+    expect(page).toContain("- Durability: WAL, synchronous=NORMAL");
+    const tableRows = page
+      .split("\n")
+      .filter((line) => line.startsWith("| ") && !/^\| (yardstick|---) /.test(line));
+    expect(tableRows).toHaveLength(rows.length);
+    expect(page).toContain("| demo, 5,000 orders, on disk | 600.0 orders/s | ≥ 600 orders/s | **pass** |");
+    expect(page).toContain("**every yardstick run met its floor: exit 0**");
+    expect(page).toContain("## What each figure is");
+  });
+});
+
+describe("a yardstick's child process, as npm run bench reads its end", () => {
+  const ended = (over: Partial<ChildExit>): ChildExit => ({
+    stdout: "",
+    stderr: "",
+    code: 0,
+    signal: null,
+    timedOut: false,
+    ...over,
+  });
+  const plan = { timeoutSeconds: 60 };
+
+  it("succeeds with exit 0 and its last line of stdout as JSON", () => {
+    const outcome = outcomeOf(ended({ stdout: 'progress\n{"ratio":1.2}\n' }), 4, plan);
+    expect(outcome).toEqual({ ok: true, value: { ratio: 1.2 }, seconds: 4 });
+  });
+
+  it("fails with exit 0 but no JSON result", () => {
+    expect(outcomeOf(ended({ stdout: "done\n" }), 1, plan)).toEqual({
+      ok: false,
+      error: "exit 0: printed no JSON result",
+      seconds: 1,
+    });
+  });
+
+  it("fails on a non-zero exit even with a result, with the demo's own reason", () => {
+    const summary = JSON.stringify({
+      invariants: { ok: false, violations: ["ord-1: effect applied twice"] },
+      orders: { Pending: 2, Processing: 1, Compensating: 0 },
+    });
+    const outcome = outcomeOf(ended({ stdout: summary, code: 1 }), 9, { ...plan, explain: explainDemo });
+    expect(outcome).toEqual({
+      ok: false,
+      error: "exit 1: invariants broken: ord-1: effect applied twice; 3 orders unsettled at the timeout",
+      seconds: 9,
+    });
+  });
+
+  it("gives the error line of a crash rather than its stack, and says when it was stopped for time", () => {
+    const stderr =
+      "open loop: 200 orders/s for 20 s\nError: the host did not serve within 60 s\n    at startHost (x.ts:1:1)\n";
+    expect(outcomeOf(ended({ stderr, code: 1 }), 61, plan)).toMatchObject({
+      ok: false,
+      error: "exit 1: Error: the host did not serve within 60 s",
+    });
+    expect(outcomeOf(ended({ code: null, signal: "SIGKILL", timedOut: true }), 60, plan)).toMatchObject({
+      ok: false,
+      error: "stopped after its limit of 60 s",
+    });
+    expect(outcomeOf(ended({ code: null, signal: "SIGSEGV" }), 2, plan)).toMatchObject({
+      error: "exit SIGSEGV: printed no JSON result",
+    });
+  });
+});
