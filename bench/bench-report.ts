@@ -11,6 +11,8 @@ export type RunOutcome<T> =
 
 export interface RuntimeResult {
   readonly instances: number;
+  /** Ours as the embedded host runs it (sessions kept between episodes), or replaying every episode. */
+  readonly replaySessions?: boolean;
   /** How the runtime's file was opened. */
   readonly file: string;
   readonly scenarios: readonly {
@@ -195,7 +197,8 @@ const FIGURES: Record<Yardstick, Figures> = {
   runtime: (_, runs) => {
     const result = succeeded(runs.runtime);
     if (!result) return [];
-    const row = rowMaker("runtime", "in memory, both engines");
+    const how = result.replaySessions === false ? "full replay every episode" : "replay sessions";
+    const row = rowMaker("runtime", `in memory, both engines; ours with ${how}`);
     return [
       ...result.scenarios.map((s) =>
         row(
@@ -452,7 +455,8 @@ Each yardstick runs in a process of its own, one after another.
   \`Processed\` counts as infinitely late (∞). Refused: answered 429 (the backlog of \`Pending\` orders
   at \`MAX_PENDING\`); errors: any other answer, or none. The send rate is the one achieved.
 - **Runtime**: \`npm run bench:runtime -- --json\`, 500 instances of each scenario started at once:
-  completed orchestrations per second on the local durable runtime with SQLite in memory, against the
+  completed orchestrations per second on the local durable runtime with SQLite in memory, with replay
+  sessions as the embedded host runs it (\`--full-replay\` replays every episode instead), against the
   in-memory test backend of \`@microsoft/durabletask-js\` in the same process.
 - **Supervisor scan**: \`npm run bench:supervisor -- --sizes 10000 --stores sqlite,cosmos --json\`: one
   scan as the Supervisor scans (the expired query, paged) over 10,000 records of which 100 have

@@ -23,18 +23,24 @@ import { EMBEDDED_SYNCHRONOUS } from "../src/local/embedded-stack.js";
 import { captureRegistrations } from "../src/local/registration-capture.js";
 import { BENCH, registerBenchApp } from "./bench-app.js";
 
-const USAGE = "usage: npm run bench:runtime -- [--instances <n>] [--json]   (n: 1 to 100000, default 500)";
+const USAGE =
+  "usage: npm run bench:runtime -- [--instances <n>] [--full-replay] [--json]   (n: 1 to 100000, default 500)";
 
-function options(): { instances: number; json: boolean } {
+function options(): { instances: number; json: boolean; fullReplay: boolean } {
   try {
     const { values } = parseArgs({
-      options: { instances: { type: "string", default: "500" }, json: { type: "boolean", default: false } },
+      options: {
+        instances: { type: "string", default: "500" },
+        json: { type: "boolean", default: false },
+        // Ours as the embedded host runs it (replay sessions) unless asked to replay every episode in full.
+        "full-replay": { type: "boolean", default: false },
+      },
       strict: true,
     });
     const instances = Number(values.instances);
     if (!Number.isInteger(instances) || instances < 1 || instances > 100_000)
       throw new Error("bad --instances");
-    return { instances, json: values.json };
+    return { instances, json: values.json, fullReplay: values["full-replay"] };
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -69,6 +75,7 @@ async function ours(scenario: Scenario, n: number, storage: "memory" | "file"): 
     clock: new SystemClock(),
     registry,
     logger: new JsonLogger(() => undefined, "error"),
+    replaySessions: sessions,
   });
   try {
     const name = scenario === "sequence" ? BENCH.sequence : BENCH.race;
@@ -149,7 +156,8 @@ const SCENARIOS = {
   race: "activity, then event vs timer",
 } as const satisfies Record<Scenario, string>;
 
-const { instances, json } = options();
+const { instances, json, fullReplay } = options();
+const sessions = !fullReplay;
 const round = (x: number) => Math.round(x).toLocaleString("en-US");
 
 await ours("sequence", 50, "memory"); // warm up the JIT on both engines before measuring
@@ -170,6 +178,7 @@ const commits = {
 if (json) {
   const report = {
     instances,
+    replaySessions: sessions,
     unit: "completed orchestrations per second",
     file: `WAL, synchronous=${EMBEDDED_SYNCHRONOUS}`,
     scenarios: scenarios.map((s) => ({ ...s, ratio: s.ours.memory / s.theirs })),
@@ -178,7 +187,7 @@ if (json) {
   console.log(JSON.stringify(report));
 } else {
   console.log(
-    `local durable runtime vs @microsoft/durabletask-js in-memory backend, ${instances} instances each`,
+    `local durable runtime (${sessions ? "replay sessions" : "full replay every episode"}) vs @microsoft/durabletask-js in-memory backend, ${instances} instances each`,
   );
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
   console.log("");
