@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
 import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
 import {
+  COUNT_QUERIES,
   PAGED_QUERIES,
   SqliteStateStore,
   STATS_QUERIES,
@@ -116,7 +117,10 @@ describe("SQLite paged queries", () => {
 
 describe("SQLite statistics queries", () => {
   /** The plan of a statistics query on a file with many records in every state, after ANALYZE. */
-  function planOf(query: keyof typeof STATS_QUERIES, ...parameters: string[]): string[] {
+  function planOf(
+    query: keyof typeof STATS_QUERIES | keyof typeof COUNT_QUERIES,
+    ...parameters: string[]
+  ): string[] {
     const db = openDatabase(":memory:");
     try {
       const insert = db.prepare(
@@ -134,7 +138,11 @@ describe("SQLite statistics queries", () => {
         }
       })();
       db.exec("ANALYZE");
-      const plan = db.prepare(`EXPLAIN QUERY PLAN ${STATS_QUERIES[query]}`).all(...parameters) as {
+      const sql =
+        query in STATS_QUERIES
+          ? STATS_QUERIES[query as keyof typeof STATS_QUERIES]
+          : COUNT_QUERIES[query as keyof typeof COUNT_QUERIES];
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...parameters) as {
         detail: string;
       }[];
       return plan.map((row) => row.detail);
@@ -147,6 +155,34 @@ describe("SQLite statistics queries", () => {
     expect(planOf("oldest", "Pending")).toEqual([
       "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=?)",
     ]);
+  });
+
+  it("counts the records of each state from the by-state index alone, with no index kept for nothing", () => {
+    expect(planOf("byState")).toEqual([
+      "SCAN state_records USING COVERING INDEX state_records_recent_by_state",
+    ]);
+    for (const query of ["inState", "processing"] as const) {
+      expect(planOf(query, ...(query === "inState" ? ["Pending"] : []))).toEqual([
+        "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=?)",
+      ]);
+    }
+    const db = openDatabase(":memory:");
+    try {
+      const indexes = db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'state_records' AND sql IS NOT NULL",
+        )
+        .all() as { name: string }[];
+      // Each is read by a query above or by the claim and recovery pages; every record write keeps them all.
+      expect(indexes.map((i) => i.name).sort()).toEqual([
+        "state_records_claimable",
+        "state_records_expired",
+        "state_records_recent",
+        "state_records_recent_by_state",
+      ]);
+    } finally {
+      db.close();
+    }
   });
 
   it("counts a window's finished records from one range of the index per terminal state", () => {

@@ -158,4 +158,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    description:
+      "state store: drop the (process_state, complete_by) index: the expired index serves the Supervisor and " +
+      "the by-state index the counts, and every record write paid to keep it",
+    sql: `
+      DROP INDEX IF EXISTS state_records_expiring;
+    `,
+  },
 ];

@@ -86,6 +86,13 @@ export const STATS_QUERIES = {
        AND updated_at >= ? AND updated_at < ?`,
 };
 
+/** The counts per state (the starter's admission, the stats): covered by the by-state index. */
+export const COUNT_QUERIES = {
+  byState: "SELECT process_state, COUNT(*) AS n FROM state_records GROUP BY process_state",
+  inState: "SELECT COUNT(*) AS n FROM state_records WHERE process_state = ?",
+  processing: "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
+};
+
 /** The first cursor: sorts before every real key. */
 const START = { sortKey: "", orderId: "" };
 /** The first cursor of a descending query: sorts after every real key (instants are ASCII). */
@@ -124,14 +131,10 @@ export class SqliteStateStore implements StateStore {
            not_before = @notBefore, updated_at = @updatedAt, document = @document
        WHERE order_id = @orderId AND etag = @ifMatch`,
     );
-    this.byState = db.prepare(
-      "SELECT process_state, COUNT(*) AS n FROM state_records GROUP BY process_state",
-    );
+    this.byState = db.prepare(COUNT_QUERIES.byState);
     this.everything = db.prepare("SELECT etag, document FROM state_records ORDER BY order_id");
-    this.inState = db.prepare("SELECT COUNT(*) AS n FROM state_records WHERE process_state = ?");
-    this.processing = db.prepare(
-      "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
-    );
+    this.inState = db.prepare(COUNT_QUERIES.inState);
+    this.processing = db.prepare(COUNT_QUERIES.processing);
     this.claimable = db.prepare(PAGED_QUERIES.claimable);
     this.expired = db.prepare(PAGED_QUERIES.expired);
     this.recentAll = db.prepare(RECENT_QUERIES.all);
