@@ -6,5 +6,10 @@
  */
 import { startAzureMonitor } from "../adapters/telemetry/azure-monitor.js";
 import { startOtlpTelemetry } from "../adapters/telemetry/otlp-sdk.js";
+import { loadOtlpSettings } from "../config/telemetry-settings.js";
+import { INSTRUMENTATION_SCOPE } from "../telemetry/telemetry.js";
 
-if (!startAzureMonitor(process.env)) startOtlpTelemetry(process.env);
+if (!startAzureMonitor(process.env)) {
+  const otlp = loadOtlpSettings(process.env, INSTRUMENTATION_SCOPE);
+  if (otlp) startOtlpTelemetry(otlp);
+}

@@ -4,11 +4,13 @@ import { join } from "node:path";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { JsonLogger } from "../adapters/logging/json-logger.js";
 import { openDatabase } from "../adapters/sqlite/database.js";
-import { OTLP_ENDPOINT_SETTING, startOtlpTelemetry } from "../adapters/telemetry/otlp-sdk.js";
+import { startOtlpTelemetry } from "../adapters/telemetry/otlp-sdk.js";
 import { type Environment, loadPipelineSettings } from "../config/settings.js";
+import { loadOtlpSettings, OTLP_ENDPOINT_SETTING } from "../config/telemetry-settings.js";
 import { seededRandom } from "../domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../domain/state-record.js";
 import type { JsonValue } from "../ports/message-queue.js";
+import { INSTRUMENTATION_SCOPE } from "../telemetry/telemetry.js";
 import { demoOrder } from "./demo.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { startHttpApi } from "./http-api.js";
@@ -38,7 +40,8 @@ export interface HostOptions {
  */
 export async function runHost(options: HostOptions): Promise<void> {
   loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
-  const sdk = startOtlpTelemetry(options.env);
+  const otlp = loadOtlpSettings(options.env, INSTRUMENTATION_SCOPE);
+  const sdk = otlp ? startOtlpTelemetry(otlp) : undefined;
   const telemetry = sdk ? { telemetry: sdk.telemetry } : {};
   const inMemory = options.data === ":memory:";
   if (!inMemory) mkdirSync(options.data, { recursive: true });

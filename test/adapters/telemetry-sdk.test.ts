@@ -7,11 +7,8 @@ import {
   startAzureMonitor,
   stopAzureMonitor,
 } from "../../src/adapters/telemetry/azure-monitor.js";
-import {
-  OTLP_ENDPOINT_SETTING,
-  startOtlpTelemetry,
-  type TelemetrySdk,
-} from "../../src/adapters/telemetry/otlp-sdk.js";
+import { startOtlpTelemetry, type TelemetrySdk } from "../../src/adapters/telemetry/otlp-sdk.js";
+import { loadOtlpSettings, OTLP_ENDPOINT_SETTING } from "../../src/config/telemetry-settings.js";
 
 let sdk: TelemetrySdk | undefined;
 afterEach(async () => {
@@ -22,11 +19,17 @@ afterEach(async () => {
 
 describe("the OTLP SDK of the embedded host", () => {
   it("stays off without the setting, and refuses a malformed endpoint naming the setting", () => {
-    expect(startOtlpTelemetry({})).toBeUndefined();
-    expect(startOtlpTelemetry({ [OTLP_ENDPOINT_SETTING]: "" })).toBeUndefined();
-    expect(() => startOtlpTelemetry({ [OTLP_ENDPOINT_SETTING]: "localhost:4318" })).toThrow(
+    expect(loadOtlpSettings({}, "svc")).toBeUndefined();
+    expect(loadOtlpSettings({ [OTLP_ENDPOINT_SETTING]: " " }, "svc")).toBeUndefined();
+    expect(() => loadOtlpSettings({ [OTLP_ENDPOINT_SETTING]: "localhost:4318" }, "svc")).toThrow(
       /OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/,
     );
+    expect(
+      loadOtlpSettings({ [OTLP_ENDPOINT_SETTING]: "http://c:4318", OTEL_SERVICE_NAME: "mine" }, "svc"),
+    ).toEqual({
+      endpoint: "http://c:4318",
+      serviceName: "mine",
+    });
   });
 
   it("sends spans and metrics to the collector the setting names, over OTLP/HTTP", async () => {
@@ -39,7 +42,7 @@ describe("the OTLP SDK of the embedded host", () => {
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
     const { port } = collector.address() as AddressInfo;
     try {
-      sdk = startOtlpTelemetry({ [OTLP_ENDPOINT_SETTING]: `http://127.0.0.1:${port}` }, 60_000);
+      sdk = startOtlpTelemetry({ endpoint: `http://127.0.0.1:${port}`, serviceName: "probe" }, 60_000);
       expect(sdk?.destination).toBe(`OTLP/HTTP at http://127.0.0.1:${port}`);
       const span = sdk?.telemetry.tracer.startSpan("probe");
       expect(span?.isRecording()).toBe(true);

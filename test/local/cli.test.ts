@@ -21,6 +21,17 @@ beforeEach(() => {
 afterEach(() => vi.restoreAllMocks());
 
 describe("sas", () => {
+  it("refuses to start on a malformed OTLP endpoint, naming the setting, before it opens anything", async () => {
+    vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318");
+    try {
+      expect(await main(["start", "--data", ":memory:", "--port", "0"])).toBe(2);
+      expect(stderr).toContain("OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL");
+      expect(stdout).toBe("");
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it.each([
     [["demo", "--orders", "ten"], "--orders must be an integer"],
     [["demo", "--transient-faults", "1.5"], "--transient-faults must be a number from 0 to 1"],

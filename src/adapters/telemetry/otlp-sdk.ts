@@ -14,28 +14,17 @@ export interface TelemetrySdk {
   shutdown(): Promise<void>;
 }
 
-/** OTLP over HTTP: the setting that turns it on. */
-export const OTLP_ENDPOINT_SETTING = "OTEL_EXPORTER_OTLP_ENDPOINT";
-
 /**
- * The OpenTelemetry SDK with OTLP/HTTP exporters, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: spans
- * to `<endpoint>/v1/traces`, metrics to `<endpoint>/v1/metrics`, as the OTLP specification derives
- * them from the base endpoint; undefined when it is not set. Spans are batched; metrics are exported every `exportIntervalMs`.
+ * The OpenTelemetry SDK with OTLP/HTTP exporters to the collector at `endpoint` (validated by
+ * `loadOtlpSettings`): spans to `<endpoint>/v1/traces`, batched; metrics to `<endpoint>/v1/metrics`
+ * every `exportIntervalMs`, as the OTLP specification derives them from the base endpoint.
  */
 export function startOtlpTelemetry(
-  env: Readonly<Record<string, string | undefined>>,
+  settings: { readonly endpoint: string; readonly serviceName: string },
   exportIntervalMs = 15_000,
-): TelemetrySdk | undefined {
-  const endpoint = env[OTLP_ENDPOINT_SETTING];
-  if (endpoint === undefined || endpoint === "") return undefined;
-  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
-    throw new Error(
-      `${OTLP_ENDPOINT_SETTING} must be an http(s) URL, such as http://localhost:4318; got ${JSON.stringify(endpoint)}`,
-    );
-  }
-  const resource = resourceFromAttributes({
-    "service.name": env.OTEL_SERVICE_NAME || INSTRUMENTATION_SCOPE,
-  });
+): TelemetrySdk {
+  const { endpoint } = settings;
+  const resource = resourceFromAttributes({ "service.name": settings.serviceName });
   const tracerProvider = new BasicTracerProvider({
     resource,
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(endpoint, "traces") }))],
