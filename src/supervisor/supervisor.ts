@@ -85,15 +85,7 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
  * scan continues), and reports what it cost.
  */
 export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport> {
-  const scan = async (span: Span): Promise<ScanReport> => {
-    const grant = await deps.lease.tryAcquire(deps.holder, deps.leaseMs);
-    if (!grant) {
-      deps.logger.debug("supervisor.skipped", {
-        holder: deps.holder,
-        reason: "lease held by another Supervisor",
-      });
-      return { skipped: true, ...NOTHING };
-    }
+  const scan = async (grant: LeaseGrant, span: Span): Promise<ScanReport> => {
     const counts = { ...NOTHING };
     const lease = keepLease(deps, grant);
     try {
@@ -132,7 +124,16 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
   };
 
   // Each scan is a trace of its own; each recovery it makes is a span in the order's trace, linked to it.
+  // A tick that finds the lease held elsewhere makes no span: every instance ticks, one scans.
   const scanned = async (): Promise<ScanReport> => {
+    const grant = await deps.lease.tryAcquire(deps.holder, deps.leaseMs);
+    if (!grant) {
+      deps.logger.debug("supervisor.skipped", {
+        holder: deps.holder,
+        reason: "lease held by another Supervisor",
+      });
+      return { skipped: true, ...NOTHING };
+    }
     const telemetry = deps.telemetry ?? globalTelemetry();
     const span = startSpan(telemetry.tracer, "supervisor.scan", {
       kind: SpanKind.INTERNAL,
@@ -141,13 +142,11 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       startTime: deps.clock.now(),
     });
     try {
-      const report = await scan(span);
+      const report = await scan(grant, span);
       span.setAttributes(scanAttributes(report));
-      if (!report.skipped) {
-        const instruments = instrumentsOf(telemetry);
-        instruments.scanDuration.record(report.durationMs / 1000);
-        instruments.scanRequestUnits.record(report.requestUnits);
-      }
+      const instruments = instrumentsOf(telemetry);
+      instruments.scanDuration.record(report.durationMs / 1000);
+      instruments.scanRequestUnits.record(report.requestUnits);
       return report;
     } catch (error) {
       markFailed(span, error);
@@ -227,7 +226,6 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
 
 function scanAttributes(report: ScanReport): Attributes {
   return {
-    "sas.supervisor.skipped": report.skipped,
     "sas.supervisor.pages": report.pages,
     "sas.supervisor.scanned": report.scanned,
     "sas.supervisor.resets": report.resets,

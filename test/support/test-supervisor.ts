@@ -4,6 +4,7 @@ import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.
 import type { Lease } from "../../src/ports/lease.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { createSupervisor } from "../../src/supervisor/supervisor.js";
+import type { Telemetry } from "../../src/telemetry/telemetry.js";
 
 export const TEST_LEASE_MS = 30_000;
 
@@ -14,6 +15,7 @@ export function testSupervisor(deps: {
   readonly clock: VirtualClock;
   readonly holder?: string;
   readonly logger?: MemoryLogger;
+  readonly telemetry?: Telemetry;
 }) {
   const logger = deps.logger ?? new MemoryLogger();
   return createSupervisor({
@@ -35,5 +37,6 @@ export function testSupervisor(deps: {
     pageSize: 10,
     maxPages: 5,
     leaseMs: TEST_LEASE_MS,
+    ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
   });
 }
