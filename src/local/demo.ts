@@ -107,17 +107,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     for (const message of messages) await pipeline.post(message as unknown as JsonValue);
     const posted = performance.now();
     const unsettledWhenPosted = options.orders - settledCount(await pipeline.states.countByState());
-    const deadline = begin + options.timeoutMs;
-    let finishedAt = begin;
-    for (;;) {
-      const byState = await pipeline.states.countByState();
-      const deadLetters = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
-      const settled = deadLetters + settledCount(byState);
-      options.progress?.({ submitted: options.orders, deadLettered: deadLetters, ...byState });
-      finishedAt = performance.now();
-      if (settled >= messages.length || finishedAt > deadline) break;
-      await clock.sleep(100);
-    }
+    const finishedAt = await waitUntilSettled(pipeline, options, begin + options.timeoutMs, clock);
     const after = storageCounters(db);
     const elapsedSeconds = (finishedAt - begin) / 1_000;
     const deadLettered = new Map<string, string>();
@@ -158,6 +148,23 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     await stack.stop();
     db.close();
     if (temporary) rmSync(temporary, { recursive: true, force: true });
+  }
+}
+
+/** Polls until every order is terminal or dead-lettered, or the deadline passes; returns when it stopped. */
+async function waitUntilSettled(
+  pipeline: LocalPipeline,
+  options: DemoOptions,
+  deadline: number,
+  clock: SystemClock,
+): Promise<number> {
+  for (;;) {
+    const byState = await pipeline.states.countByState();
+    const deadLetters = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
+    options.progress?.({ submitted: options.orders, deadLettered: deadLetters, ...byState });
+    const now = performance.now();
+    if (deadLetters + settledCount(byState) >= options.orders || now > deadline) return now;
+    await clock.sleep(100);
   }
 }
 

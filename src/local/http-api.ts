@@ -17,6 +17,7 @@ import {
   createOrdersApi,
   MAX_OPERATOR_BODY_BYTES,
   ORDERS_PATH,
+  type OrdersApi,
   type OrdersApiBackend,
   orderTooLarge,
   STATS_PATH,
@@ -62,41 +63,6 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
 
-  async function route(req: IncomingMessage, path: string): Promise<Answer> {
-    if (path === ORDERS_PATH) {
-      if (req.method === "GET") return api.listOrders(new URL(req.url ?? "/", "http://host").searchParams);
-      return req.method === "POST" ? postOrder(req) : methodNotAllowed(req, "GET", "POST");
-    }
-    if (path === STATS_PATH) return req.method === "GET" ? api.stats() : methodNotAllowed(req, "GET");
-    const match = ORDER_PATH.exec(path);
-    if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
-    const history = HISTORY_PATH.exec(path);
-    if (history)
-      return req.method === "GET" ? api.getHistory(history[1] ?? "") : methodNotAllowed(req, "GET");
-    const command = OPERATOR_PATH.exec(path);
-    if (command) {
-      if (req.method !== "POST") return methodNotAllowed(req, "POST");
-      if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
-      const bytes = await readBody(req, MAX_OPERATOR_BODY_BYTES);
-      if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
-      if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
-      const operatorCommand = command[2] === "compensate" ? "compensate" : "resubmit";
-      return api.operatorCommand(operatorCommand, command[1] ?? "", new TextDecoder().decode(bytes));
-    }
-    return { status: 404, body: { error: "not found", path } };
-  }
-
-  async function postOrder(req: IncomingMessage): Promise<Answer> {
-    const bytes = await readBody(req, MAX_ORDER_MESSAGE_BYTES);
-    if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
-    if (bytes === "tooLarge") return orderTooLarge();
-    const traceparent = req.headers.traceparent;
-    return api.postOrder(
-      new TextDecoder().decode(bytes),
-      typeof traceparent === "string" ? traceparent : null,
-    );
-  }
-
   const server = createServer((req, res) => {
     const started = performance.now();
     const method = req.method ?? "";
@@ -110,7 +76,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       sendPage(res, DASHBOARD_PAGE);
       return;
     }
-    void route(req, path)
+    void route(api, options, req, path)
       .catch((error: unknown): Answer => {
         logger.error("http.internal-error", { method, path, error });
         return { status: 500, body: { error: "internal error" } };
@@ -142,6 +108,43 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       return closed;
     },
   };
+}
+
+/** The route's answer: the orders API decides; this reads the request's parts it needs. */
+async function route(
+  api: OrdersApi,
+  options: HttpApiOptions,
+  req: IncomingMessage,
+  path: string,
+): Promise<Answer> {
+  if (path === ORDERS_PATH) {
+    if (req.method === "GET") return api.listOrders(new URL(req.url ?? "/", "http://host").searchParams);
+    return req.method === "POST" ? postOrder(api, req) : methodNotAllowed(req, "GET", "POST");
+  }
+  if (path === STATS_PATH) return req.method === "GET" ? api.stats() : methodNotAllowed(req, "GET");
+  const match = ORDER_PATH.exec(path);
+  if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
+  const history = HISTORY_PATH.exec(path);
+  if (history) return req.method === "GET" ? api.getHistory(history[1] ?? "") : methodNotAllowed(req, "GET");
+  const command = OPERATOR_PATH.exec(path);
+  if (command) {
+    if (req.method !== "POST") return methodNotAllowed(req, "POST");
+    if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
+    const bytes = await readBody(req, MAX_OPERATOR_BODY_BYTES);
+    if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
+    if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
+    const operatorCommand = command[2] === "compensate" ? "compensate" : "resubmit";
+    return api.operatorCommand(operatorCommand, command[1] ?? "", new TextDecoder().decode(bytes));
+  }
+  return { status: 404, body: { error: "not found", path } };
+}
+
+async function postOrder(api: OrdersApi, req: IncomingMessage): Promise<Answer> {
+  const bytes = await readBody(req, MAX_ORDER_MESSAGE_BYTES);
+  if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
+  if (bytes === "tooLarge") return orderTooLarge();
+  const traceparent = req.headers.traceparent;
+  return api.postOrder(new TextDecoder().decode(bytes), typeof traceparent === "string" ? traceparent : null);
 }
 
 function sendPage(res: ServerResponse, html: string): void {

@@ -121,7 +121,14 @@ describe("message counts", () => {
 describe("GET /api/stats when a service fails", () => {
   function api(overrides: Partial<StatsSources>, countByState?: () => Promise<never>) {
     const logger = new MemoryLogger();
-    const backend = {
+    const unused = () => Promise.reject(new Error("not used by the stats route"));
+    const backend: OrdersApiBackend = {
+      post: unused,
+      getRecord: unused,
+      operator: { resubmit: unused, compensate: unused },
+      listRecords: unused,
+      countPending: unused,
+      maxPending: 10,
       countByState:
         countByState ??
         (async () => ({
@@ -135,7 +142,7 @@ describe("GET /api/stats when a service fails", () => {
         })),
       maxInFlight: 10,
       stats: createStatsReadings(sources(overrides)),
-    } as unknown as OrdersApiBackend;
+    };
     return { api: createOrdersApi({ backend, logger }), logger };
   }
 

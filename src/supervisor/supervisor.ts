@@ -123,39 +123,7 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
     return report;
   };
 
-  // Each scan is a trace of its own; each recovery it makes is a span in the order's trace, linked to it.
-  // A tick that finds the lease held elsewhere makes no span: every instance ticks, one scans.
-  const scanned = async (): Promise<ScanReport> => {
-    const grant = await deps.lease.tryAcquire(deps.holder, deps.leaseMs);
-    if (!grant) {
-      deps.logger.debug("supervisor.skipped", {
-        holder: deps.holder,
-        reason: "lease held by another Supervisor",
-      });
-      return { skipped: true, ...NOTHING };
-    }
-    const telemetry = deps.telemetry ?? globalTelemetry();
-    const span = startSpan(telemetry.tracer, "supervisor.scan", {
-      kind: SpanKind.INTERNAL,
-      parent: ROOT_CONTEXT,
-      attributes: { "sas.supervisor.holder": deps.holder },
-      startTime: deps.clock.now(),
-    });
-    try {
-      const report = await scan(grant, span);
-      span.setAttributes(scanAttributes(report));
-      const instruments = instrumentsOf(telemetry);
-      instruments.scanDuration.record(report.durationMs / 1000);
-      instruments.scanRequestUnits.record(report.requestUnits);
-      return report;
-    } catch (error) {
-      markFailed(span, error);
-      throw error;
-    } finally {
-      span.end(deps.clock.now());
-    }
-  };
-  return scanned;
+  return () => leaderScan(deps, scan);
 
   async function recover(
     record: StateRecord & { _etag: string },
@@ -221,6 +189,45 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
       record.replyTo,
       statusMessageFor(record, status, at, record.lastError?.message ?? null),
     );
+  }
+}
+
+/**
+ * One tick: only the lease holder scans (leader election). Each scan is a trace of its own, and each
+ * recovery it makes a span in the order's trace linked to it; a tick that finds the lease held
+ * elsewhere makes no span: every instance ticks, one scans.
+ */
+async function leaderScan(
+  deps: SupervisorDeps,
+  scan: (grant: LeaseGrant, span: Span) => Promise<ScanReport>,
+): Promise<ScanReport> {
+  const grant = await deps.lease.tryAcquire(deps.holder, deps.leaseMs);
+  if (!grant) {
+    deps.logger.debug("supervisor.skipped", {
+      holder: deps.holder,
+      reason: "lease held by another Supervisor",
+    });
+    return { skipped: true, ...NOTHING };
+  }
+  const telemetry = deps.telemetry ?? globalTelemetry();
+  const span = startSpan(telemetry.tracer, "supervisor.scan", {
+    kind: SpanKind.INTERNAL,
+    parent: ROOT_CONTEXT,
+    attributes: { "sas.supervisor.holder": deps.holder },
+    startTime: deps.clock.now(),
+  });
+  try {
+    const report = await scan(grant, span);
+    span.setAttributes(scanAttributes(report));
+    const instruments = instrumentsOf(telemetry);
+    instruments.scanDuration.record(report.durationMs / 1000);
+    instruments.scanRequestUnits.record(report.requestUnits);
+    return report;
+  } catch (error) {
+    markFailed(span, error);
+    throw error;
+  } finally {
+    span.end(deps.clock.now());
   }
 }
 
