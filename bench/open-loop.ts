@@ -16,9 +16,9 @@ import { parseArgs } from "node:util";
 import { seededRandom } from "../src/domain/backoff.js";
 import { isTerminal, PROCESS_STATES, type StateRecord } from "../src/domain/state-record.js";
 import { demoOrder } from "../src/local/demo.js";
+import { type Distribution, distribution } from "../src/local/distribution.js";
 import { EMBEDDED_SYNCHRONOUS } from "../src/local/embedded-stack.js";
 import { integer, parseRates } from "./bench-options.js";
-import { type Distribution, distribution } from "./distribution.js";
 
 const USAGE =
   "usage: tsx bench/open-loop.ts [--rates <n,...>] [--seconds <n>]\n" +

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
+import { agentFrom, COMMON, type Flags, faultsFrom, integer, rate } from "./cli-flags.js";
 import { ORDERS_USAGE, ordersCommand } from "./orders-command.js";
-import type { PartnerFaults } from "./partner/faults.js";
 import { createStatusLine } from "./status-line.js";
 import { UsageError } from "./usage-error.js";
 
@@ -19,6 +19,10 @@ commands:
           (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
           environment or from ./local.settings.json)
   orders  list orders, show one, or resubmit or compensate it as an operator (see below)
+  chaos   kill the host and the partner at random moments under load, then check that nothing
+          was lost or applied twice (sas chaos --help)
+  soak    a steady load with faults for a given time, reporting throughput, latency and memory
+          every minute (sas soak --help)
   stats   the orders in each state, in flight, the oldest Pending order, dead-lettered and parked
           messages, the last Supervisor scan and throughput (see below)
 
@@ -39,9 +43,13 @@ start only:
   --api-token <token>         required by the operator commands as "Authorization: Bearer <token>"
                               (at least 16 characters)
   --demo-orders <n>           orders submitted at start (default 20)
+  --partner-url <url>         call a partner started separately (sas partner) instead of starting
+                              one; the fault flags then belong to that partner
 
 partner only:
   --port <n>                  HTTP port (default 7072)
+  --ledger <file>             keep the idempotency records and the effect ledger in this SQLite
+                              file, so they survive restarts (default: in memory)
 
 send only:
   --count <n>                 orders to send (required)
@@ -58,58 +66,6 @@ ${ORDERS_USAGE}`;
 
 export { UsageError };
 
-type Flags = Record<string, string | boolean | undefined>;
-
-function rate(flags: Flags, name: string, fallback: number): number {
-  const raw = flags[name];
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (typeof raw !== "string" || raw.trim() === "" || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw new UsageError(`--${name} must be a number from 0 to 1; got ${String(raw)}`);
-  }
-  return value;
-}
-
-function integer(flags: Flags, name: string, fallback: number, min: number, max: number): number {
-  const raw = flags[name];
-  if (raw === undefined) return fallback;
-  if (typeof raw !== "string" || !/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max}; got ${String(raw)}`);
-  }
-  return Number(raw);
-}
-
-function faultsFrom(flags: Flags, defaults: PartnerFaults): PartnerFaults {
-  const faults = {
-    transient: rate(flags, "transient-faults", defaults.transient),
-    permanent: rate(flags, "permanent-faults", defaults.permanent),
-    slow: rate(flags, "slow", defaults.slow),
-    lostReply: rate(flags, "lost-replies", defaults.lostReply),
-  };
-  const sum = faults.transient + faults.permanent + faults.slow + faults.lostReply;
-  if (sum > 1) throw new UsageError(`the fault rates add up to ${sum}; at most 1`);
-  return faults;
-}
-
-function agentFrom(flags: Flags): "activity" | "queue" {
-  const agent = flags.agent ?? "activity";
-  if (agent !== "activity" && agent !== "queue")
-    throw new UsageError(`--agent must be activity or queue; got ${String(agent)}`);
-  return agent;
-}
-
-const COMMON = {
-  "transient-faults": { type: "string" },
-  "permanent-faults": { type: "string" },
-  slow: { type: "string" },
-  "lost-replies": { type: "string" },
-  "duplicate-replies": { type: "string" },
-  seed: { type: "string" },
-  agent: { type: "string" },
-  data: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
@@ -121,6 +77,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "start") return await startCommand(rest);
     if (command === "partner") return await partnerCommand(rest);
     if (command === "send") return await sendCommand(rest);
+    if (command === "chaos") return await chaosCommand(rest);
+    if (command === "soak") return await soakCommand(rest);
     if (command === "orders" || command === "stats") {
       return await ordersCommand(command === "stats" ? ["stats", ...rest] : rest, {
         fetch,
@@ -209,6 +167,7 @@ async function startCommand(args: readonly string[]): Promise<number> {
       "demo-orders": { type: "string" },
       host: { type: "string" },
       "api-token": { type: "string" },
+      "partner-url": { type: "string" },
     },
   });
   if (values.help) {
@@ -220,7 +179,9 @@ async function startCommand(args: readonly string[]): Promise<number> {
   const host = typeof values.host === "string" ? values.host : "127.0.0.1";
   const apiToken = values["api-token"];
   checkExposure(host, apiToken);
+  const partnerUrl = partnerUrlFrom(flags);
   await runHost({
+    ...(partnerUrl !== undefined ? { partnerUrl } : {}),
     port: integer(flags, "port", 7071, 0, 65_535),
     host,
     ...(apiToken !== undefined ? { apiToken } : {}),
@@ -233,6 +194,28 @@ async function startCommand(args: readonly string[]): Promise<number> {
     env: process.env,
   });
   return 0;
+}
+
+const PARTNER_FAULT_FLAGS = ["transient-faults", "permanent-faults", "slow", "lost-replies"];
+
+/** An http(s) URL without a trailing slash; the partner's fault flags go to `sas partner`, not here. */
+function partnerUrlFrom(flags: Flags): string | undefined {
+  const raw = flags["partner-url"];
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    throw new UsageError(`--partner-url must be an http or https URL; got ${String(raw)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new UsageError(`--partner-url must be an http or https URL; got ${String(raw)}`);
+  const given = PARTNER_FAULT_FLAGS.filter((name) => flags[name] !== undefined);
+  if (given.length > 0)
+    throw new UsageError(
+      `--${given[0]} configures the simulated partner, which --partner-url replaces: give it to sas partner`,
+    );
+  return String(raw).replace(/\/+$/, "");
 }
 
 const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
@@ -254,7 +237,7 @@ async function partnerCommand(args: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     strict: true,
-    options: { ...COMMON, port: { type: "string" } },
+    options: { ...COMMON, port: { type: "string" }, ledger: { type: "string" } },
   });
   if (values.help) {
     process.stdout.write(USAGE);
@@ -262,20 +245,74 @@ async function partnerCommand(args: readonly string[]): Promise<number> {
   }
   const flags = values as Flags;
   const { startPartnerService } = await import("./partner/partner-service.js");
+  const { openLedgerFile } = await import("./partner/ledger-file.js");
   const { SystemClock } = await import("../adapters/clock/system-clock.js");
   const { JsonLogger } = await import("../adapters/logging/json-logger.js");
+  const { DEMO_SLOW_MS } = await import("./embedded-stack.js");
+  const port = integer(flags, "port", 7072, 0, 65_535);
+  const faults = faultsFrom(flags, { transient: 0, permanent: 0, slow: 0, lostReply: 0 });
+  const seed = integer(flags, "seed", 7, -2_147_483_648, 2_147_483_647);
+  const file = typeof values.ledger === "string" ? openLedgerFile(values.ledger) : undefined;
   const partner = await startPartnerService({
-    port: integer(flags, "port", 7072, 0, 65_535),
-    faults: faultsFrom(flags, { transient: 0, permanent: 0, slow: 0, lostReply: 0 }),
-    seed: integer(flags, "seed", 7, -2_147_483_648, 2_147_483_647),
+    port,
+    faults,
+    seed,
+    slowMs: DEMO_SLOW_MS,
+    ...(file ? { ledger: file.ledger } : {}),
     clock: new SystemClock(),
     logger: JsonLogger.toStream(process.stderr),
   });
-  process.stdout.write(`simulated partner on ${partner.url}; set PARTNER_URL to it. Ctrl+C stops it.\n`);
-  await new Promise<void>((resolve) => process.once("SIGINT", resolve));
+  const kept = file
+    ? `ledger in ${values.ledger} (${file.restoredEvents} events restored)`
+    : "ledger in memory (give --ledger <file> to keep it across restarts)";
+  process.stdout.write(
+    `simulated partner on ${partner.url}; ${kept}; GET ${partner.url}/ledger shows it. Set PARTNER_URL (or sas start --partner-url) to it. Ctrl+C stops it.\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
   await partner.close();
-  process.stdout.write(`${JSON.stringify(partner.ledger())}\n`);
+  process.stdout.write(`${JSON.stringify(partner.ledgerData().totals)}\n`);
+  file?.close();
   return 0;
+}
+
+async function chaosCommand(args: readonly string[]): Promise<number> {
+  const { parseChaosOptions, CHAOS_USAGE } = await import("./chaos/chaos-options.js");
+  const { runChaos } = await import("./chaos/chaos.js");
+  return runChecked(args, parseChaosOptions, CHAOS_USAGE, runChaos);
+}
+
+async function soakCommand(args: readonly string[]): Promise<number> {
+  const { parseSoakOptions, SOAK_USAGE } = await import("./chaos/soak-options.js");
+  const { runSoak } = await import("./chaos/soak.js");
+  return runChecked(args, parseSoakOptions, SOAK_USAGE, runSoak);
+}
+
+/** A command that runs, prints one summary (pretty, or one JSON line with --json) and exits 1 unless it is ok. */
+async function runChecked<O extends { readonly json: boolean }>(
+  args: readonly string[],
+  parse: (args: readonly string[]) => O | null,
+  usage: string,
+  run: (options: O, progress: (line: string) => void) => Promise<{ readonly ok: boolean }>,
+): Promise<number> {
+  let options: O | null;
+  try {
+    options = parse(args);
+  } catch (error) {
+    if (!(error instanceof UsageError) && !(error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"))
+      throw error;
+    process.stderr.write(`${(error as Error).message}\n\n${usage}`);
+    return 2;
+  }
+  if (options === null) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const summary = await run(options, (line) => process.stderr.write(`${line}\n`));
+  process.stdout.write(`${JSON.stringify(summary, null, options.json ? undefined : 2)}\n`);
+  return summary.ok ? 0 : 1;
 }
 
 async function sendCommand(args: readonly string[]): Promise<number> {

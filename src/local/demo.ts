@@ -97,6 +97,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   enableStateAudit(db);
   const stack = await startEmbeddedStack({ ...options, db, logger });
   const { pipeline, partner, settings } = stack;
+  if (!partner) throw new Error("the demo starts its own simulated partner");
   try {
     const random = seededRandom(options.seed);
     const messages = Array.from({ length: options.orders }, (_, i) =>

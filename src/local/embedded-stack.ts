@@ -43,6 +43,8 @@ export interface StackOptions {
   readonly duplicateReplies: number;
   readonly seed: number;
   readonly agent: "activity" | "queue";
+  /** A partner already running elsewhere (`sas partner`); when set, none is started here and `faults` is unused. */
+  readonly partnerUrl?: string;
   /** Settings from the environment; they override the demo timings. */
   readonly env: Environment;
   /** Where spans and metrics go (default: the global providers, no-ops unless registered). */
@@ -51,7 +53,8 @@ export interface StackOptions {
 
 export interface EmbeddedStack {
   readonly pipeline: LocalPipeline;
-  readonly partner: PartnerThread;
+  /** The simulated partner this stack started, or null when it uses `partnerUrl`. */
+  readonly partner: PartnerThread | null;
   readonly settings: PipelineSettings;
   /** Stops the partner first (ending calls that wait on slow answers), then the pipeline. */
   stop(): Promise<void>;
@@ -78,19 +81,21 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
     if (failure) throw failure.reason;
   };
   try {
-    partner = await startPartnerThread({
-      logger: options.logger.child({ component: "partner" }),
-      faults: options.faults,
-      seed: options.seed,
-      slowMs: DEMO_SLOW_MS,
-    });
-    pipeline = await openPipeline(options, settings, clock, partner.url);
+    if (options.partnerUrl === undefined) {
+      partner = await startPartnerThread({
+        logger: options.logger.child({ component: "partner" }),
+        faults: options.faults,
+        seed: options.seed,
+        slowMs: DEMO_SLOW_MS,
+      });
+    }
+    pipeline = await openPipeline(options, settings, clock, partner?.url ?? options.partnerUrl ?? "");
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
   }
   pipeline.start();
-  return { pipeline, partner, settings, stop };
+  return { pipeline, partner: partner ?? null, settings, stop };
 }
 
 async function settle(work: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {

@@ -31,6 +31,8 @@ export interface HostOptions {
   readonly duplicateReplies: number;
   readonly seed: number;
   readonly agent: "activity" | "queue";
+  /** A partner started separately (`sas partner`), instead of the simulated one on a thread. */
+  readonly partnerUrl?: string;
   readonly env: Environment;
 }
 
@@ -64,8 +66,12 @@ export async function runHost(options: HostOptions): Promise<void> {
 
   const out = process.stdout;
   out.write(`embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n`);
+  const partner =
+    options.partnerUrl === undefined
+      ? `faults ${JSON.stringify(options.faults)}`
+      : `at ${options.partnerUrl}`;
   out.write(
-    `partner faults: ${JSON.stringify(options.faults)}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n`,
+    `partner ${partner}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n`,
   );
   out.write(
     sdk

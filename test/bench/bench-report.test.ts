@@ -15,9 +15,9 @@ import {
   type SupervisorResult,
   summarise,
 } from "../../bench/bench-report.js";
-import { distribution } from "../../bench/distribution.js";
 import type { RateResult } from "../../bench/open-loop.js";
 import type { DemoSummary } from "../../src/local/demo.js";
+import { distribution } from "../../src/local/distribution.js";
 
 const ok = <T>(value: T): RunOutcome<T> => ({ ok: true, value, seconds: 1 });
 

@@ -44,10 +44,21 @@ describe("sas", () => {
     [["start", "--host", "0.0.0.0"], "--host 0.0.0.0 is reachable from other machines: give --api-token"],
     [["start", "--host", "0.0.0.0", "--api-token", "short"], "--api-token must be at least 16 characters"],
     [["orders", "show", "ord-1", "--colour"], "Unknown option '--colour'"],
+    [["start", "--partner-url", "partner:7072"], "--partner-url must be an http or https URL"],
+    [
+      ["start", "--partner-url", "http://127.0.0.1:7072", "--slow", "0.1"],
+      "--slow configures the simulated partner, which --partner-url replaces: give it to sas partner",
+    ],
   ])("prints usage and exits 2 for %j", async (argv, message) => {
     expect(await main(argv)).toBe(2);
     expect(stderr).toContain(message);
     expect(stderr).toContain("usage: sas <command> [flags]");
+  });
+
+  it("prints the chaos command's own usage for a bad chaos flag, and exits 2", async () => {
+    expect(await main(["chaos", "--kills", "many"])).toBe(2);
+    expect(stderr).toContain("--kills must be an integer from 0 to 1000");
+    expect(stderr).toContain("usage: sas chaos [flags]");
   });
 
   it("prints usage with --help and exits 0", async () => {

@@ -141,8 +141,59 @@ export interface KeyBinding {
 
 type MutableEffect = { -readonly [K in keyof EffectEntry]: EffectEntry[K] };
 
+/** One change to the books, as the journal keeps it: replaying every event rebuilds the same books. */
+export type LedgerEvent =
+  | {
+      readonly kind: "call";
+      readonly operation: PartnerOperation;
+      readonly key: string;
+      readonly orderId: string;
+    }
+  | { readonly kind: "count"; readonly counter: LedgerCounter }
+  | {
+      readonly kind: "reject";
+      readonly key: string;
+      readonly operation: PartnerOperation;
+      readonly orderId: string;
+      readonly target: string | null;
+      readonly reason: string;
+    }
+  | {
+      readonly kind: "effect";
+      readonly key: string;
+      readonly operation: EffectOperation;
+      readonly orderId: string;
+      readonly at: string;
+    }
+  | {
+      readonly kind: "undo";
+      readonly key: string;
+      readonly operation: UndoOperation;
+      readonly orderId: string;
+      readonly effectReference: string;
+    };
+
+/**
+ * Where the books are kept durably. `append` runs before the change is made and before the caller
+ * answers, so an effect the partner reported applied is never forgotten by a partner that restarts.
+ */
+export interface LedgerJournal {
+  append(event: LedgerEvent): void;
+  clear(): void;
+}
+
 /** The partner's books: idempotency records, applied effects and counters. Synchronous by design. */
 export class Ledger {
+  /** Rebuilds the books from a journal's events; later changes are appended to `journal`. */
+  static replay(events: Iterable<LedgerEvent>, journal?: LedgerJournal): Ledger {
+    const ledger = new Ledger();
+    for (const event of events) ledger.apply(event);
+    ledger.journal = journal;
+    return ledger;
+  }
+
+  constructor(private journal?: LedgerJournal) {}
+
   private readonly bindings = new Map<string, KeyBinding>();
   private readonly effectsByReference = new Map<string, MutableEffect>();
   private readonly effectLog: MutableEffect[] = [];
@@ -159,6 +210,7 @@ export class Ledger {
 
   /** Records a well-formed call and returns its 1-based number among the calls with `key`. */
   countCall(operation: PartnerOperation, key: string, orderId: string): number {
+    this.journal?.append({ kind: "call", operation, key, orderId });
     this.calls++;
     this.countsOf(operation).calls++;
     this.orderCalls.set(orderId, (this.orderCalls.get(orderId) ?? 0) + 1);
@@ -168,6 +220,7 @@ export class Ledger {
   }
 
   count(counter: LedgerCounter): void {
+    this.journal?.append({ kind: "count", counter });
     this.counters.set(counter, (this.counters.get(counter) ?? 0) + 1);
   }
 
@@ -176,12 +229,14 @@ export class Ledger {
   }
 
   reject(key: string, operation: PartnerOperation, orderId: string, target: string | null, reason: string) {
+    this.journal?.append({ kind: "reject", key, operation, orderId, target, reason });
     const result: StoredResult = { kind: "rejected", operation, orderId, reason };
     this.bindings.set(key, { operation, orderId, target, result });
     return result;
   }
 
   applyEffect(key: string, operation: EffectOperation, orderId: string, at: Date): StoredResult {
+    this.journal?.append({ kind: "effect", key, operation, orderId, at: at.toISOString() });
     const identity = businessIdentity(operation, orderId);
     const live = this.liveEffects.get(identity) ?? 0;
     if (live > 0) this.duplicateEffects++;
@@ -209,6 +264,7 @@ export class Ledger {
    * matching effect operation, and it is not undone yet; otherwise there is nothing to undo.
    */
   applyUndo(key: string, operation: UndoOperation, orderId: string, effectReference: string): StoredResult {
+    this.journal?.append({ kind: "undo", key, operation, orderId, effectReference });
     const effect = this.effectsByReference.get(effectReference);
     const undoable =
       effect !== undefined &&
@@ -267,6 +323,7 @@ export class Ledger {
   }
 
   reset(): void {
+    this.journal?.clear();
     this.bindings.clear();
     this.effectsByReference.clear();
     this.effectLog.length = 0;
@@ -279,6 +336,26 @@ export class Ledger {
     this.calls = 0;
     this.undos = 0;
     this.duplicateEffects = 0;
+  }
+
+  private apply(event: LedgerEvent): void {
+    switch (event.kind) {
+      case "call":
+        this.countCall(event.operation, event.key, event.orderId);
+        return;
+      case "count":
+        this.count(event.counter);
+        return;
+      case "reject":
+        this.reject(event.key, event.operation, event.orderId, event.target, event.reason);
+        return;
+      case "effect":
+        this.applyEffect(event.key, event.operation, event.orderId, new Date(event.at));
+        return;
+      case "undo":
+        this.applyUndo(event.key, event.operation, event.orderId, event.effectReference);
+        return;
+    }
   }
 
   private countsOf(operation: PartnerOperation): { calls: number; effects: number } {

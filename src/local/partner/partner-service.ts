@@ -27,6 +27,10 @@
  *       Sticky: every later call with the key gets the same answer.
  *   503 { "error": "unavailable" } or 429 { "error": "throttled" } with `Retry-After: 1`: a transient
  *       fault (injected). Nothing is applied.
+ *   GET /ledger
+ *   200 { "totals", "byOperation", "byOrder": { orderId: { "calls", "effects": { operation:
+ *       { "applied", "undone" } } } } }: what the partner did, per order and effect operation.
+ *
  *   400 { "error", "message" } for a missing or over-long Idempotency-Key, a body that is not JSON or
  *       not an object, or a missing orderId / reference; 404 for an unknown path or operation; 405 for
  *       a method other than POST; 413 for a body over 64 KiB.
@@ -45,6 +49,7 @@ import type { Logger } from "../../ports/logger.js";
 import { sendJson } from "../json-response.js";
 import { decideFault, FAULT_KINDS, type FaultKind, type PartnerFaults, resolveFaults } from "./faults.js";
 import { type KeyBinding, Ledger, type LedgerData, type PartnerLedger, type StoredResult } from "./ledger.js";
+import { ledgerReport } from "./ledger-report.js";
 import {
   isPartnerOperation,
   isUndoOperation,
@@ -77,6 +82,8 @@ export interface PartnerServiceOptions {
   readonly slowMs?: number;
   /** Let permanent faults reject undo operations too (default false: undos get transient faults only). */
   readonly undoRefusals?: boolean;
+  /** The books to keep, for example one restored from a file (`openLedgerFile`); default new, in memory. */
+  readonly ledger?: Ledger;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -129,11 +136,15 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
     throw new RangeError(`slowMs must be a number of milliseconds of 0 or more, got ${slowMs}`);
   }
   let faults = resolveFaults(options.faults);
-  const ledger = new Ledger();
+  const ledger = options.ledger ?? new Ledger();
   // Aborted by close(), so answers still waiting on the clock give up instead of holding the server open.
   const closing = new AbortController();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === "GET" && new URL(req.url ?? "/", "http://partner").pathname === "/ledger") {
+      sendJson(res, { status: 200, body: { ...ledgerReport(ledger.data()) } });
+      return;
+    }
     const parsed = await parseCall(req);
     if (!parsed.ok) {
       ledger.count("badRequests");
@@ -269,7 +280,11 @@ async function parseCall(req: IncomingMessage): Promise<Parsed> {
   const path = new URL(req.url ?? "/", "http://partner").pathname;
   const match = /^\/operations\/([^/]*)$/.exec(path);
   if (!match) {
-    return fail(404, "not-found", `no such path ${path}; calls go to POST /operations/{operation}`);
+    return fail(
+      404,
+      "not-found",
+      `no such path ${path}; calls go to POST /operations/{operation}, the books to GET /ledger`,
+    );
   }
   const operation = match[1] ?? "";
   if (!isPartnerOperation(operation)) {

@@ -1,0 +1,58 @@
+import { isTerminal, type StateRecord } from "../../domain/state-record.js";
+import { checkInvariants, type InvariantInput } from "../invariants.js";
+import type { PartnerLedger } from "../partner/ledger.js";
+import { EFFECT_OPERATIONS } from "../partner/operations.js";
+
+/** What a chaos run is judged on: read from the host's database and the partner's ledger file. */
+export interface ChaosEvidence extends Omit<InvariantInput, "submitted"> {
+  /** Every order the API answered 202 for. `records` may hold more: POSTs whose answer a kill cut off. */
+  readonly accepted: readonly string[];
+}
+
+/** Causes that let an order stop short of completion or a clean undo in a run where no operator acts. */
+const OWN_CAUSES = ["permanent", "operator"];
+
+/**
+ * The invariants every run must keep (invariants.ts), and what crashes and outages must not change:
+ * every record is terminal; at most one effect per order and operation; a Processed order holds each
+ * effect once and none undone; a Compensated one holds none; every Error and CompensationFailed order
+ * was refused for good by the partner or stopped by an operator, never left by a crash or an outage.
+ */
+export function checkChaos(evidence: ChaosEvidence): string[] {
+  const violations = [...checkInvariants({ ...evidence, submitted: evidence.accepted }).violations];
+  const add = (message: string) => {
+    if (violations.length < 100) violations.push(message);
+  };
+  for (const [orderId, record] of evidence.records) {
+    if (!isTerminal(record.processState)) add(`${orderId} is stuck in ${record.processState}`);
+    for (const problem of effectProblems(record, evidence.ledger)) add(`${orderId}: ${problem}`);
+    const kind = record.lastError?.kind;
+    if (
+      (record.processState === "Error" || record.processState === "CompensationFailed") &&
+      !OWN_CAUSES.includes(kind ?? "")
+    )
+      add(
+        `${orderId} is ${record.processState} because of ${kind ?? "nothing"} (${record.lastError?.code ?? "no code"}), not a refusal or an operator`,
+      );
+  }
+  for (const orderId of Object.keys(evidence.ledger.effectsByOrder)) {
+    if (!evidence.records.has(orderId))
+      add(`${orderId}: the partner applied effects for an order with no record`);
+  }
+  return violations;
+}
+
+function effectProblems(record: StateRecord, ledger: PartnerLedger): string[] {
+  const effects = ledger.effectsByOrder[record.orderId] ?? [];
+  const problems: string[] = [];
+  for (const operation of EFFECT_OPERATIONS) {
+    const applied = effects.filter((e) => e.operation === operation);
+    const live = applied.filter((e) => !e.undone).length;
+    if (applied.length > 1) problems.push(`${operation} applied ${applied.length} times`);
+    if (record.processState === "Processed" && (applied.length !== 1 || live !== 1))
+      problems.push(`Processed, but ${operation} is applied ${applied.length} time(s), ${live} not undone`);
+    if (record.processState === "Compensated" && live > 0)
+      problems.push(`Compensated, but ${operation} is still applied at the partner`);
+  }
+  return problems;
+}

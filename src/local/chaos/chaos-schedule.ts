@@ -1,0 +1,37 @@
+import type { RandomSource } from "../../domain/backoff.js";
+
+export interface ChaosSchedule {
+  /** Seconds from the first order at which the host is killed, ascending, each with its downtime. */
+  readonly kills: ReadonlyArray<{ readonly at: number; readonly downSeconds: number }>;
+  /** Seconds from the first order at which the partner goes down, ascending. */
+  readonly outages: readonly number[];
+}
+
+/**
+ * When the faults strike, drawn from the seed. Kills fall anywhere from the start of sending to 10 s
+ * after it, so some land during submission and some while the backlog is processed and compensated;
+ * later, a host that keeps up would be idle. Outages fall while orders are being sent.
+ */
+export function chaosSchedule(
+  options: {
+    readonly orders: number;
+    readonly rate: number;
+    readonly kills: number;
+    readonly partnerOutages: number;
+  },
+  random: RandomSource,
+): ChaosSchedule {
+  const sending = options.orders / options.rate;
+  const until = sending + 10;
+  const times = (count: number, end: number) =>
+    Array.from({ length: count }, () => round(1 + random() * Math.max(0, end - 1))).sort((a, b) => a - b);
+  const killTimes = times(options.kills, until);
+  return {
+    kills: killTimes.map((at) => ({ at, downSeconds: round(0.2 + random() * 1.8) })),
+    outages: times(options.partnerOutages, Math.max(2, sending)),
+  };
+}
+
+function round(seconds: number): number {
+  return Math.round(seconds * 10) / 10;
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import type { ProcessState, StateRecord } from "../../../src/domain/state-record.js";
+import { checkChaos } from "../../../src/local/chaos/chaos-check.js";
+import { Ledger } from "../../../src/local/partner/ledger.js";
+import { EFFECT_OPERATIONS, UNDO_OF } from "../../../src/local/partner/operations.js";
+import { pendingRecord } from "../../support/records.js";
+
+const AT = new Date("2026-01-01T00:00:00Z");
+
+function record(
+  orderId: string,
+  processState: ProcessState,
+  overrides: Partial<StateRecord> = {},
+): StateRecord {
+  return { ...pendingRecord(orderId), processState, ...overrides };
+}
+
+/** A ledger where `processed` got every effect once and `compensated` got each one undone. */
+function ledgerFor(processed: readonly string[], compensated: readonly string[]): Ledger {
+  const ledger = new Ledger();
+  for (const orderId of [...processed, ...compensated]) {
+    for (const operation of EFFECT_OPERATIONS) {
+      const result = ledger.applyEffect(`${orderId}:${operation}`, operation, orderId, AT);
+      if (compensated.includes(orderId) && result.kind === "effect")
+        ledger.applyUndo(`${orderId}:${operation}:undo`, UNDO_OF[operation], orderId, result.reference);
+    }
+  }
+  return ledger;
+}
+
+function evidence(records: StateRecord[], ledger: Ledger, accepted = records.map((r) => r.orderId)) {
+  return {
+    accepted,
+    records: new Map(records.map((r) => [r.orderId, r])),
+    deadLettered: new Map<string, string>(),
+    writes: [],
+    ledger: ledger.snapshot(),
+    maxRecoveries: 20,
+    onExhausted: "error" as const,
+  };
+}
+
+const refused = {
+  kind: "permanent" as const,
+  code: "PartnerRejected",
+  message: "card-declined",
+  step: null,
+  at: "2026-01-01T00:00:00.000Z",
+};
+
+describe("the chaos check", () => {
+  it("passes a run where every order ended and the partner's books agree with the records", () => {
+    const records = [
+      record("o-1", "Processed"),
+      record("o-2", "Compensated"),
+      record("o-3", "Error", { lastError: refused }),
+    ];
+    expect(checkChaos(evidence(records, ledgerFor(["o-1"], ["o-2"])))).toEqual([]);
+  });
+
+  it("finds an effect applied twice for one order and operation", () => {
+    const ledger = ledgerFor(["o-1"], []);
+    ledger.applyEffect("o-1:chargePayment:again", "chargePayment", "o-1", AT);
+    const violations = checkChaos(evidence([record("o-1", "Processed")], ledger));
+    expect(violations.join("\n")).toMatch(/o-1: chargePayment applied 2 times/);
+  });
+
+  it("finds a Processed order with an effect missing or undone, and a Compensated one with an effect left", () => {
+    const ledger = ledgerFor([], ["o-1"]);
+    ledger.applyEffect("o-2:reserveInventory", "reserveInventory", "o-2", AT);
+    const violations = checkChaos(
+      evidence([record("o-1", "Processed"), record("o-2", "Compensated")], ledger),
+    ).join("\n");
+    expect(violations).toMatch(/o-1: Processed, but reserveInventory is applied 1 time\(s\), 0 not undone/);
+    expect(violations).toMatch(/o-2: Compensated, but reserveInventory is still applied/);
+  });
+
+  it("finds an accepted order with no record, a record not terminal, and effects for an order never recorded", () => {
+    const ledger = ledgerFor(["ghost"], []);
+    const violations = checkChaos(evidence([record("o-1", "Processing")], ledger, ["o-1", "o-2"])).join("\n");
+    expect(violations).toMatch(/o-1 is stuck in Processing/);
+    expect(violations).toMatch(/o-2 was lost/);
+    expect(violations).toMatch(/ghost: the partner applied effects for an order with no record/);
+  });
+
+  it("finds an order left in Error or CompensationFailed by a crash or an outage rather than a refusal", () => {
+    const exhausted = {
+      kind: "transient" as const,
+      code: "RecoveriesExhausted",
+      message: "",
+      step: null,
+      at: "2026-01-01T00:00:00.000Z",
+    };
+    const violations = checkChaos(
+      evidence(
+        [
+          record("o-1", "Error", { lastError: exhausted }),
+          record("o-2", "CompensationFailed", {
+            lastError: { ...exhausted, code: "CompensationRecoveriesExhausted" },
+          }),
+        ],
+        new Ledger(),
+      ),
+    ).join("\n");
+    expect(violations).toMatch(/o-1 is Error because of transient \(RecoveriesExhausted\)/);
+    expect(violations).toMatch(/o-2 is CompensationFailed because of transient/);
+  });
+});

@@ -1,0 +1,102 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { seededRandom } from "../../../src/domain/backoff.js";
+import { parseChaosOptions } from "../../../src/local/chaos/chaos-options.js";
+import { chaosSchedule } from "../../../src/local/chaos/chaos-schedule.js";
+import { startSender } from "../../../src/local/chaos/order-sender.js";
+import { UsageError } from "../../../src/local/usage-error.js";
+
+describe("the chaos schedule", () => {
+  const plan = { orders: 1_000, rate: 50, kills: 10, partnerOutages: 3 };
+
+  it("is the same for the same seed, and another for another seed", () => {
+    expect(chaosSchedule(plan, seededRandom(7))).toEqual(chaosSchedule(plan, seededRandom(7)));
+    expect(chaosSchedule(plan, seededRandom(7))).not.toEqual(chaosSchedule(plan, seededRandom(8)));
+  });
+
+  it("kills during sending and after it, and takes the partner down while orders are being sent", () => {
+    const { kills, outages } = chaosSchedule(plan, seededRandom(3));
+    const sending = plan.orders / plan.rate;
+    expect(kills).toHaveLength(10);
+    expect(outages).toHaveLength(3);
+    expect(kills.map((k) => k.at)).toEqual([...kills.map((k) => k.at)].sort((a, b) => a - b));
+    for (const kill of kills) {
+      expect(kill.at).toBeGreaterThanOrEqual(1);
+      expect(kill.at).toBeLessThanOrEqual(sending + 10);
+      expect(kill.downSeconds).toBeGreaterThanOrEqual(0.2);
+    }
+    for (const outage of outages) expect(outage).toBeLessThanOrEqual(sending);
+  });
+});
+
+describe("sas chaos flags", () => {
+  it("takes the defaults and the flags given", () => {
+    const options = parseChaosOptions(["--orders", "300", "--kills", "3", "--agent", "queue", "--json"]);
+    expect(options).toMatchObject({
+      orders: 300,
+      kills: 3,
+      agent: "queue",
+      json: true,
+      rate: 50,
+      partnerOutages: 1,
+    });
+  });
+
+  it.each([
+    [["--orders", "0"], /--orders must be an integer from 1/],
+    [["--rate", "fast"], /--rate must be an integer/],
+    [["--agent", "thread"], /--agent must be activity or queue/],
+    [["--transient-faults", "2"], /--transient-faults must be a number from 0 to 1/],
+    [["--data", ":memory:"], /--data must be a directory/],
+  ])("refuses %j naming the flag", (args, message) => {
+    expect(() => parseChaosOptions(args)).toThrow(UsageError);
+    expect(() => parseChaosOptions(args)).toThrow(message);
+  });
+
+  it("refuses an unknown flag", () => {
+    expect(() => parseChaosOptions(["--kill", "3"])).toThrow(/Unknown option '--kill'/);
+  });
+});
+
+describe("the open-loop sender", () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  it("sends every order again until it is answered 202, and reports a valid order refused", async () => {
+    const seen = new Map<string, number>();
+    server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        const { orderId } = JSON.parse(body) as { orderId: string };
+        const n = (seen.get(orderId) ?? 0) + 1;
+        seen.set(orderId, n);
+        if (orderId === "bad") res.writeHead(400).end("invalid order message");
+        else if (n === 1 && orderId.endsWith("1"))
+          req.socket.destroy(); // killed mid-request
+        else if (n <= 2 && orderId.endsWith("2")) res.writeHead(429).end();
+        else res.writeHead(202).end();
+      });
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    let down = true;
+    setTimeout(() => (down = false), 100);
+    const ids = ["o-0", "o-1", "o-2", "bad"];
+    const sender = startSender({
+      count: ids.length,
+      orderAt: (i) => ({ orderId: ids[i] ?? "", body: JSON.stringify({ orderId: ids[i] }) }),
+      rate: 100,
+      target: () => (down ? null : url),
+      retryMs: 20,
+    });
+    const report = await sender.done;
+    expect([...report.accepted].sort()).toEqual(["o-0", "o-1", "o-2"]);
+    expect([...report.refused.keys()]).toEqual(["bad"]);
+    expect(report.retries).toBe(3);
+    expect(seen.get("o-1")).toBe(2);
+    expect(seen.get("o-2")).toBe(3);
+    expect(sender.outstanding()).toBe(0);
+  });
+});
