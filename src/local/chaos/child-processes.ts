@@ -29,13 +29,24 @@ function cliCommand(): string[] {
 const live = new Set<SasProcess>();
 let cleanupInstalled = false;
 
-/** Kills every child still running if this process exits first, so none outlives a failed run. */
+/**
+ * Kills every child still running if this process exits first, so none outlives a failed run. The
+ * children run in process groups of their own (so a kill reaches all of each), which also keeps a
+ * Ctrl-C in the terminal from reaching them: on SIGINT or SIGTERM this process kills them and exits.
+ */
 function installCleanup(): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
-  process.once("exit", () => {
+  const killAll = () => {
     for (const child of live) killGroup(child.pid);
-  });
+  };
+  process.once("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    });
+  }
 }
 
 function killGroup(pid: number): void {
