@@ -10,6 +10,7 @@ const BREAKAGE = new Set([
   "durable.episode.error",
   "durable.instance.failed",
   "durable.activity.failed",
+  "host.invocation.failed",
 ]);
 
 /** A logger whose lines the fuzzer reads after each step, then forgets. */

@@ -1,6 +1,6 @@
 import { within } from "../deadline.js";
 import type { Tally } from "../tally.js";
-import { expectThat, Violation } from "../violation.js";
+import { expectThat } from "../violation.js";
 import { expectedOf } from "./expected.js";
 import { judge, type Observed } from "./judge.js";
 import { type OrderCase, submissionsOf } from "./order-case.js";
@@ -29,7 +29,7 @@ export class OrderCaseRunner {
       try {
         tally.record(await this.submit(submission));
       } catch (error) {
-        if (error instanceof Violation) error.message = `${submission.label}: ${error.message}`;
+        if (error instanceof Error) error.message = `${submission.label}: ${error.message}`;
         throw error;
       }
     }
