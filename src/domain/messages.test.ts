@@ -63,6 +63,23 @@ describe("agent messages", () => {
       fieldsOf(parseAgentResponse({ ...response, fault: { kind: "odd", code: "", message: "" } })),
     ).toEqual(expect.arrayContaining(["fault.kind/oneOf", "fault.code/min"]));
   });
+
+  it("refuse a response whose ids disagree: another order, attempt, step or operation than its instance and request", () => {
+    expect(fieldsOf(parseAgentResponse({ ...response, orderId: "ord-2" }))).toEqual([
+      "instanceId/custom",
+      "requestId/custom",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, attempt: 2 }))).toEqual([
+      "instanceId/custom",
+      "requestId/custom",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, step: "arrangeShipment" }))).toEqual([
+      "requestId/custom",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, operation: "undo" }))).toEqual(["requestId/custom"]);
+    const undo = { ...response, operation: "undo", requestId: "ord-1:1:chargePayment:undo" };
+    expect(parseAgentResponse(undo).ok).toBe(true);
+  });
 });
 
 describe("status messages", () => {
