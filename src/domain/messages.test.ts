@@ -58,6 +58,15 @@ describe("agent messages", () => {
     expect(fieldsOf(parseAgentRequest({ ...request, completeBy: "tomorrow" }))).toEqual([
       "completeBy/format",
     ]);
+    for (const impossible of [
+      "2026-13-01T00:00:00.000Z",
+      "2026-02-30T00:00:00.000Z",
+      "2026-01-01T24:00:00.000Z",
+    ]) {
+      expect(fieldsOf(parseAgentResponse({ ...response, completedAt: impossible }))).toEqual([
+        "completedAt/custom",
+      ]);
+    }
     expect(fieldsOf(parseAgentResponse({ ...response, outcome: "failed" }))).toEqual(["fault/custom"]);
     expect(
       fieldsOf(parseAgentResponse({ ...response, fault: { kind: "odd", code: "", message: "" } })),
