@@ -5,17 +5,14 @@
  */
 import { parseFuzzOptions, USAGE, UsageError } from "./options.js";
 import { type FuzzReport, formatReport } from "./report.js";
-import { fuzzTarget, type TargetReport } from "./run-target.js";
-import type { FuzzTarget } from "./target.js";
+import type { Fuzzable, FuzzSettings, TargetReport } from "./run-target.js";
 import { allTargets } from "./targets.js";
 
-export async function runFuzz(
-  targets: readonly FuzzTarget<never>[],
-  settings: { readonly runs: number; readonly seed: number },
-): Promise<FuzzReport> {
+/** Runs each target in turn with the same runs and seed. */
+export async function runFuzz(targets: readonly Fuzzable[], settings: FuzzSettings): Promise<FuzzReport> {
   const started = performance.now();
   const reports: TargetReport[] = [];
-  for (const target of targets) reports.push(await fuzzTarget(target, settings));
+  for (const target of targets) reports.push(await target.fuzz(settings));
   return {
     seed: settings.seed,
     runs: settings.runs,

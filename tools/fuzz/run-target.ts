@@ -27,6 +27,16 @@ export interface TargetReport extends TallyCounts {
   readonly counterexample: Counterexample | null;
 }
 
+/** A target with its case type hidden, so targets of different cases can be run in one list. */
+export interface Fuzzable {
+  readonly name: string;
+  fuzz(settings: FuzzSettings): Promise<TargetReport>;
+}
+
+export function fuzzable<Case>(target: FuzzTarget<Case>): Fuzzable {
+  return { name: target.name, fuzz: (settings) => fuzzTarget(target, settings) };
+}
+
 /**
  * Runs one target's property `settings.runs` times with fast-check. The first violation stops the
  * runs; fast-check then shrinks the input, and the smallest one that still fails is reported.
