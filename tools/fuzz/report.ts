@@ -34,6 +34,7 @@ export function formatReport(report: FuzzReport): string {
       `VIOLATION in ${target.target} (after ${target.runs} runs, shrunk ${example.shrinks} times):`,
       `  ${example.violation}`,
       `  counterexample: ${example.value}`,
+      `  ${example.failsAlone ? "fails on its own, on a fresh session" : "fails only after the runs before it"}`,
       `  replay: npm run fuzz -- --seed ${report.seed} --runs ${report.runs}` +
         (example.path === null ? "" : ` (fast-check path ${example.path})`),
     );

@@ -1,8 +1,8 @@
 import fc from "fast-check";
-import { Hang, within } from "./deadline.js";
+import { within } from "./deadline.js";
 import { Tally, type TallyCounts } from "./tally.js";
 import type { FuzzTarget, TargetSession } from "./target.js";
-import { shown, Violation } from "./violation.js";
+import { shown } from "./violation.js";
 
 export interface FuzzSettings {
   readonly runs: number;
@@ -17,6 +17,8 @@ export interface Counterexample {
   /** Replays exactly this input with the same seed (`path` in fast-check's parameters). */
   readonly path: string | null;
   readonly shrinks: number;
+  /** True when the input fails on a fresh session; otherwise the runs before it are needed (replay the seed). */
+  readonly failsAlone: boolean;
 }
 
 export interface TargetReport extends TallyCounts {
@@ -39,7 +41,8 @@ export function fuzzable<Case>(target: FuzzTarget<Case>): Fuzzable {
 
 /**
  * Runs one target's property `settings.runs` times with fast-check. The first violation stops the
- * runs; fast-check then shrinks the input, and the smallest one that still fails is reported.
+ * runs; fast-check then shrinks the input, and the smallest one that still fails is reported, with
+ * whether it fails on its own on a fresh session or only after the runs before it.
  */
 export async function fuzzTarget<Case>(
   target: FuzzTarget<Case>,
@@ -49,39 +52,51 @@ export async function fuzzTarget<Case>(
   const tally = new Tally();
   const sessions = new SessionSlot(target);
   const property = fc.asyncProperty(target.arbitrary, async (value) => {
-    const session = await sessions.get();
     try {
-      await session.run(value, tally);
+      await (await sessions.get()).run(value, tally);
     } catch (error) {
       tally.freeze();
-      if (error instanceof Hang || !(error instanceof Violation)) await sessions.discard();
+      // What a violation left behind (a stray record, a hung consumer) must not fail the next input.
+      await sessions.discard();
       throw error;
     }
   });
   const details = await fc.check(property, { numRuns: settings.runs, seed: settings.seed });
   await sessions.discard();
-  const failed = details.failed && details.counterexample !== null;
+  const [value] = details.failed ? (details.counterexample ?? []) : [];
+  const alone = details.failed ? await failureAlone(sessions, value as Case) : null;
+  const counterexample: Counterexample | null = details.failed
+    ? {
+        value: shown(value, 4_000),
+        violation: messageOf(alone ?? details.errorInstance),
+        path: details.counterexamplePath,
+        shrinks: details.numShrinks,
+        failsAlone: alone !== null,
+      }
+    : null;
   return {
     target: target.name,
     runs: details.numRuns,
     ...tally.snapshot(),
-    violations: failed ? 1 : 0,
+    violations: counterexample ? 1 : 0,
     durationMs: Math.round(performance.now() - started),
-    counterexample: failed
-      ? {
-          value: shown(details.counterexample?.[0], 4_000),
-          violation: messageOf(details.errorInstance),
-          path: details.counterexamplePath,
-          shrinks: details.numShrinks,
-        }
-      : null,
+    counterexample,
   };
 }
 
-/**
- * The target's open session. After a hang or a crash it is closed and a fresh one is opened for the
- * next run, so that shrinking replays inputs on a session that nothing has left broken or hanging.
- */
+/** What `value` breaks on a session that has seen nothing else, if anything. */
+async function failureAlone<Case>(sessions: SessionSlot<Case>, value: Case): Promise<unknown> {
+  try {
+    await (await sessions.get()).run(value, new Tally());
+    return null;
+  } catch (error) {
+    return error ?? new Error("thrown without a reason");
+  } finally {
+    await sessions.discard();
+  }
+}
+
+/** The target's open session, opened on first use and after each discard. */
 class SessionSlot<Case> {
   private current: Promise<TargetSession<Case>> | undefined;
 

@@ -77,7 +77,7 @@ function judgeAnswer(expected: Expected, answer: { status: number; body: unknown
 function judgeStores({ expected, before, after, writes }: Evidence): void {
   if (expected.kind !== "created") {
     const [write] = writes;
-    expectThat(write === undefined, () => `a ${expected.kind} submission wrote ${shown(writes)}`);
+    expectThat(write === undefined, () => `${KINDS[expected.kind]} wrote ${shown(writes)}`);
     expectThat(
       before?.text === after?.text,
       () => `the stored order changed: before ${shown(before?.text)}, after ${shown(after?.text)}`,
@@ -104,16 +104,13 @@ function judgeDeadLetters(expected: Expected, observed: Observed): void {
   const expectsOne =
     observed.queued && (expected.kind === "conflict" || (expected.kind === "invalid" && !observed.http));
   if (!expectsOne) {
-    expectThat(
-      letters.length === 0,
-      () => `a ${expected.kind} submission was dead-lettered: ${shown(letters)}`,
-    );
+    expectThat(letters.length === 0, () => `${KINDS[expected.kind]} was dead-lettered: ${shown(letters)}`);
     return;
   }
   const [letter] = letters;
   expectThat(
     letters.length === 1 && letter !== undefined,
-    () => `a ${expected.kind} message was not dead-lettered once: ${shown(letters)}`,
+    () => `${KINDS[expected.kind]} was not dead-lettered once: ${shown(letters)}`,
   );
   const text = `${letter.reason}: ${letter.description}`;
   if (expected.kind === "conflict") {
@@ -131,6 +128,13 @@ function judgeDeadLetters(expected: Expected, observed: Observed): void {
       `the dead-letter reason does not name ${JSON.stringify(expected.field)} (${expected.problem}): ${shown(text)}`,
   );
 }
+
+const KINDS: Record<Expected["kind"], string> = {
+  created: "a new order",
+  unchanged: "a duplicate of an accepted order",
+  conflict: "a conflicting resend",
+  invalid: "an invalid message",
+};
 
 /** How a reason says what the problem is, besides naming the field. */
 const PROBLEM_WORDS: Record<Problem, RegExp> = {
