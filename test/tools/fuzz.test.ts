@@ -13,7 +13,6 @@ import { COMPLETE, type MessageHandler } from "../../src/ports/message-handler.j
 import { createSubmissionHandler } from "../../src/scheduler/submission.js";
 import type { ActivityHandler, HandlerSource } from "../../tools/fuzz/activities/activity-harness.js";
 import { activityTarget } from "../../tools/fuzz/activities/activity-target.js";
-import { runFuzz } from "../../tools/fuzz/fuzz.js";
 import { parseFuzzOptions, UsageError } from "../../tools/fuzz/options.js";
 import type { SubmissionFactory } from "../../tools/fuzz/orders/embedded.js";
 import { isJsonObject } from "../../tools/fuzz/orders/json-object.js";
@@ -21,6 +20,7 @@ import { sqliteQueueTarget } from "../../tools/fuzz/orders/sqlite-queue-target.j
 import type { ReplyHandlerFactory } from "../../tools/fuzz/replies/reply-pipeline.js";
 import { replyTarget } from "../../tools/fuzz/replies/reply-target.js";
 import { formatReport } from "../../tools/fuzz/report.js";
+import { runFuzz } from "../../tools/fuzz/run-fuzz.js";
 import { type Fuzzable, fuzzable, type TargetReport } from "../../tools/fuzz/run-target.js";
 import { allTargets } from "../../tools/fuzz/targets.js";
 
@@ -175,7 +175,7 @@ describe("npm run fuzz's command line", () => {
     expect(text).toContain('counterexample: {"orders":[]}');
     expect(text).toContain("fails on its own, on a fresh session");
     expect(text).toContain("replay: npm run fuzz -- --seed 9 --runs 10 (fast-check path 3:1)");
-    expect(text).toMatch(/^a +30 +10 +8 +7 +5 +0$/m);
+    expect(text).toMatch(/^a +30 +10 +8 +7 +5 +0 +0\.0$/m);
     expect(text).toContain("FAILED in 1.2 s");
   });
 });

@@ -9,7 +9,7 @@ export interface FuzzReport {
 }
 
 const COLUMNS = ["cases", "accepted", "refused", "deadLettered", "dropped", "violations"] as const;
-const HEADINGS = ["cases", "accepted", "refused", "dead-lettered", "dropped", "violations"];
+const HEADINGS = ["cases", "accepted", "refused", "dead-lettered", "dropped", "violations", "seconds"];
 
 /** The text summary: one line per target, then each counterexample and how to replay it. */
 export function formatReport(report: FuzzReport): string {
@@ -20,10 +20,7 @@ export function formatReport(report: FuzzReport): string {
     `seed ${report.seed}, ${report.runs} runs per target`,
     row("target", HEADINGS),
     ...report.targets.map((t) =>
-      row(
-        t.target,
-        COLUMNS.map((column) => t[column]),
-      ),
+      row(t.target, [...COLUMNS.map((column) => t[column]), (t.durationMs / 1_000).toFixed(1)]),
     ),
   ];
   for (const target of report.targets) {

@@ -5,6 +5,7 @@ import { DeadLetterCursor } from "../dead-letters.js";
 import type { FuzzTarget } from "../target.js";
 import { OrderCaseRunner } from "./case-runner.js";
 import { openEmbeddedOrders, type SubmissionFactory } from "./embedded.js";
+import { post } from "./http-post.js";
 import type { Observed } from "./judge.js";
 import { type OrderCase, orderCase } from "./order-case.js";
 import { settled } from "./sqlite-queue-target.js";
@@ -28,14 +29,10 @@ export function httpTarget(options: { readonly submission?: SubmissionFactory } 
       const channel = {
         async send(submission: Submission): Promise<Observed> {
           const body = httpBody(submission.wire);
-          const response = await fetch(`${api.url}/api/orders`, {
-            method: "POST",
-            headers: { "Content-Type": "application/json" },
-            body,
-          });
-          const answer = { status: response.status, body: (await response.json()) as unknown };
+          const headers = submission.traceparent === null ? {} : { traceparent: submission.traceparent };
+          const answer = await post(`${api.url}/api/orders`, body, { chunked: submission.chunked, headers });
           let queued = false;
-          if (response.status === 202) {
+          if (answer.status === 202) {
             const id = orderMessageId(JSON.parse(new TextDecoder().decode(toBytes(body))) as JsonValue);
             queued = !queuedIds.has(id);
             queuedIds.add(id);

@@ -4,11 +4,20 @@ import { applyChange, type Change, change } from "./changes.js";
 import { isJsonObject, type JsonObject, reordered } from "./json-object.js";
 import { applyMutation, type Mutation, mutation } from "./mutations.js";
 import { type RawBody, rawBody, rawSubmission } from "./raw-bodies.js";
-import type { Submission } from "./submission.js";
+import type { Content, Submission } from "./submission.js";
 import { validOrder } from "./valid-orders.js";
 
+/** How a step's message is framed; neither may change what becomes of it. */
+export interface Framing {
+  readonly traceparent: string | null;
+  /** HTTP only. */
+  readonly chunked: boolean;
+}
+
 /** One input of a case; `order` picks one of the case's orders (modulo their number). */
-export type Step =
+export type Step = Framing & StepContent;
+
+type StepContent =
   /** The order as it is, its keys in an order `layout` chooses: a first submission or a duplicate. */
   | { readonly kind: "send"; readonly order: number; readonly layout: number; readonly indent: number }
   /** The order under the same id with other data. */
@@ -23,9 +32,24 @@ export interface OrderCase {
   readonly steps: readonly Step[];
 }
 
+const hex = (length: number) =>
+  fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: length, maxLength: length });
+
+const framing: fc.Arbitrary<Framing> = fc.record({
+  traceparent: fc.option(
+    fc.oneof(
+      fc.tuple(hex(32), hex(16)).map(([trace, span]) => `00-${trace}-${span}-01`),
+      fc.constantFrom("", "00-00000000000000000000000000000000-0000000000000000-01", "00-abc", "ff-x-y-z"),
+      fc.string({ unit: "grapheme-ascii", maxLength: 80 }),
+    ),
+    { nil: null, freq: 2 },
+  ),
+  chunked: fc.boolean(),
+});
+
 export function orderCase(options: { readonly http: boolean }): fc.Arbitrary<OrderCase> {
   const order = fc.nat(5);
-  const step: fc.Arbitrary<Step> = fc.oneof(
+  const content: fc.Arbitrary<StepContent> = fc.oneof(
     {
       weight: 4,
       arbitrary: fc.record({
@@ -39,6 +63,9 @@ export function orderCase(options: { readonly http: boolean }): fc.Arbitrary<Ord
     { weight: 4, arbitrary: fc.record({ kind: fc.constant("mutate" as const), order, mutation }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant("raw" as const), order, body: rawBody(options) }) },
   );
+  const step = fc
+    .tuple(content, framing)
+    .map(([stepContent, stepFraming]): Step => ({ ...stepContent, ...stepFraming }));
   return fc.record({
     orders: fc.array(validOrder, { minLength: 1, maxLength: 3 }),
     steps: fc.array(step, { minLength: 1, maxLength: 4 }),
@@ -47,12 +74,14 @@ export function orderCase(options: { readonly http: boolean }): fc.Arbitrary<Ord
 
 /** The submissions a case stands for, in order. */
 export function submissionsOf(value: OrderCase): Submission[] {
-  return value.steps.map((step) =>
-    submissionOf(step, value.orders[step.order % value.orders.length] as OrderMessage),
-  );
+  return value.steps.map((step) => ({
+    ...submissionOf(step, value.orders[step.order % value.orders.length] as OrderMessage),
+    traceparent: step.traceparent,
+    chunked: step.chunked,
+  }));
 }
 
-function submissionOf(step: Step, order: OrderMessage): Submission {
+function submissionOf(step: StepContent, order: OrderMessage): Content {
   switch (step.kind) {
     case "send": {
       const body = reordered(order as unknown as JsonObject, step.layout);

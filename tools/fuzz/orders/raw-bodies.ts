@@ -4,7 +4,7 @@ import type { JsonValue } from "../../../src/ports/message-queue.js";
 import { isJsonObject, type JsonObject, setOwn } from "./json-object.js";
 import { jsonValue } from "./mutations.js";
 import { MAX_MESSAGE_BYTES, utf8Bytes } from "./spec.js";
-import type { Submission } from "./submission.js";
+import type { Content } from "./submission.js";
 
 /** Bodies that are not an order message at all, or are one in an unusual form. */
 export type RawBody =
@@ -86,7 +86,7 @@ export function rawBody(options: { readonly http: boolean }): fc.Arbitrary<RawBo
 const invalid = (field: string, problem: "size" | "form") => ({ valid: false, field, problem }) as const;
 
 /** The submission of `body`, built around `order` where it needs one. */
-export function rawSubmission(body: RawBody, order: OrderMessage): Submission {
+export function rawSubmission(body: RawBody, order: OrderMessage): Content {
   const text = JSON.stringify(order);
   const label = `raw ${body.kind}`;
   switch (body.kind) {

@@ -28,7 +28,7 @@ function queueChannel(embedded: EmbeddedOrders) {
   const deadLetters = new DeadLetterCursor(queue.deadLetterQueue);
   return {
     async send(submission: Submission): Promise<Observed> {
-      const sent = await queue.send(orderQueueMessage(queueBody(submission.wire), null));
+      const sent = await queue.send(orderQueueMessage(queueBody(submission.wire), submission.traceparent));
       return settled(embedded, sent.accepted === 1, null, deadLetters);
     },
   };

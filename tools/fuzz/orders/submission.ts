@@ -24,7 +24,14 @@ export interface Submission {
   readonly expect: Expectation;
   /** The order id whose stored data must not change unless the submission is accepted, if any. */
   readonly watch: string | null;
+  /** The sender's trace context (a header over HTTP, an application property on a queue), well-formed or not. */
+  readonly traceparent: string | null;
+  /** HTTP only: the body sent in chunks, without a Content-Length. */
+  readonly chunked: boolean;
 }
+
+/** A submission before its framing (trace context, chunking) is added. */
+export type Content = Omit<Submission, "traceparent" | "chunked">;
 
 /** The text an HTTP client sends for `wire`. */
 export function httpBody(wire: Wire): string | Uint8Array {
