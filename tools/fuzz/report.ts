@@ -33,9 +33,14 @@ export function formatReport(report: FuzzReport): string {
       `  counterexample: ${example.value}`,
       `  ${example.failsAlone ? "fails on its own, on a fresh session" : "fails only after the runs before it"}`,
       `  replay: npm run fuzz -- --seed ${report.seed} --runs ${report.runs}` +
-        (example.path === null ? "" : ` (fast-check path ${example.path})`),
+        (example.path === null ? "" : ` (fast-check path ${shortened(example.path)})`),
     );
   }
   lines.push("", `${report.ok ? "ok" : "FAILED"} in ${(report.durationMs / 1_000).toFixed(1)} s`);
   return lines.join("\n");
+}
+
+/** A shrink path can run to thousands of characters; --json prints it whole. */
+function shortened(path: string): string {
+  return path.length > 120 ? `${path.slice(0, 120)}... (--json has it whole)` : path;
 }

@@ -14,6 +14,8 @@ export type RawBody =
   | { readonly kind: "doubleEncoded" }
   | { readonly kind: "textForm" }
   | { readonly kind: "huge"; readonly extraBytes: number; readonly multibyte: boolean }
+  /** Arrays nested `depth` deep: the whole body, or an unknown field of the order. */
+  | { readonly kind: "deep"; readonly depth: number; readonly inField: boolean }
   /** HTTP only: the order's text padded with spaces to the size limit plus `delta` bytes. */
   | { readonly kind: "padded"; readonly delta: number }
   /** HTTP only: bytes that are not UTF-8. */
@@ -65,6 +67,11 @@ export function rawBody(options: { readonly http: boolean }): fc.Arbitrary<RawBo
     fc.constant({ kind: "doubleEncoded" as const }),
     fc.constant({ kind: "textForm" as const }),
     fc.record({
+      kind: fc.constant("deep" as const),
+      depth: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 2_000, max: 30_000 })),
+      inField: fc.boolean(),
+    }),
+    fc.record({
       kind: fc.constant("huge" as const),
       extraBytes: fc.oneof(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 120_000 })),
       multibyte: fc.boolean(),
@@ -83,7 +90,8 @@ export function rawBody(options: { readonly http: boolean }): fc.Arbitrary<RawBo
   );
 }
 
-const invalid = (field: string, problem: "size" | "form") => ({ valid: false, field, problem }) as const;
+const invalid = (field: string, problem: "size" | "form" | "field") =>
+  ({ valid: false, field, problem }) as const;
 
 /** The submission of `body`, built around `order` where it needs one. */
 export function rawSubmission(body: RawBody, order: OrderMessage): Content {
@@ -127,6 +135,20 @@ export function rawSubmission(body: RawBody, order: OrderMessage): Content {
         expect: invalid("(message)", "size"),
         watch: order.orderId,
       };
+    case "deep": {
+      const nested = "[".repeat(body.depth) + "]".repeat(body.depth);
+      const deep = body.inField ? `${text.slice(0, -1)},"nested":${nested}}` : nested;
+      const expect =
+        utf8Bytes(deep) > MAX_MESSAGE_BYTES
+          ? invalid("(message)", "size")
+          : invalid(body.inField ? "nested" : "(message)", body.inField ? "field" : "form");
+      return {
+        label: `${label} ${body.depth}`,
+        wire: { kind: "document", text: deep },
+        expect,
+        watch: order.orderId,
+      };
+    }
     case "padded": {
       const size = MAX_MESSAGE_BYTES + body.delta;
       const padded = text + " ".repeat(size - utf8Bytes(text));

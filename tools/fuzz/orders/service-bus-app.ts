@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ServiceBusClient } from "@azure/service-bus";
@@ -15,7 +16,7 @@ import { loadAzureSettings } from "../../../src/config/azure-settings.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../../src/config/names.js";
 import { seededRandom } from "../../../src/domain/backoff.js";
 import type { AzureServices } from "../../../src/functions/azure-services.js";
-import type { MessageQueue } from "../../../src/ports/message-queue.js";
+import type { MessageQueue, SendResult } from "../../../src/ports/message-queue.js";
 import { ServiceBusTestBroker } from "../../../test/support/servicebus-broker/index.js";
 import type { CapturedLog } from "../captured-log.js";
 import { WriteLog } from "../write-log.js";
@@ -31,6 +32,11 @@ export interface ServiceBusApp {
   readonly stores: OrderStores;
   readonly orders: ServiceBusMessageQueue;
   readonly invalidMessages: ServiceBusMessageQueue;
+  /**
+   * Puts a JSON document on the orders queue as another client would: its bytes as the body, with a
+   * JSON content type, under an id derived from them. Reports it a duplicate when that id was sent before.
+   */
+  sendDocument(text: string, traceparent: string | null): Promise<SendResult>;
   close(): Promise<void>;
 }
 
@@ -77,12 +83,27 @@ export async function openServiceBusApp(log: CapturedLog): Promise<ServiceBusApp
     logger: log.logger,
     instanceName: "fuzz-worker",
   };
+  const documents = client.createSender(QUEUE_NAMES.orders);
+  const documentIds = new Set<string>();
   return {
     services,
     stores: { states, orders: ordersRepository, writes: new WriteLog(db) },
     orders,
     invalidMessages,
+    sendDocument: async (text, traceparent) => {
+      const messageId = `document:${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
+      const duplicate = documentIds.has(messageId);
+      documentIds.add(messageId);
+      await documents.sendMessages({
+        messageId,
+        body: Buffer.from(text, "utf8"),
+        contentType: "application/json",
+        ...(traceparent === null ? {} : { applicationProperties: { traceparent } }),
+      });
+      return { accepted: duplicate ? 0 : 1, duplicates: duplicate ? 1 : 0 };
+    },
     close: async () => {
+      await documents.close();
       await orders.close();
       await invalidMessages.close();
       await client.close();

@@ -40,9 +40,11 @@ function serviceBusChannel(app: ServiceBusApp, log: CapturedLog) {
   const deadLettered = new DeadLetterCursor(app.orders.deadLetterQueue);
   return {
     async send(submission: Submission): Promise<Observed> {
-      const sent = await app.orders.send(
-        orderQueueMessage(queueBody(submission.wire), submission.traceparent),
-      );
+      const { wire, traceparent } = submission;
+      const sent =
+        wire.kind === "document"
+          ? await app.sendDocument(wire.text, traceparent)
+          : await app.orders.send(orderQueueMessage(queueBody(wire), traceparent));
       const queued = sent.accepted === 1;
       if (queued) await deliverOne(app.orders, FUNCTION_NAMES.submitOrder, trigger.submitOrder, log.logger);
       const deadLetters = [...(await parked.newMessages()), ...(await deadLettered.newMessages())];
