@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseAgentResponse } from "../../src/domain/agent-messages.js";
 import { withoutStoreMetadata } from "../../src/domain/state-record.js";
 import { replyEventName, type StepName } from "../../src/domain/workflow.js";
 import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
@@ -93,6 +94,21 @@ describe("npm run fuzz", () => {
     };
     const report = await violationOf(fuzzable(replyTarget({ replies: trusting })));
     expect(report.counterexample?.violation).toMatch(/^Violation: reply \d+ \(\w+\): /);
+  });
+
+  it("reports a reply handler that refuses what it should but never hands a reply on", async () => {
+    const swallowing: ReplyHandlerFactory =
+      ({ logger }) =>
+      async (message) => {
+        const parsed = parseAgentResponse(message.body);
+        if (!parsed.ok) return { action: "deadLetter", reason: "Invalid", description: parsed.error.message };
+        logger.info("agent.reply.delivered", { instanceId: parsed.value.instanceId });
+        return COMPLETE;
+      };
+    const report = await violationOf(fuzzable(replyTarget({ replies: swallowing })));
+    expect(report.counterexample?.violation).toMatch(
+      /a genuine success for .+ left the step "Running", not Completed/,
+    );
   });
 
   it("reports activities registered without their input contracts", async () => {
