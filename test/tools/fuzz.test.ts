@@ -49,7 +49,9 @@ describe("npm run fuzz", () => {
     expect(orders?.accepted).toBeGreaterThan(0);
     expect(orders?.deadLettered).toBeGreaterThan(0);
   });
+});
 
+describe("npm run fuzz, with an order-message fault planted", () => {
   it("reports a submission handler that overwrites the record of an order it already holds", async () => {
     const overwriting: SubmissionFactory = (deps) => {
       const real = createSubmissionHandler(deps);
@@ -81,7 +83,9 @@ describe("npm run fuzz", () => {
     expect(report.counterexample?.value).toMatch(/"kind":"(extra|huge)"/);
     expect(report.counterexample?.failsAlone).toBe(true);
   });
+});
 
+describe("npm run fuzz, with a reply or activity fault planted", () => {
   it("reports a reply handler that hands any reply to the instance it names", async () => {
     const trusting: ReplyHandlerFactory = () => async (message, durable) => {
       const reply = isJsonObject(message.body) ? message.body : {};
