@@ -3,7 +3,7 @@ import type { Result } from "./result.js";
 import { isoInstantSchema } from "./time.js";
 import { traceparentSchema } from "./trace-context.js";
 import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
-import { ORDER_STEPS } from "./workflow.js";
+import { instanceIdFor, ORDER_STEPS, requestIdFor, type StepName } from "./workflow.js";
 
 export const AGENT_MESSAGE_SCHEMA_VERSION = 1;
 
@@ -68,17 +68,40 @@ export const agentResponseSchema = z.strictObject({
 });
 export type AgentResponse = z.infer<typeof agentResponseSchema>;
 
+/** The id of one step's request in one attempt, or of its undo: the message id, and what the reply echoes. */
+export function agentRequestIdFor(
+  orderId: string,
+  attempt: number,
+  step: StepName,
+  operation: (typeof AGENT_OPERATIONS)[number],
+): string {
+  return `${requestIdFor(orderId, attempt, step)}${operation === "undo" ? ":undo" : ""}`;
+}
+
 export function parseAgentRequest(input: unknown): Result<AgentRequest, ValidationError> {
   return validate("agent request", agentRequestSchema, input);
 }
 
+/**
+ * A reply is handed to the instance it names, which acts on it as the answer to its own order's
+ * step; so its ids must agree with each other, or a reply could claim one order and move another.
+ */
 export function parseAgentResponse(input: unknown): Result<AgentResponse, ValidationError> {
   return validate(
     "agent response",
-    agentResponseSchema.refine((r) => (r.outcome === "failed") === (r.fault !== null), {
-      error: "fault must be set exactly when outcome is failed",
-      path: ["fault"],
-    }),
+    agentResponseSchema
+      .refine((r) => (r.outcome === "failed") === (r.fault !== null), {
+        error: "fault must be set exactly when outcome is failed",
+        path: ["fault"],
+      })
+      .refine((r) => r.instanceId === instanceIdFor(r.orderId, r.attempt), {
+        error: "must be the instance of the order's attempt (orderId:attempt)",
+        path: ["instanceId"],
+      })
+      .refine((r) => r.requestId === agentRequestIdFor(r.orderId, r.attempt, r.step, r.operation), {
+        error: "must be the id of the request for this order, attempt, step and operation",
+        path: ["requestId"],
+      }),
     input,
   );
 }

@@ -58,10 +58,36 @@ describe("agent messages", () => {
     expect(fieldsOf(parseAgentRequest({ ...request, completeBy: "tomorrow" }))).toEqual([
       "completeBy/format",
     ]);
+    for (const impossible of [
+      "2026-13-01T00:00:00.000Z",
+      "2026-02-30T00:00:00.000Z",
+      "2026-01-01T24:00:00.000Z",
+    ]) {
+      expect(fieldsOf(parseAgentResponse({ ...response, completedAt: impossible }))).toEqual([
+        "completedAt/custom",
+      ]);
+    }
     expect(fieldsOf(parseAgentResponse({ ...response, outcome: "failed" }))).toEqual(["fault/custom"]);
     expect(
       fieldsOf(parseAgentResponse({ ...response, fault: { kind: "odd", code: "", message: "" } })),
     ).toEqual(expect.arrayContaining(["fault.kind/oneOf", "fault.code/min"]));
+  });
+
+  it("refuse a response whose ids disagree: another order, attempt, step or operation than its instance and request", () => {
+    expect(fieldsOf(parseAgentResponse({ ...response, orderId: "ord-2" }))).toEqual([
+      "instanceId/custom",
+      "requestId/custom",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, attempt: 2 }))).toEqual([
+      "instanceId/custom",
+      "requestId/custom",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, step: "arrangeShipment" }))).toEqual([
+      "requestId/custom",
+    ]);
+    expect(fieldsOf(parseAgentResponse({ ...response, operation: "undo" }))).toEqual(["requestId/custom"]);
+    const undo = { ...response, operation: "undo", requestId: "ord-1:1:chargePayment:undo" };
+    expect(parseAgentResponse(undo).ok).toBe(true);
   });
 });
 

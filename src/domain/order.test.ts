@@ -152,6 +152,12 @@ describe("parseOrderMessage", () => {
     expectIssue(JSON.stringify({ ...valid, customerId: multiByte }), "(message)", "maxBytes");
   });
 
+  it("refuses a decoded value nested too deep for JSON.stringify, naming where, instead of throwing", () => {
+    const deep = JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`) as unknown;
+    expectIssue({ ...valid, nested: deep }, "nested", "unknownField");
+    expectIssue(deep, "(message)", "type");
+  });
+
   it("rejects malformed JSON and non-objects with a clear reason", () => {
     expect(expectIssue("{not json", "(message)", "json").message).toContain("not valid JSON");
     expectIssue("[1,2]", "(message)", "type");

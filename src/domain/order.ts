@@ -69,8 +69,8 @@ export function parseOrderMessage(
       );
     }
   } else {
-    const size = utf8Length(JSON.stringify(input) ?? "");
-    if (size > MAX_ORDER_MESSAGE_BYTES) return tooLarge(size);
+    const size = serializedSize(input);
+    if (size !== undefined && size > MAX_ORDER_MESSAGE_BYTES) return tooLarge(size);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return err(
@@ -80,6 +80,19 @@ export function parseOrderMessage(
     );
   }
   return validate("order message", orderMessageSchema, value);
+}
+
+/**
+ * The size of a decoded value as JSON text; undefined when JSON.stringify gives up (on a value nested
+ * some thousands deep, as another client may send). No order is nested more than three deep, so
+ * validation then refuses it, naming where.
+ */
+function serializedSize(value: unknown): number | undefined {
+  try {
+    return utf8Length(JSON.stringify(value) ?? "");
+  } catch {
+    return undefined;
+  }
 }
 
 function tooLarge(size: number): Result<never, ValidationError> {

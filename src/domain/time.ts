@@ -9,9 +9,20 @@ export type IsoInstant = string;
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+const INSTANT_RULE = "must be an ISO-8601 UTC instant like 2026-01-02T03:04:05.678Z";
+
+/** The form alone would let through times that do not exist (month 13, 30 February, 24:00). */
+function exists(text: string): boolean {
+  const time = Date.parse(text);
+  return !Number.isNaN(time) && new Date(time).toISOString() === text;
+}
+
 export const isoInstantSchema = z
   .string()
-  .regex(ISO_INSTANT, { error: "must be an ISO-8601 UTC instant like 2026-01-02T03:04:05.678Z" });
+  .regex(ISO_INSTANT, { error: INSTANT_RULE })
+  .refine((text) => !ISO_INSTANT.test(text) || exists(text), {
+    error: `${INSTANT_RULE}, of a time that exists`,
+  });
 
 export function toInstant(date: Date): IsoInstant {
   return date.toISOString();

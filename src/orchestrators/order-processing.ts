@@ -4,6 +4,7 @@ import {
   type AgentFault,
   type AgentRequest,
   type AgentResponse,
+  agentRequestIdFor,
 } from "../domain/agent-messages.js";
 import type { FailureInput } from "../domain/transitions.js";
 import { validate } from "../domain/validation.js";
@@ -12,7 +13,6 @@ import {
   attemptInputSchema,
   idempotencyKeyFor,
   replyEventName,
-  requestIdFor,
   type StepName,
 } from "../domain/workflow.js";
 import { type ActivityProxy, proxyActivities } from "./activity-contract.js";
@@ -254,7 +254,7 @@ function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply |
   const suffix = ask.operation === "undo" ? ":undo" : "";
   const request: AgentRequest = {
     schemaVersion: AGENT_MESSAGE_SCHEMA_VERSION,
-    requestId: `${requestIdFor(input.orderId, input.attempt, ask.step)}${suffix}`,
+    requestId: agentRequestIdFor(input.orderId, input.attempt, ask.step, ask.operation),
     orderId: input.orderId,
     attempt: input.attempt,
     step: ask.step,

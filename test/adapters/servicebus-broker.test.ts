@@ -46,6 +46,23 @@ describe("ServiceBusTestBroker", () => {
     });
   });
 
+  it("keeps delivering on one receiver past the 2048 deliveries a session buffers", async () => {
+    const sender = client.createSender("orders");
+    const receiver = client.createReceiver("orders", { maxAutoLockRenewalDurationInMs: 0 });
+    let completed = 0;
+    for (let batch = 0; batch < 21; batch++) {
+      await sender.sendMessages(Array.from({ length: 100 }, (_, i) => ({ body: batch * 100 + i })));
+      for (let left = 100; left > 0; ) {
+        const messages = await receiver.receiveMessages(left, { maxWaitTimeInMs: 2_000 });
+        if (messages.length === 0) throw new Error(`nothing received after ${completed} messages`);
+        for (const message of messages) await receiver.completeMessage(message);
+        completed += messages.length;
+        left -= messages.length;
+      }
+    }
+    expect(completed).toBe(2_100);
+  });
+
   it("refuses a sender to a queue that does not exist", async () => {
     await expect(client.createSender("missing").sendMessages({ body: 1 })).rejects.toMatchObject({
       code: "MessagingEntityNotFound",

@@ -189,6 +189,32 @@ describe("Azure app handlers", () => {
     expect(await app.states.get("bad")).toBeUndefined();
   });
 
+  it("parks a message whose body is a JSON string holding an order's JSON, as the embedded host refuses it", async () => {
+    // Sent as the JSON string of the order's text; the worker decodes that string and hands it over.
+    const text = JSON.stringify(order("ord-twice"));
+    await app.invoke(FUNCTION_NAMES.submitOrder, JSON.stringify(text), { messageId: "m-twice" });
+    const [parked] = await app.queue(QUEUE_NAMES.invalidMessages).peek(10);
+    expect(parked?.applicationProperties).toMatchObject({
+      DeadLetterReason: DEAD_LETTER_REASONS.invalid,
+      DeadLetterErrorDescription: "invalid order message: (message): must be a JSON object",
+    });
+    expect(await app.states.get("ord-twice")).toBeUndefined();
+  });
+
+  it("parks a message nested too deep to serialise again, with its reason and without its body", async () => {
+    // As the worker hands over a JSON body another client wrote: parsed, twenty thousand arrays deep.
+    const deep = JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`) as unknown;
+    await app.invoke(FUNCTION_NAMES.submitOrder, deep, { messageId: "m-deep" });
+    const [parked] = await app.queue(QUEUE_NAMES.invalidMessages).peek(10);
+    expect(parked?.body).toBeNull();
+    expect(parked?.applicationProperties).toMatchObject({
+      DeadLetterReason: DEAD_LETTER_REASONS.invalid,
+      DeadLetterErrorDescription: "invalid order message: (message): must be a JSON object",
+      sourceMessageId: "m-deep",
+      bodyDropped: expect.stringContaining("could not be serialised"),
+    });
+  });
+
   it("parks a conflicting resend without overwriting the accepted order", async () => {
     await app.invoke(FUNCTION_NAMES.submitOrder, order("ord-2"), { messageId: "m-2" });
     await app.invoke(FUNCTION_NAMES.submitOrder, order("ord-2", { customerId: "someone-else" }), {

@@ -65,6 +65,19 @@ describe("the activity boundary", () => {
     db.close();
   });
 
+  it("refuses an instant of the right form that does not exist, before the activity writes it", async () => {
+    const { registry, runtime, db } = await registered();
+    const error = await call(registry, ORDER_ACTIVITIES.advance.name, {
+      orderId: "ord-1",
+      instanceId: "ord-1:1",
+      step: "reserveInventory",
+      next: { step: "chargePayment", completeBy: "2026-02-30T00:00:00.000Z" },
+    }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain("next.completeBy: must be an ISO-8601 UTC instant");
+    await runtime.close();
+    db.close();
+  });
+
   it("hands a well-formed input to the implementation", async () => {
     const { registry, runtime, db } = await registered();
     const plan = await call(registry, ORDER_ACTIVITIES.beginAttempt.name, {

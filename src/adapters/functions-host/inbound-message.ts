@@ -8,8 +8,8 @@ export interface TriggerContext {
 
 /**
  * The message a Service Bus queue trigger delivered, as the handlers see it. The host passes a JSON
- * body already parsed, text as a string and anything else as bytes; the delivery facts come from the
- * trigger metadata.
+ * body already parsed (the Node.js worker parses any text that is JSON), other text as a string and
+ * anything else as bytes; the delivery facts come from the trigger metadata.
  */
 export function inboundFromTrigger(message: unknown, context: TriggerContext): InboundMessage {
   const meta = context.triggerMetadata ?? {};
@@ -28,9 +28,13 @@ export function inboundFromTrigger(message: unknown, context: TriggerContext): I
   };
 }
 
+/**
+ * Bytes are decoded here. A string is kept as it is: it is either text that is not JSON or a body that
+ * was a JSON string, and parsing it again would decode that string a second time (a JSON string
+ * holding an order's JSON would become the order, where the embedded host refuses it).
+ */
 function bodyOf(message: unknown): JsonValue {
   if (message instanceof Uint8Array) return parseOrKeep(new TextDecoder().decode(message));
-  if (typeof message === "string") return parseOrKeep(message);
   return (message ?? null) as JsonValue;
 }
 

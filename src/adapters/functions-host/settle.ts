@@ -1,6 +1,6 @@
 import type { Logger } from "../../ports/logger.js";
 import type { InboundMessage, MessageDisposition, MessageHandler } from "../../ports/message-handler.js";
-import type { MessageQueue } from "../../ports/message-queue.js";
+import type { JsonValue, MessageQueue } from "../../ports/message-queue.js";
 
 /**
  * Runs a queue handler under the Functions Service Bus trigger and carries out its disposition.
@@ -20,9 +20,10 @@ export async function runQueueHandler(
 ): Promise<MessageDisposition> {
   const disposition = await handler(message);
   if (disposition.action === "deadLetter") {
+    const { body, bodyDropped } = parkable(message.body);
     await deps.invalidMessages.send({
       messageId: `${deps.sourceQueue}:${message.messageId}`.slice(0, 128),
-      body: message.body,
+      body,
       ...(message.correlationId ? { correlationId: message.correlationId } : {}),
       applicationProperties: {
         ...message.applicationProperties,
@@ -30,6 +31,7 @@ export async function runQueueHandler(
         sourceMessageId: message.messageId,
         DeadLetterReason: disposition.reason,
         DeadLetterErrorDescription: disposition.description.slice(0, 4096),
+        ...(bodyDropped ? { bodyDropped } : {}),
       },
     });
     deps.logger.warn("message.parked", {
@@ -39,4 +41,19 @@ export async function runQueueHandler(
     });
   }
   return disposition;
+}
+
+/**
+ * The body to park: the message's own, or null when it cannot be serialised again (JSON nested some
+ * thousands deep, which the sender's client wrote but JSON.stringify gives up on), with why. Sending
+ * it as it is would fail every delivery, and the message would never be parked with its reason.
+ */
+function parkable(body: JsonValue): { body: JsonValue; bodyDropped?: string } {
+  try {
+    JSON.stringify(body);
+    return { body };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { body: null, bodyDropped: `the body could not be serialised: ${reason}` };
+  }
 }

@@ -1,7 +1,7 @@
 import type { Delivery, Sender } from "rhea";
 import type { DeadLetterInfo, QueueEntity, SubQueueKind } from "./entity.js";
 import { failureOf, OperationNotAllowedError } from "./errors.js";
-import { creditOf, OUTCOME } from "./rhea-internals.js";
+import { creditOf, forgetOnceSettled, OUTCOME } from "./rhea-internals.js";
 import { deliveryTagOf, encodeMessage, lockTokenOfTag, optionalString, outgoingMessage } from "./wire.js";
 
 export type Disposition = "accepted" | "released" | "modified" | "rejected";
@@ -59,6 +59,7 @@ export class Consumer {
       const { condition, description } = failureOf(error);
       delivery.update(true, OUTCOME.failed(condition, description));
     }
+    forgetOnceSettled(delivery);
   }
 
   private apply(token: string, disposition: Disposition, state: RemoteState): unknown {

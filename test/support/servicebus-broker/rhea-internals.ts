@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import rhea, { type Connection, type Receiver, type Sender } from "rhea";
+import rhea, { type Connection, type Delivery, type Receiver, type Sender } from "rhea";
 
 /** What the broker uses of rhea beyond its type declarations, in one place. */
 
@@ -12,6 +12,16 @@ export function creditOf(sender: Sender): number {
 export function declareMaxMessageSize(receiver: Receiver, bytes: number): void {
   (receiver as unknown as { local: { attach: { max_message_size: number } } }).local.attach.max_message_size =
     bytes;
+}
+
+/**
+ * rhea drops a delivery it sent from its session's buffer (2048 deliveries) only once both ends have
+ * settled it. In receiver-settle-mode second, which peek-lock uses, the broker's settlement answers
+ * the receiver's disposition and is the last word: the SDK never settles again. Without this, a link
+ * stops receiving after 2048 messages.
+ */
+export function forgetOnceSettled(delivery: Delivery): void {
+  (delivery as unknown as { remote_settled: boolean }).remote_settled = true;
 }
 
 interface Outcome {
