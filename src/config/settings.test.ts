@@ -74,3 +74,14 @@ describe("pipeline settings", () => {
     );
   });
 });
+
+describe("queue names", () => {
+  it("are the queues an order's replyTo may not name, apart from the sample status queue", async () => {
+    const { QUEUE_NAMES } = await import("./names.js");
+    const { PIPELINE_QUEUES } = await import("../domain/order.js");
+    const { QUEUES } = await import("../local/pipeline.js");
+    const own = Object.values(QUEUE_NAMES).filter((name) => name !== QUEUE_NAMES.orderStatus);
+    expect([...PIPELINE_QUEUES].sort()).toEqual([...own].sort());
+    for (const name of Object.values(QUEUES)) expect(PIPELINE_QUEUES).toContain(name);
+  });
+});

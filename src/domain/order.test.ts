@@ -112,6 +112,8 @@ describe("parseOrderMessage", () => {
     [{ ...valid, items: [{ sku: "", quantity: 1, unitPriceMinor: 1 }] }, "items[0].sku", "min", "1 to 64"],
     [{ ...valid, replyTo: "" }, "replyTo", "min", "characters"],
     [{ ...valid, replyTo: "bad queue!" }, "replyTo", "format", "queue name"],
+    [{ ...valid, replyTo: "orders" }, "replyTo", "reserved", "the pipeline's own queues"],
+    [{ ...valid, replyTo: "Agent-Responses" }, "replyTo", "reserved", "agent-responses"],
     [{ ...valid, customerId: 42 }, "customerId", "type", "must be a string"],
     [{ ...valid, items: "SKU-1" }, "items", "type", "must be an array"],
   ])("names the field and rule: %#", (input, field, rule, wording) => {

@@ -6,6 +6,17 @@ export const ORDER_SCHEMA_VERSION = 1;
 /** Messages larger than this are rejected before they are parsed. */
 export const MAX_ORDER_MESSAGE_BYTES = 64 * 1024;
 
+/**
+ * Queues the pipeline itself reads or writes (config/names.ts names them for Azure; a test keeps the two
+ * in step). Service Bus queue names ignore case, so a `replyTo` is compared in lower case.
+ */
+export const PIPELINE_QUEUES: readonly string[] = [
+  "orders",
+  "invalid-messages",
+  "agent-requests",
+  "agent-responses",
+];
+
 const IDENTIFIER = { regex: /^[A-Za-z0-9\-_.:]+$/, description: "letters, digits and - _ . :" };
 const identifier = () => text(1, 64, IDENTIFIER);
 
@@ -28,7 +39,12 @@ export const orderMessageSchema = z.strictObject({
   replyTo: text(1, 260, {
     regex: /^[A-Za-z0-9][A-Za-z0-9\-_./~]*$/,
     description: "a queue name: letters, digits and - _ . / ~",
-  }).optional(),
+  })
+    .refine((name) => !PIPELINE_QUEUES.includes(name.toLowerCase()), {
+      error: `must not name one of the pipeline's own queues (${[...new Set(PIPELINE_QUEUES)].join(", ")}): status messages would land among its work`,
+      params: { rule: "reserved" },
+    })
+    .optional(),
 });
 
 export type OrderItem = z.infer<typeof orderItemSchema>;

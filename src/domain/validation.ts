@@ -48,7 +48,13 @@ function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
       message: "is not a field of this message (unknown fields are rejected)",
     }));
   }
-  const rule = issue.message === REQUIRED ? "required" : (RULE_BY_CODE[issue.code] ?? issue.code);
+  const named = issue.code === "custom" ? (issue.params as { rule?: unknown } | undefined)?.rule : undefined;
+  const rule =
+    issue.message === REQUIRED
+      ? "required"
+      : typeof named === "string"
+        ? named
+        : (RULE_BY_CODE[issue.code] ?? issue.code);
   return [{ field: formatPath(issue.path), rule, message: issue.message }];
 }
 
