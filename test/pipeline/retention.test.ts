@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newPendingRecord } from "../../src/domain/state-record.js";
 import type { Clock } from "../../src/ports/clock.js";
-import { createRetentionPurge } from "../../src/supervisor/retention.js";
+import { createInstanceSweep, createRetentionPurge } from "../../src/supervisor/retention.js";
 import { sampleOrder } from "../support/records.js";
 import {
   orderMessage,
@@ -117,5 +117,35 @@ describe("retention", () => {
     expect(await run(1)).toMatchObject({ records: 2, batches: 1, truncated: true });
     expect(await run(10)).toMatchObject({ records: 3, batches: 2, truncated: false });
     expect(await s.pipeline.states.countByState()).toMatchObject({ Compensated: 0 });
+  });
+
+  it("purges, where the store expires records itself, the histories of orders whose record is gone, and keeps those of orders an operator must see", async () => {
+    const s = await openScenario();
+    for (const orderId of ["ord-expired", "ord-parked", "ord-old"]) {
+      await post(s, orderMessage(orderId));
+    }
+    await runUntil(s, terminal(s, "ord-expired", "ord-parked", "ord-old"));
+    // As Cosmos DB's ttl would have: the expired order's record is gone.
+    const expired = await recordOf(s, "ord-expired");
+    expect(await s.pipeline.states.remove("ord-expired", expired._etag)).toBe(true);
+    // The parked order stands for one in Error (written directly: the table has no such move).
+    const { _etag, ...parked } = await recordOf(s, "ord-parked");
+    expect((await s.pipeline.states.replace({ ...parked, processState: "Error" }, _etag)).ok).toBe(true);
+
+    const sweep = (days: number) =>
+      createInstanceSweep({
+        states: s.pipeline.states,
+        durable: s.pipeline.runtime,
+        clock: later(s, { ms: days * DAY_MS }),
+        logger: s.logger,
+        retentionDays: 30,
+      })();
+    expect(await sweep(29)).toMatchObject({ examined: 0, instances: 0 });
+    expect(await sweep(31)).toMatchObject({ examined: 3, instances: 2, kept: 1 });
+    expect(await s.pipeline.runtime.getStatus("ord-expired:1")).toBeUndefined();
+    expect(await s.pipeline.runtime.getStatus("ord-parked:1")).toBeDefined();
+    // Its record is Processed and past the retention: the store's ttl takes it, the sweep its history.
+    expect(await s.pipeline.runtime.getStatus("ord-old:1")).toBeUndefined();
+    expect(s.logger.lines.filter((l) => l.event === "retention.instances")).toHaveLength(2);
   });
 });
