@@ -27,6 +27,11 @@ param alertEmail string = ''
 @description('CanNotDelete locks on the state store and the orders database (PROTECT_DATA).')
 param protectData bool = true
 
+@minValue(1)
+@maxValue(3650)
+@description('Days a Processed or Compensated order\'s state record and orchestration history are kept (RETENTION_DAYS); Error and CompensationFailed orders are kept until an operator acts.')
+param retentionDays int = 30
+
 @description('Node.js major version of the Functions worker: one Azure Functions supports and CI tests (package.json engines). Node 20 left Azure Functions support on 30 April 2026.')
 @allowed(['22'])
 param nodeVersion string = '22'
@@ -129,6 +134,7 @@ module functionApp 'modules/function-app.bicep' = {
     sqlDatabaseName: sql.outputs.databaseName
     partnerUrl: partnerUrl
     agentRequestMaxDeliveries: queues.agentRequests.maxDeliveryCount
+    retentionDays: retentionDays
   }
 }
 

@@ -34,5 +34,7 @@ type cosmosContainerType = {
   database: string
   id: string
   partitionKey: resourceInput<'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15'>.properties.resource.partitionKey
+  @description('-1: time to live on, documents expire only by their own ttl. Absent: off.')
+  defaultTtl: int?
   indexingPolicy: resourceInput<'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2026-03-15'>.properties.resource.indexingPolicy
 }

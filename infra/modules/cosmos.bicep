@@ -56,6 +56,8 @@ resource stateContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/cont
     resource: {
       id: container.id
       partitionKey: container.partitionKey
+      // Retention: terminal records carry their own ttl (src/adapters/cosmos/state-document.ts).
+      defaultTtl: container.?defaultTtl
       indexingPolicy: container.indexingPolicy
     }
     options: {

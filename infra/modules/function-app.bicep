@@ -27,6 +27,11 @@ param agentRequestMaxDeliveries int
 @description('NCRONTAB schedules of the starter and the Supervisor; the host resolves %STARTER_SCHEDULE% and %SUPERVISOR_SCHEDULE% from these settings.')
 param starterSchedule string = '*/10 * * * * *'
 param supervisorSchedule string = '0 */1 * * * *'
+@description('NCRONTAB schedule of the retention timer, which purges the histories of expired orders (%RETENTION_SCHEDULE%).')
+param retentionSchedule string = '0 5 * * * *'
+@minValue(1)
+@maxValue(3650)
+param retentionDays int
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
@@ -48,6 +53,7 @@ var appSettings = [
   // Timer schedules are binding expressions: the host needs the settings themselves, not the code's defaults.
   { name: 'STARTER_SCHEDULE', value: starterSchedule }
   { name: 'SUPERVISOR_SCHEDULE', value: supervisorSchedule }
+  { name: 'RETENTION_SCHEDULE', value: retentionSchedule }
   // Identifies the resource only: with local auth off, ingestion needs the Entra token asked for below.
   { name: 'APPLICATIONINSIGHTS_CONNECTION_STRING', value: appInsights.properties.ConnectionString }
   { name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', value: 'Authorization=AAD' }
@@ -60,6 +66,8 @@ var appSettings = [
   { name: 'PARTNER_URL', value: partnerUrl }
   // The retry budget counts the broker's deliveries of a request: keep the setting equal to the queue's.
   { name: 'AGENT_REQUEST_MAX_DELIVERIES', value: string(agentRequestMaxDeliveries) }
+  // A data-protection decision of the deployment, so set here rather than left to the code's default.
+  { name: 'RETENTION_DAYS', value: string(retentionDays) }
 ]
 
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {

@@ -40,6 +40,7 @@ export interface AzureSettings {
   readonly partnerUrl: string;
   readonly starterSchedule: string;
   readonly supervisorSchedule: string;
+  readonly retentionSchedule: string;
 }
 
 /** Defaults of the settings that have one; the README's configuration table lists the same. */
@@ -48,6 +49,8 @@ export const AZURE_SETTING_DEFAULTS: Readonly<Record<DefaultedSetting, string>> 
   SUPERVISOR_LEASE_CONTAINER: "leases",
   STARTER_SCHEDULE: "*/10 * * * * *",
   SUPERVISOR_SCHEDULE: "0 */1 * * * *",
+  // Hourly: each run purges what expired in the last hour, a small batch.
+  RETENTION_SCHEDULE: "0 5 * * * *",
 };
 
 type DefaultedSetting =
@@ -77,6 +80,7 @@ export const AZURE_SETTING_NAMES = [
   PARTNER_URL_SETTING,
   TIMER_SCHEDULE_SETTINGS.starter,
   TIMER_SCHEDULE_SETTINGS.supervisor,
+  TIMER_SCHEDULE_SETTINGS.retention,
 ] as const;
 
 /**
@@ -169,6 +173,7 @@ export function loadAzureSettings(env: Environment): AzureSettings {
   };
   const starterSchedule = schedule(TIMER_SCHEDULE_SETTINGS.starter);
   const supervisorSchedule = schedule(TIMER_SCHEDULE_SETTINGS.supervisor);
+  const retentionSchedule = schedule(TIMER_SCHEDULE_SETTINGS.retention);
 
   const leaseContainer = withDefault(LEASE_CONTAINER_SETTING);
   if (!/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(leaseContainer)) {
@@ -199,6 +204,7 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     partnerUrl,
     starterSchedule,
     supervisorSchedule,
+    retentionSchedule,
   };
 }
 

@@ -26,6 +26,7 @@ export const CONNECTION_NAMES = {
 export const TIMER_SCHEDULE_SETTINGS = {
   starter: "STARTER_SCHEDULE",
   supervisor: "SUPERVISOR_SCHEDULE",
+  retention: "RETENTION_SCHEDULE",
 } as const;
 
 export const PARTNER_URL_SETTING = "PARTNER_URL";

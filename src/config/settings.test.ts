@@ -45,6 +45,17 @@ describe("pipeline settings", () => {
     ]);
   });
 
+  it("keeps finished records 30 days unless told, and refuses 0 (there is no keeping forever)", () => {
+    expect(loadPipelineSettings({}).retentionDays).toBe(30);
+    expect(loadPipelineSettings({ RETENTION_DAYS: "1" }).retentionDays).toBe(1);
+    expect(loadPipelineSettings({ RETENTION_DAYS: "3650" }).retentionDays).toBe(3_650);
+    for (const bad of ["0", "-1", "3651", "7.5", "a month"]) {
+      expect(problems({ RETENTION_DAYS: bad })).toEqual([
+        `RETENTION_DAYS=${JSON.stringify(bad)}: must be an integer from 1 to 3650`,
+      ]);
+    }
+  });
+
   it("refuses a Supervisor lease that is not whole seconds", () => {
     expect(problems({ SUPERVISOR_LEASE_MS: "15500" })).toEqual([
       "SUPERVISOR_LEASE_MS=15500: must be whole seconds, as blob leases are",

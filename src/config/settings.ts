@@ -34,6 +34,11 @@ export interface PipelineSettings {
   readonly agentMode: "activity" | "queue";
   /** Deliveries of one Agent request by the broker (queue form only): a retry layer of its own. */
   readonly agentRequestMaxDeliveries: number;
+  /**
+   * Days a `Processed` or `Compensated` record, and the orchestration history of its attempts, is kept
+   * after its last change. `Error` and `CompensationFailed` records are kept until an operator acts.
+   */
+  readonly retentionDays: number;
 }
 
 interface IntegerSetting {
@@ -73,6 +78,8 @@ export const INTEGER_SETTINGS = {
   agentBackoffCapMs: int("AGENT_BACKOFF_CAP_MS", 5_000, 0, 10 * MINUTE),
   partnerCallTimeoutMs: int("PARTNER_CALL_TIMEOUT_MS", 10_000, 100, 10 * MINUTE),
   agentRequestMaxDeliveries: int("AGENT_REQUEST_MAX_DELIVERIES", 3, 1, 100),
+  // No "keep forever" value: records would then grow without bound. Ten years is the most, 1 day the least.
+  retentionDays: int("RETENTION_DAYS", 30, 1, 3_650),
 } as const;
 
 export const AGENT_MODE_SETTING = "AGENT_MODE";
@@ -173,6 +180,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     partnerCallTimeoutMs: values.partnerCallTimeoutMs,
     agentMode,
     agentRequestMaxDeliveries: values.agentRequestMaxDeliveries,
+    retentionDays: values.retentionDays,
   };
 }
 

@@ -21,6 +21,12 @@ export const TERMINAL_STATES: readonly ProcessState[] = [
   "CompensationFailed",
 ];
 
+/**
+ * Terminal states whose records retention deletes, RETENTION_DAYS after their last change. `Error` and
+ * `CompensationFailed` are not among them: those orders wait for an operator however long it takes.
+ */
+export const RETIRED_STATES: readonly ProcessState[] = ["Processed", "Compensated"];
+
 export function isTerminal(state: ProcessState): boolean {
   return TERMINAL_STATES.includes(state);
 }

@@ -34,7 +34,9 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   // One JSON object per line on stdout, which the host forwards to Application Insights as traces.
   const logger = new JsonLogger((line) => console.log(JSON.stringify(line)), "info");
   const cosmos = createCosmosClient(settings.cosmos);
-  const states = new CosmosStateStore(stateContainers(cosmos.database(settings.cosmosDatabase)));
+  const states = new CosmosStateStore(stateContainers(cosmos.database(settings.cosmosDatabase)), {
+    retentionSeconds: settings.pipeline.retentionDays * 86_400,
+  });
   const serviceBus = createServiceBusClient(
     settings.serviceBus.kind === "connectionString"
       ? { connectionString: settings.serviceBus.connectionString }

@@ -3,6 +3,7 @@ export const FUNCTION_NAMES = {
   submitOrder: "submitOrder",
   starter: "starter",
   supervisor: "supervisor",
+  retention: "retention",
   agentWorker: "agentWorker",
   agentReplies: "agentReplies",
   postOrder: "postOrder",

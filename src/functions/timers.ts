@@ -4,7 +4,7 @@ import { TIMER_SCHEDULE_SETTINGS } from "../config/names.js";
 import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 
-/** The starter and the Supervisor, each on a schedule read from an app setting. */
+/** The starter, the Supervisor and retention, each on a schedule read from an app setting. */
 export function registerTimers(handlers: AzureApp["timers"]): void {
   azureFunctions.app.timer(FUNCTION_NAMES.starter, {
     schedule: `%${TIMER_SCHEDULE_SETTINGS.starter}%`,
@@ -14,5 +14,10 @@ export function registerTimers(handlers: AzureApp["timers"]): void {
   azureFunctions.app.timer(FUNCTION_NAMES.supervisor, {
     schedule: `%${TIMER_SCHEDULE_SETTINGS.supervisor}%`,
     handler: () => handlers.runSupervisor(),
+  });
+  azureFunctions.app.timer(FUNCTION_NAMES.retention, {
+    schedule: `%${TIMER_SCHEDULE_SETTINGS.retention}%`,
+    extraInputs: [df.input.durableClient()],
+    handler: (timer, context) => handlers.runRetention(timer, context),
   });
 }

@@ -29,6 +29,7 @@ import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createStatsReadings } from "../scheduler/stats.js";
 import { createSubmissionHandler } from "../scheduler/submission.js";
+import { createRetentionPurge, type PurgeReport } from "../supervisor/retention.js";
 import { journaledScan } from "../supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
 import { observeOrderStates } from "../telemetry/instruments.js";
@@ -53,6 +54,8 @@ export interface PipelineOptions {
   readonly partnerUrl: string;
   readonly starterIntervalMs: number;
   readonly supervisorIntervalMs: number;
+  /** How often expired records and their histories are purged (default hourly). */
+  readonly retentionIntervalMs?: number;
   /** Distinguishes Supervisors that share one database (leader election between them). */
   readonly supervisorHolder?: string;
   readonly maxConcurrentActivities?: number;
@@ -82,6 +85,8 @@ export class LocalPipeline {
   readonly durable: DurableClient;
   readonly runStarter: () => Promise<StarterReport>;
   readonly runSupervisor: () => Promise<ScanReport>;
+  /** Deletes the records retention has expired, with their orchestration histories. */
+  readonly runRetention: () => Promise<PurgeReport>;
   /** The operator's commands on parked orders (resubmit, compensate). */
   readonly operator: OperatorCommands;
   /** Where the pipeline's spans and metrics go. */
@@ -113,6 +118,16 @@ export class LocalPipeline {
     this.orders = parts.orders;
     this.alerts = parts.alerts;
     this.runSupervisor = parts.runSupervisor;
+    // The runtime itself, not a test's wrapper: purging is not part of what an outage test breaks.
+    this.runRetention = createRetentionPurge({
+      states: this.states,
+      durable: runtime,
+      clock: options.clock,
+      logger: options.logger,
+      retentionDays: options.settings.retentionDays,
+      batchSize: 100,
+      maxBatches: 50,
+    });
     this.telemetry = options.telemetry ?? globalTelemetry();
     observeOrderStates(this.telemetry, () => this.states.countByState());
     this.operator = createOperatorCommands({
@@ -350,6 +365,8 @@ export class LocalPipeline {
     }
     void this.every(this.options.starterIntervalMs, () => this.nudgeStarter());
     void this.every(this.options.supervisorIntervalMs, () => this.runSupervisor());
+    // Its own timer, not the Supervisor's tick: retention is due by the hour, recovery by the second.
+    void this.every(this.options.retentionIntervalMs ?? 3_600_000, () => this.runRetention());
   }
 
   private consume(queue: SqliteMessageQueue, handler: MessageHandler): void {

@@ -37,6 +37,8 @@ export interface DurableClient {
   terminate(instanceId: string, reason: string): Promise<void>;
   /** Deletes the instance and its history; false if there was none. */
   purge(instanceId: string): Promise<boolean>;
+  /** Ids of the finished instances (`FINISHED_STATUSES`) created before `createdBefore`. */
+  listFinished(filter: { readonly createdBefore: Date }): Promise<readonly string[]>;
 }
 
 export class InstanceAlreadyRunningError extends Error {

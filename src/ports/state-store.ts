@@ -63,6 +63,21 @@ export interface RecordAge {
   readonly updatedAt: IsoInstant;
 }
 
+/** Records retention may delete: in a `RETIRED_STATES` state, last changed before `before`. */
+export interface RetiredQuery {
+  readonly before: IsoInstant;
+  /** Upper bound on the records answered (1 to MAX_PAGE_SIZE). */
+  readonly maxItems: number;
+}
+
+/** What retention needs of a retired record: its key, its attempts (their instances) and its ETag. */
+export interface RetiredRecord {
+  readonly orderId: string;
+  readonly attempt: number;
+  readonly updatedAt: IsoInstant;
+  readonly etag: string;
+}
+
 export type CreateResult =
   | { readonly created: true; readonly record: StoredStateRecord }
   | { readonly created: false; readonly existing: StoredStateRecord };
@@ -103,4 +118,11 @@ export interface StateStore {
   countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number>;
   queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>>;
   listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>>;
+  /**
+   * Up to `maxItems` retired records (see `RetiredQuery`), in no promised order: each call answers those
+   * still there, so a caller that deletes what it got asks again for the next batch. One indexed read.
+   */
+  queryRetired(query: RetiredQuery): Promise<readonly RetiredRecord[]>;
+  /** Deletes the record only if it still has ETag `ifMatch`; false if it changed or is gone. */
+  remove(orderId: string, ifMatch: string): Promise<boolean>;
 }

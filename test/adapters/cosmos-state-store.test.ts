@@ -125,6 +125,50 @@ describe("Cosmos DB state store", () => {
     }
   });
 
+  it("gives Processed and Compensated documents the retention as ttl, and no other document one", async () => {
+    const { containers, container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(containers, { retentionSeconds: 30 * 86_400 });
+      const ttlOf = async (orderId: string) =>
+        ((await container.item(orderId, orderId).read()).resource as { ttl?: number } | undefined)?.ttl;
+      for (const processState of ["Processed", "Compensated", "Error", "CompensationFailed"] as const) {
+        await store.createIfAbsent(pendingRecord(`ord-${processState}`, { processState }));
+      }
+      expect(await ttlOf("ord-Processed")).toBe(2_592_000);
+      expect(await ttlOf("ord-Compensated")).toBe(2_592_000);
+      expect(await ttlOf("ord-Error")).toBeUndefined();
+      expect(await ttlOf("ord-CompensationFailed")).toBeUndefined();
+      // The record read back has no ttl field (the strict schema would refuse one).
+      expect(Object.keys((await store.get("ord-Processed")) ?? {})).not.toContain("ttl");
+
+      // A replace writes the whole document: a record that left a retired state loses its ttl.
+      const done = await store.get("ord-Processed");
+      if (!done) throw new Error("no record");
+      const { _etag, ...fields } = done;
+      const moved = await store.replace({ ...fields, processState: "Error" }, _etag);
+      expect(moved.ok).toBe(true);
+      expect(await ttlOf("ord-Processed")).toBeUndefined();
+
+      // Without a retention, nothing gets a ttl.
+      await new CosmosStateStore(containers).createIfAbsent(
+        pendingRecord("ord-kept", { processState: "Processed" }),
+      );
+      expect(await ttlOf("ord-kept")).toBeUndefined();
+    } finally {
+      await drop();
+    }
+  });
+
+  it("creates the state container with time to live on and no default expiry", async () => {
+    const { container, drop } = await freshDatabase();
+    try {
+      const { resource } = await container.read();
+      expect(resource?.defaultTtl).toBe(-1);
+    } finally {
+      await drop();
+    }
+  });
+
   it("refuses to read a document that is not a state record, or whose id is not its orderId", async () => {
     const { containers, container, drop } = await freshDatabase();
     try {

@@ -7,6 +7,7 @@ import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
 import {
   COUNT_QUERIES,
   PAGED_QUERIES,
+  RETENTION_QUERIES,
   SqliteStateStore,
   STATS_QUERIES,
 } from "../../src/adapters/sqlite/sqlite-state-store.js";
@@ -118,8 +119,8 @@ describe("SQLite paged queries", () => {
 describe("SQLite statistics queries", () => {
   /** The plan of a statistics query on a file with many records in every state, after ANALYZE. */
   function planOf(
-    query: keyof typeof STATS_QUERIES | keyof typeof COUNT_QUERIES,
-    ...parameters: string[]
+    query: keyof typeof STATS_QUERIES | keyof typeof COUNT_QUERIES | "retired",
+    ...parameters: (string | number)[]
   ): string[] {
     const db = openDatabase(":memory:");
     try {
@@ -139,9 +140,11 @@ describe("SQLite statistics queries", () => {
       })();
       db.exec("ANALYZE");
       const sql =
-        query in STATS_QUERIES
-          ? STATS_QUERIES[query as keyof typeof STATS_QUERIES]
-          : COUNT_QUERIES[query as keyof typeof COUNT_QUERIES];
+        query === "retired"
+          ? RETENTION_QUERIES.retired
+          : query in STATS_QUERIES
+            ? STATS_QUERIES[query as keyof typeof STATS_QUERIES]
+            : COUNT_QUERIES[query as keyof typeof COUNT_QUERIES];
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...parameters) as {
         detail: string;
       }[];
@@ -183,6 +186,12 @@ describe("SQLite statistics queries", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("reads retention's batch from one range of the by-state index per retired state: no scan, no sort", () => {
+    expect(planOf("retired", "2026-01-01T00:10:00.000Z", 100)).toEqual([
+      "SEARCH state_records USING INDEX state_records_recent_by_state (process_state=? AND updated_at<?)",
+    ]);
   });
 
   it("counts a window's finished records from one range of the index per terminal state", () => {

@@ -192,6 +192,64 @@ export function describeStateStoreContract(
       });
     });
 
+    describe("retention", () => {
+      it("answers Processed and Compensated records changed before the cutoff, and no others", async () => {
+        const states = [
+          "Pending",
+          "Processing",
+          "Processed",
+          "Error",
+          "Compensating",
+          "Compensated",
+          "CompensationFailed",
+        ] as const;
+        for (const processState of states) {
+          await create(pendingRecord(`old-${processState}`, { processState, attempt: 3, updatedAt: at(-1) }));
+        }
+        await create(pendingRecord("edge-Processed", { processState: "Processed", updatedAt: at(0) }));
+        const retired = await store.queryRetired({ before: at(0), maxItems: 10 });
+        expect([...retired].sort((a, b) => a.orderId.localeCompare(b.orderId))).toEqual([
+          { orderId: "old-Compensated", attempt: 3, updatedAt: at(-1), etag: expect.any(String) },
+          { orderId: "old-Processed", attempt: 3, updatedAt: at(-1), etag: expect.any(String) },
+        ]);
+        const processed = await store.get("old-Processed");
+        expect(retired.find((r) => r.orderId === "old-Processed")?.etag).toBe(processed?._etag);
+        expect(await store.queryRetired({ before: at(-1), maxItems: 10 })).toEqual([]);
+      });
+
+      it("answers at most maxItems, and the next batch once those are removed", async () => {
+        for (let i = 0; i < 5; i++) {
+          await create(pendingRecord(`ord-${i}`, { processState: "Processed", updatedAt: at(-i - 1) }));
+        }
+        const seen = new Set<string>();
+        for (let batch = 0; batch < 3; batch++) {
+          const retired = await store.queryRetired({ before: at(0), maxItems: 2 });
+          expect(retired.length).toBe(batch < 2 ? 2 : 1);
+          for (const record of retired) {
+            expect(seen.has(record.orderId)).toBe(false);
+            seen.add(record.orderId);
+            expect(await store.remove(record.orderId, record.etag)).toBe(true);
+          }
+        }
+        expect(seen.size).toBe(5);
+        expect(await store.queryRetired({ before: at(0), maxItems: 2 })).toEqual([]);
+        await expect(store.queryRetired({ before: at(0), maxItems: 0 })).rejects.toThrow(RangeError);
+      });
+
+      it("removes a record only while it has the ETag read, and reports a record already gone", async () => {
+        const record = await create(pendingRecord("ord-r", { processState: "Processed", updatedAt: at(-1) }));
+        const replaced = await store.replace(withoutEtag(record), record._etag);
+        if (!replaced.ok) throw replaced.error;
+        expect(await store.remove("ord-r", record._etag)).toBe(false);
+        expect(await store.get("ord-r")).toBeDefined();
+        expect(await store.remove("ord-r", replaced.value._etag)).toBe(true);
+        expect(await store.get("ord-r")).toBeUndefined();
+        expect(await store.remove("ord-r", replaced.value._etag)).toBe(false);
+        // The order may be submitted again: its key is free.
+        expect((await store.createIfAbsent(pendingRecord("ord-r"))).created).toBe(true);
+      });
+    });
+
     it("counts the records in Processing", async () => {
       expect(await store.countProcessing()).toBe(0);
       for (let i = 0; i < 3; i++) {

@@ -48,6 +48,10 @@ describe("Azure app registrations", () => {
         type: "timerTrigger",
         schedule: `%${TIMER_SCHEDULE_SETTINGS.supervisor}%`,
       },
+      [FUNCTION_NAMES.retention]: {
+        type: "timerTrigger",
+        schedule: `%${TIMER_SCHEDULE_SETTINGS.retention}%`,
+      },
       [FUNCTION_NAMES.postOrder]: {
         type: "httpTrigger",
         authLevel: "function",
@@ -100,10 +104,10 @@ describe("Azure app registrations", () => {
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(13 + 1 + activities.length);
+    expect(Object.keys(summary)).toHaveLength(14 + 1 + activities.length);
   });
 
-  it("gives a durable client input to exactly the functions that start or signal orchestrations, settling activities included", () => {
+  it("gives a durable client input to exactly the functions that start, signal or purge orchestrations, settling activities included", () => {
     const withClient = app.registry
       .all()
       .filter((fn) => Object.values(fn.metadata.bindings).some((b) => b.type === "durableClient"))
@@ -112,6 +116,7 @@ describe("Azure app registrations", () => {
     expect(withClient).toEqual(
       [
         FUNCTION_NAMES.agentReplies,
+        FUNCTION_NAMES.retention,
         FUNCTION_NAMES.starter,
         FUNCTION_NAMES.submitOrder,
         ORDER_ACTIVITIES.advance.name,

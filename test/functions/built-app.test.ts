@@ -49,7 +49,7 @@ describe("the built Azure app", () => {
       expect(bindingsOf(registry)).toEqual(bindingsOf(fromSource));
       const triggers = registry.all().map((fn) => triggerOf(fn)?.type);
       expect(triggers.filter((t) => t === "serviceBusTrigger")).toHaveLength(3);
-      expect(triggers.filter((t) => t === "timerTrigger")).toHaveLength(2);
+      expect(triggers.filter((t) => t === "timerTrigger")).toHaveLength(3);
       expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(8);
       expect(triggers.filter((t) => t === "orchestrationTrigger")).toHaveLength(1);
     } finally {

@@ -188,6 +188,10 @@ function call(name: string, args: unknown[], node: Node, scope: Scope): unknown 
     case "if":
       if (args[0] instanceof Unresolved) return new Unresolved(text(node));
       return args[0] ? args[1] : args[2];
+    case "tryget":
+      // Bicep's safe access (`a.?b`): the property, or null where it is absent.
+      if (anyUnresolved) return new Unresolved(text(node));
+      return isRecord(args[0]) && String(args[1]) in args[0] ? args[0][String(args[1])] : null;
     case "union":
       if (anyUnresolved) return new Unresolved(text(node));
       return Object.assign({}, ...args);

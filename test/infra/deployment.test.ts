@@ -313,6 +313,11 @@ describeCompiled("compiled template: app settings", () => {
   it("schedule the timers as the code's defaults do", () => {
     expect(appSettings.get("STARTER_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE);
     expect(appSettings.get("SUPERVISOR_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE);
+    expect(appSettings.get("RETENTION_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.RETENTION_SCHEDULE);
+  });
+
+  it("keep finished orders as long as the code's default, bounded as the code bounds it", () => {
+    expect(appSettings.get("RETENTION_DAYS")).toBe(String(INTEGER_SETTINGS.retentionDays.defaultValue));
   });
 
   it("pass the Durable Functions task hub a name it accepts", () => {

@@ -19,6 +19,7 @@ function outage(runtime: DurableClient) {
     getStatus: (id) => runtime.getStatus(id),
     terminate: (id, reason) => runtime.terminate(id, reason),
     purge: (id) => runtime.purge(id),
+    listFinished: (filter) => runtime.listFinished(filter),
   };
   return { state, client };
 }

@@ -11,6 +11,9 @@ export const ORDER_STATE_CONTAINER = {
   defaultDatabaseName: "orders",
   id: "orderState",
   partitionKey: { paths: ["/orderId"], kind: "Hash", version: 2 },
+  // Time to live on, with no expiry by default: only the documents the store gives a `ttl` (records in
+  // `Processed` or `Compensated`, RETENTION_DAYS) expire, counted from their last write.
+  defaultTtl: -1,
   indexingPolicy: {
     indexingMode: "consistent",
     automatic: true,

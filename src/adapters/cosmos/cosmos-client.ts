@@ -70,6 +70,7 @@ export function containerRequest(definition: ContainerDefinition): ContainerRequ
   const { id, partitionKey, indexingPolicy } = definition;
   return {
     id,
+    ...("defaultTtl" in definition ? { defaultTtl: definition.defaultTtl } : {}),
     partitionKey: {
       paths: [...partitionKey.paths],
       kind: PartitionKeyKind[partitionKey.kind],

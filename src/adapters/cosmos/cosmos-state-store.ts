@@ -4,6 +4,7 @@ import { err, ok, type Result } from "../../domain/result.js";
 import {
   PROCESS_STATES,
   type ProcessState,
+  RETIRED_STATES,
   type StateRecord,
   type StoredStateRecord,
   TERMINAL_STATES,
@@ -19,6 +20,8 @@ import type {
   QueryCost,
   RecentQuery,
   RecordAge,
+  RetiredQuery,
+  RetiredRecord,
   StateStore,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
@@ -38,6 +41,11 @@ export interface CosmosStateStoreOptions {
    * through a store with the index, or to run the audit on another schedule).
    */
   readonly auditEveryMs?: number | null;
+  /**
+   * Seconds a `Processed` or `Compensated` record stays after its last write: its document's `ttl`
+   * (RETENTION_DAYS). Null or absent: no document gets one, and nothing expires.
+   */
+  readonly retentionSeconds?: number | null;
 }
 
 /** What an audit of the recovery index did, and what it cost. */
@@ -79,11 +87,13 @@ export class CosmosStateStore implements StateStore {
   private readonly index: RecoveryIndex;
   private readonly auditEveryMs: number | null;
   private lastAuditAt: number | null = null;
+  private readonly retentionSeconds: number | null;
 
   constructor(containers: StateContainers, options: CosmosStateStoreOptions = {}) {
     this.records = containers.records;
     this.index = new RecoveryIndex(containers.recovery);
     this.auditEveryMs = options.auditEveryMs === undefined ? DEFAULT_AUDIT_EVERY_MS : options.auditEveryMs;
+    this.retentionSeconds = options.retentionSeconds ?? null;
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -91,7 +101,7 @@ export class CosmosStateStore implements StateStore {
   }
 
   async createIfAbsent(record: StateRecord): Promise<CreateResult> {
-    const document = toDocument(record);
+    const document = toDocument(record, this.retentionSeconds);
     const created = await writeIndexed(
       this.index,
       document,
@@ -205,6 +215,44 @@ export class CosmosStateStore implements StateStore {
   }
 
   /**
+   * Retired records past the cutoff. On Azure their `ttl` deletes them; this answers the contract (and
+   * a purge run by hand, or one for documents written before they had a `ttl`). Cross-partition, no
+   * ORDER BY: a filter on the state and a range on `updatedAt`, both indexed.
+   */
+  async queryRetired(query: RetiredQuery): Promise<readonly RetiredRecord[]> {
+    checkPageSize(query.maxItems);
+    const { resources } = await this.records.items
+      .query<{ orderId: string; attempt: number; updatedAt: string; _etag: string }>({
+        query: `SELECT TOP @limit c.orderId, c.attempt, c.updatedAt, c._etag FROM c
+          WHERE c.processState IN (${RETIRED_STATES.map((state) => `'${state}'`).join(", ")}) AND c.updatedAt < @before`,
+        parameters: [
+          { name: "@limit", value: query.maxItems },
+          { name: "@before", value: query.before },
+        ],
+      })
+      .fetchAll();
+    return resources.slice(0, query.maxItems).map((r) => ({
+      orderId: r.orderId,
+      attempt: r.attempt,
+      updatedAt: r.updatedAt,
+      etag: r._etag,
+    }));
+  }
+
+  async remove(orderId: string, ifMatch: string): Promise<boolean> {
+    try {
+      await this.records
+        .item(orderId, orderId)
+        .delete({ accessCondition: { type: "IfMatch", condition: ifMatch } });
+      return true;
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 404 || status === 412) return false;
+      throw error;
+    }
+  }
+
+  /**
    * Covers in the recovery index every record that can expire, as the state container has it
    * (`recovery-audit.ts`): what builds without the index claimed, and what a writer that died
    * mid-create left uncovered. The expired query runs it on its own (`auditEveryMs`).
@@ -245,7 +293,7 @@ export class CosmosStateStore implements StateStore {
     ifMatch: string,
     meter: Meter,
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
-    const document = toDocument(record);
+    const document = toDocument(record, this.retentionSeconds);
     return writeIndexed<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>>(
       this.index,
       document,

@@ -1,15 +1,30 @@
-import { parseStateRecord, type StateRecord, type StoredStateRecord } from "../../domain/state-record.js";
+import {
+  parseStateRecord,
+  RETIRED_STATES,
+  type StateRecord,
+  type StoredStateRecord,
+} from "../../domain/state-record.js";
 
-/** A state record as stored in Cosmos DB: the record plus the `id` every item must have. */
-export type StateDocument = StateRecord & { readonly id: string };
+/**
+ * A state record as stored in Cosmos DB: the record plus the `id` every item must have, and for a
+ * retired record the seconds Cosmos DB keeps it after this write (`ttl`; the container's default is -1,
+ * never, so a document without one stays).
+ */
+export type StateDocument = StateRecord & { readonly id: string; readonly ttl?: number };
 
-/** Validates a record before it is written, and gives it `id = orderId` (the partition key too). */
-export function toDocument(record: StateRecord): StateDocument {
+/**
+ * Validates a record before it is written, and gives it `id = orderId` (the partition key too) and, in a
+ * `RETIRED_STATES` state, `ttl = retentionSeconds`. A replace writes the whole document, so a record that
+ * leaves those states loses its `ttl`; none does today (no command moves a `Processed` or `Compensated`
+ * record), and the expiry counts from the last write (`_ts`), which is then the record's `updatedAt`.
+ */
+export function toDocument(record: StateRecord, retentionSeconds: number | null = null): StateDocument {
   const { _etag, ...fields } = record as StoredStateRecord;
   void _etag;
   const parsed = parseStateRecord(fields);
   if (!parsed.ok) throw parsed.error;
-  return { id: parsed.value.orderId, ...parsed.value };
+  const retired = retentionSeconds !== null && RETIRED_STATES.includes(parsed.value.processState);
+  return { id: parsed.value.orderId, ...parsed.value, ...(retired ? { ttl: retentionSeconds } : {}) };
 }
 
 /**
@@ -27,7 +42,7 @@ export function fromDocument(resource: unknown): StoredStateRecord {
   for (const [name, value] of Object.entries(resource)) {
     if (name === "_etag") etag = value;
     else if (name === "id") id = value;
-    else if (!name.startsWith("_")) fields[name] = value;
+    else if (name !== "ttl" && !name.startsWith("_")) fields[name] = value;
   }
   const parsed = parseStateRecord(fields);
   if (!parsed.ok)

@@ -14,6 +14,10 @@ export interface SdkDurableClient {
   getStatus(instanceId: string): Promise<SdkStatus>;
   terminate(instanceId: string, reason: string): Promise<void>;
   purgeInstanceHistory(instanceId: string): Promise<{ instancesDeleted: number }>;
+  getStatusBy(filter: {
+    createdTimeTo?: Date;
+    runtimeStatus?: string[];
+  }): Promise<readonly { readonly instanceId: string }[]>;
 }
 
 export interface SdkStatus {
@@ -91,6 +95,14 @@ export class FunctionsDurableClient implements DurableClient {
   async purge(instanceId: string): Promise<boolean> {
     const result = await this.sdk.purgeInstanceHistory(instanceId);
     return result.instancesDeleted > 0;
+  }
+
+  async listFinished(filter: { readonly createdBefore: Date }): Promise<readonly string[]> {
+    const statuses = await this.sdk.getStatusBy({
+      createdTimeTo: filter.createdBefore,
+      runtimeStatus: ["Completed", "Failed", "Terminated", "Canceled"],
+    });
+    return statuses.map((status) => status.instanceId);
   }
 }
 

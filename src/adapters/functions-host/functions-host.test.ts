@@ -60,6 +60,15 @@ class FakeSdk implements SdkDurableClient {
   async purgeInstanceHistory(instanceId: string): Promise<{ instancesDeleted: number }> {
     return { instancesDeleted: this.statuses.delete(instanceId) ? 1 : 0 };
   }
+  readonly filters: { createdTimeTo?: Date; runtimeStatus?: string[] }[] = [];
+  async getStatusBy(filter: { createdTimeTo?: Date; runtimeStatus?: string[] }): Promise<SdkStatus[]> {
+    this.filters.push(filter);
+    return [...this.statuses.values()].filter(
+      (s) =>
+        (!filter.runtimeStatus || filter.runtimeStatus.includes(s.runtimeStatus)) &&
+        (!filter.createdTimeTo || s.createdTime < filter.createdTimeTo),
+    );
+  }
 }
 
 function status(instanceId: string, runtimeStatus: string, name = "orderProcessing"): SdkStatus {
@@ -76,6 +85,28 @@ function status(instanceId: string, runtimeStatus: string, name = "orderProcessi
 }
 
 describe("FunctionsDurableClient", () => {
+  it("lists the finished instances created before a time, whatever the SDK calls finished", async () => {
+    const sdk = new FakeSdk();
+    for (const [id, runtimeStatus] of [
+      ["a:1", "Completed"],
+      ["b:1", "Failed"],
+      ["c:1", "Terminated"],
+      ["d:1", "Canceled"],
+      ["e:1", "Running"],
+      ["f:1", "Pending"],
+    ] as const) {
+      sdk.statuses.set(id, status(id, runtimeStatus));
+    }
+    const client = new FunctionsDurableClient(sdk);
+    expect(await client.listFinished({ createdBefore: new Date("2026-01-02T00:00:00Z") })).toEqual([
+      "a:1",
+      "b:1",
+      "c:1",
+      "d:1",
+    ]);
+    expect(await client.listFinished({ createdBefore: new Date("2026-01-01T00:00:00Z") })).toEqual([]);
+  });
+
   it("refuses to start an id that is running, where the extension would silently replace it", async () => {
     const sdk = new FakeSdk();
     const client = new FunctionsDurableClient(sdk);

@@ -6,6 +6,7 @@ import {
   PROCESS_STATES,
   type ProcessState,
   parseStateRecord,
+  RETIRED_STATES,
   type StateRecord,
   type StoredStateRecord,
   TERMINAL_STATES,
@@ -19,6 +20,8 @@ import {
   type Page,
   type RecentQuery,
   type RecordAge,
+  type RetiredQuery,
+  type RetiredRecord,
   type StateStore,
 } from "../../ports/state-store.js";
 import {
@@ -86,6 +89,18 @@ export const STATS_QUERIES = {
        AND updated_at >= ? AND updated_at < ?`,
 };
 
+/**
+ * Retention's batch: a range of the (process_state, updated_at, order_id) index per retired state, no
+ * sort (a batch needs no order: what it deletes is gone from the next one).
+ */
+export const RETENTION_QUERIES = {
+  retired: `SELECT order_id, etag, updated_at, json_extract(document, '$.attempt') AS attempt
+     FROM state_records INDEXED BY state_records_recent_by_state
+     WHERE process_state IN (${RETIRED_STATES.map((state) => `'${state}'`).join(", ")}) AND updated_at < ?
+     LIMIT ?`,
+  remove: "DELETE FROM state_records WHERE order_id = ? AND etag = ?",
+};
+
 /** The counts per state (the starter's admission, the stats): covered by the by-state index. */
 export const COUNT_QUERIES = {
   byState: "SELECT process_state, COUNT(*) AS n FROM state_records GROUP BY process_state",
@@ -117,6 +132,11 @@ export class SqliteStateStore implements StateStore {
   private readonly recentByState: Statement<[string, string, string, number], KeyedRow>;
   private readonly oldest: Statement<[string], { order_id: string; updated_at: string }>;
   private readonly finished: Statement<[string, string], { n: number }>;
+  private readonly retired: Statement<
+    [string, number],
+    { order_id: string; etag: string; updated_at: string; attempt: number }
+  >;
+  private readonly removeOne: Statement<[string, string]>;
 
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
@@ -141,6 +161,8 @@ export class SqliteStateStore implements StateStore {
     this.recentByState = db.prepare(RECENT_QUERIES.byState);
     this.oldest = db.prepare(STATS_QUERIES.oldest);
     this.finished = db.prepare(STATS_QUERIES.finished);
+    this.retired = db.prepare(RETENTION_QUERIES.retired);
+    this.removeOne = db.prepare(RETENTION_QUERIES.remove);
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -226,6 +248,20 @@ export class SqliteStateStore implements StateStore {
           : this.recentByState.all(state, cursor.sortKey, cursor.orderId, limit),
       START_DESCENDING,
     );
+  }
+
+  async queryRetired(query: RetiredQuery): Promise<readonly RetiredRecord[]> {
+    checkPageSize(query.maxItems);
+    return this.retired.all(query.before, query.maxItems).map((row) => ({
+      orderId: row.order_id,
+      attempt: row.attempt,
+      updatedAt: row.updated_at,
+      etag: row.etag,
+    }));
+  }
+
+  async remove(orderId: string, ifMatch: string): Promise<boolean> {
+    return this.removeOne.run(orderId, ifMatch).changes === 1;
   }
 
   private page(

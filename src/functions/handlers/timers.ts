@@ -1,6 +1,7 @@
 import type { InvocationContext } from "@azure/functions";
 import type { DurableClient } from "../../ports/durable-client.js";
 import type { NudgeStarter } from "../../scheduler/starter.js";
+import { createInstanceSweep } from "../../supervisor/retention.js";
 import { journaledScan } from "../../supervisor/scan-journal.js";
 import { createSupervisor } from "../../supervisor/supervisor.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
@@ -41,6 +42,19 @@ export function createTimerHandlers(
     },
     async runSupervisor(): Promise<void> {
       await supervisor();
+    },
+    /**
+     * Cosmos DB deletes expired records by their ttl; this purges the orchestration histories they
+     * leave, and keeps those of orders in flight or waiting for an operator.
+     */
+    async runRetention(_timer: unknown, context: InvocationContext): Promise<void> {
+      await createInstanceSweep({
+        states: services.states,
+        durable: deps.durableOf(context),
+        clock: services.clock,
+        logger: services.logger,
+        retentionDays: pipeline.retentionDays,
+      })();
     },
   };
 }

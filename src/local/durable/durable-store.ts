@@ -153,6 +153,10 @@ export class DurableStore {
       ],
       deleteHistory: s<[string]>("DELETE FROM df_history WHERE instance_id = ?"),
       deleteInstance: s<[string]>("DELETE FROM df_instances WHERE instance_id = ?"),
+      finishedBefore: s<[number], { instance_id: string }>(
+        `SELECT instance_id FROM df_instances
+         WHERE status IN ('Completed', 'Failed', 'Terminated') AND created_at < ? ORDER BY created_at`,
+      ),
     };
   }
 
@@ -309,6 +313,11 @@ export class DurableStore {
       );
       return true;
     });
+  }
+
+  /** Finished instances created before `createdAt` (epoch ms). */
+  finishedBefore(createdAt: number): string[] {
+    return this.statements.finishedBefore.all(createdAt).map((row) => row.instance_id);
   }
 
   purge(instanceId: string): boolean {

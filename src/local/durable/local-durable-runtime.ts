@@ -229,6 +229,10 @@ export class LocalDurableRuntime implements DurableClient {
     return this.store.purge(instanceId);
   }
 
+  async listFinished(filter: { readonly createdBefore: Date }): Promise<readonly string[]> {
+    return this.store.finishedBefore(filter.createdBefore.getTime());
+  }
+
   /** The instance's history as recorded: for tests and for operators investigating a failure. */
   historyOf(instanceId: string): HistoryEvent[] {
     return this.store.history(instanceId);
