@@ -34,6 +34,7 @@ function recordingClient(): { client: DurableClient; raised: string[] } {
     getStatus: refuse,
     terminate: refuse,
     purge: refuse,
+    listFinished: refuse,
   };
   return { client, raised };
 }

@@ -36,6 +36,7 @@ export const registeredHandlers: HandlerSource = async (deps) => {
     getStatus: refuse,
     terminate: refuse,
     purge: refuse,
+    listFinished: refuse,
   };
   const registry = await captureRegistrations(() =>
     registerOrderProcessing(createOrderActivities(deps), () => durable),

@@ -66,4 +66,5 @@ const NO_DURABLE_CLIENT: DurableClient = {
   getStatus: refuse,
   terminate: refuse,
   purge: refuse,
+  listFinished: refuse,
 };
