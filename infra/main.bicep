@@ -27,7 +27,7 @@ param alertEmail string = ''
 @description('CanNotDelete locks on the state store and the orders database (PROTECT_DATA).')
 param protectData bool = true
 
-@minValue(1)
+@minValue(15)
 @maxValue(3650)
 @description('Days a Processed or Compensated order\'s state record and orchestration history are kept (RETENTION_DAYS); Error and CompensationFailed orders are kept until an operator acts.')
 param retentionDays int = 30

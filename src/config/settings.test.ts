@@ -47,13 +47,25 @@ describe("pipeline settings", () => {
 
   it("keeps finished records 30 days unless told, and refuses 0 (there is no keeping forever)", () => {
     expect(loadPipelineSettings({}).retentionDays).toBe(30);
-    expect(loadPipelineSettings({ RETENTION_DAYS: "1" }).retentionDays).toBe(1);
+    expect(loadPipelineSettings({ RETENTION_DAYS: "15" }).retentionDays).toBe(15);
     expect(loadPipelineSettings({ RETENTION_DAYS: "3650" }).retentionDays).toBe(3_650);
-    for (const bad of ["0", "-1", "3651", "7.5", "a month"]) {
+    for (const bad of ["0", "14", "3651", "7.5", "a month"]) {
       expect(problems({ RETENTION_DAYS: bad })).toEqual([
-        `RETENTION_DAYS=${JSON.stringify(bad)}: must be an integer from 1 to 3650`,
+        `RETENTION_DAYS=${JSON.stringify(bad)}: must be an integer from 15 to 3650`,
       ]);
     }
+  });
+
+  it("keeps records longer than any queue keeps a message, so no redelivery reaches a deleted record", async () => {
+    const { readFileSync } = await import("node:fs");
+    const queues = JSON.parse(
+      readFileSync(new URL("../../infra/queues.json", import.meta.url), "utf8"),
+    ) as Record<string, { defaultMessageTimeToLive: string }>;
+    const days = Object.values(queues).map((q) =>
+      Number(/^P(\d+)D$/.exec(q.defaultMessageTimeToLive)?.[1] ?? Number.NaN),
+    );
+    expect(days.length).toBeGreaterThan(0);
+    for (const ttl of days) expect(INTEGER_SETTINGS.retentionDays.min).toBeGreaterThan(ttl);
   });
 
   it("refuses a Supervisor lease that is not whole seconds", () => {

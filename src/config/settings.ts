@@ -79,7 +79,9 @@ export const INTEGER_SETTINGS = {
   partnerCallTimeoutMs: int("PARTNER_CALL_TIMEOUT_MS", 10_000, 100, 10 * MINUTE),
   agentRequestMaxDeliveries: int("AGENT_REQUEST_MAX_DELIVERIES", 3, 1, 100),
   // No "keep forever" value: records would then grow without bound. Ten years is the most, 1 day the least.
-  retentionDays: int("RETENTION_DAYS", 30, 1, 3_650),
+  // At least 15: longer than the queues' 14-day message time to live (infra/queues.json), so no
+  // redelivered order message can reach an order whose record retention has deleted.
+  retentionDays: int("RETENTION_DAYS", 30, 15, 3_650),
 } as const;
 
 export const AGENT_MODE_SETTING = "AGENT_MODE";

@@ -366,7 +366,9 @@ export class LocalPipeline {
     void this.every(this.options.starterIntervalMs, () => this.nudgeStarter());
     void this.every(this.options.supervisorIntervalMs, () => this.runSupervisor());
     // Its own timer, not the Supervisor's tick: retention is due by the hour, recovery by the second.
-    void this.every(this.options.retentionIntervalMs ?? 3_600_000, () => this.runRetention());
+    // A minute after start as well, so a host restarted more often than hourly still purges.
+    const retentionMs = this.options.retentionIntervalMs ?? 3_600_000;
+    void this.every(retentionMs, () => this.runRetention(), Math.min(retentionMs, 60_000));
   }
 
   private consume(queue: SqliteMessageQueue, handler: MessageHandler): void {
@@ -385,10 +387,10 @@ export class LocalPipeline {
     return this.starterRuns.nudge(durable);
   }
 
-  private async every(intervalMs: number, run: () => Promise<unknown>): Promise<void> {
-    while (!this.stopping.signal.aborted) {
+  private async every(intervalMs: number, run: () => Promise<unknown>, firstMs = intervalMs): Promise<void> {
+    for (let waitMs = firstMs; !this.stopping.signal.aborted; waitMs = intervalMs) {
       try {
-        await this.options.clock.sleep(intervalMs, this.stopping.signal);
+        await this.options.clock.sleep(waitMs, this.stopping.signal);
       } catch {
         return;
       }

@@ -67,6 +67,8 @@ export function createRetentionPurge(deps: RetentionDeps): () => Promise<PurgeRe
       }
       if (due.length < deps.batchSize) break;
       truncated = batches === deps.maxBatches;
+      // The embedded stores answer synchronously: give the host's other work a turn between batches.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     const report = { before, records, instances, batches, truncated, durationMs: elapsed(started) };
     deps.logger.info("retention.purge", { ...report });

@@ -100,7 +100,8 @@ async function repair(
   meter: Meter,
 ): Promise<boolean> {
   if (record === undefined) {
-    // Records are never deleted: this is the entry of a create that failed after writing it.
+    // Only retired records are ever deleted (retention), and they hold no entry: this is the entry of a
+    // create that failed after writing it.
     await source.index.removeIfUnchanged(entry, meter);
     return false;
   }

@@ -9,14 +9,12 @@ export interface ChaosEvidence extends Omit<InvariantInput, "submitted"> {
   readonly accepted: readonly string[];
 }
 
-/** Causes that let an order stop short of completion or a clean undo in a run where no operator acts. */
-const OWN_CAUSES = ["permanent", "operator"];
-
 /**
  * The invariants every run must keep (invariants.ts), and what crashes and outages must not change:
  * every record is terminal; at most one effect per order and operation; a Processed order holds each
  * effect once and none undone; a Compensated one holds none; every Error and CompensationFailed order
- * was refused for good by the partner or stopped by an operator, never left by a crash or an outage.
+ * was refused for good by the partner, as its record says and the partner's ledger confirms, never
+ * left there by a crash or an outage. No operator acts during a run, so no other cause is accepted.
  */
 export function checkChaos(evidence: ChaosEvidence): string[] {
   const violations = [...checkInvariants({ ...evidence, submitted: evidence.accepted }).violations];
@@ -26,20 +24,25 @@ export function checkChaos(evidence: ChaosEvidence): string[] {
   for (const [orderId, record] of evidence.records) {
     if (!isTerminal(record.processState)) add(`${orderId} is stuck in ${record.processState}`);
     for (const problem of effectProblems(record, evidence.ledger)) add(`${orderId}: ${problem}`);
-    const kind = record.lastError?.kind;
-    if (
-      (record.processState === "Error" || record.processState === "CompensationFailed") &&
-      !OWN_CAUSES.includes(kind ?? "")
-    )
-      add(
-        `${orderId} is ${record.processState} because of ${kind ?? "nothing"} (${record.lastError?.code ?? "no code"}), not a refusal or an operator`,
-      );
+    const problem = unrefused(record, evidence.ledger);
+    if (problem) add(`${orderId} is ${record.processState} ${problem}`);
   }
   for (const orderId of Object.keys(evidence.ledger.effectsByOrder)) {
     if (!evidence.records.has(orderId))
       add(`${orderId}: the partner applied effects for an order with no record`);
   }
   return violations;
+}
+
+/** Why an Error or CompensationFailed record was not stopped by a refusal the partner really made. */
+function unrefused(record: StateRecord, ledger: PartnerLedger): string | undefined {
+  if (record.processState !== "Error" && record.processState !== "CompensationFailed") return undefined;
+  const kind = record.lastError?.kind;
+  if (kind !== "permanent")
+    return `because of ${kind ?? "nothing"} (${record.lastError?.code ?? "no code"}), not a refusal by the partner`;
+  if (ledger.refusalsForOrder(record.orderId) === 0)
+    return "for a refusal the partner's ledger does not show";
+  return undefined;
 }
 
 function effectProblems(record: StateRecord, ledger: PartnerLedger): string[] {

@@ -62,18 +62,27 @@ export interface PartnerLedger {
   callsForOrder(orderId: string): number;
   /** Effects applied with `key`: at most 1 while the partner keeps its at-most-once promise. */
   effectsForKey(key: string): number;
+  /** Keys of `orderId` the partner refused for good (each counted once, not its sticky repeats). */
+  refusalsForOrder(orderId: string): number;
 }
 
 /** The ledger as plain data: what `Ledger.data()` copies out and `ledgerView` reads. */
 export interface LedgerData {
   readonly totals: Omit<
     PartnerLedger,
-    "byOperation" | "effectLog" | "effectsByOrder" | "callsForKey" | "callsForOrder" | "effectsForKey"
+    | "byOperation"
+    | "effectLog"
+    | "effectsByOrder"
+    | "callsForKey"
+    | "callsForOrder"
+    | "effectsForKey"
+    | "refusalsForOrder"
   >;
   readonly byOperation: Readonly<Record<PartnerOperation, OperationCounts>>;
   readonly effectLog: readonly EffectEntry[];
   readonly keyCalls: ReadonlyMap<string, number>;
   readonly orderCalls: ReadonlyMap<string, number>;
+  readonly orderRefusals: ReadonlyMap<string, number>;
 }
 
 /** The ledger's questions answered from a copy of its data. */
@@ -94,6 +103,7 @@ export function ledgerView(data: LedgerData): PartnerLedger {
     callsForKey: (key) => data.keyCalls.get(key) ?? 0,
     callsForOrder: (orderId) => data.orderCalls.get(orderId) ?? 0,
     effectsForKey: (key) => effectsByKey.get(key) ?? 0,
+    refusalsForOrder: (orderId) => data.orderRefusals.get(orderId) ?? 0,
   };
 }
 
@@ -201,6 +211,7 @@ export class Ledger {
   private readonly liveEffects = new Map<string, number>();
   private readonly keyCalls = new Map<string, number>();
   private readonly orderCalls = new Map<string, number>();
+  private readonly orderRefusals = new Map<string, number>();
   private readonly nextReference = new Map<PartnerOperation, number>();
   private readonly operationCounts = new Map<PartnerOperation, { calls: number; effects: number }>();
   private readonly counters = new Map<LedgerCounter, number>();
@@ -230,6 +241,7 @@ export class Ledger {
 
   reject(key: string, operation: PartnerOperation, orderId: string, target: string | null, reason: string) {
     this.journal?.append({ kind: "reject", key, operation, orderId, target, reason });
+    this.orderRefusals.set(orderId, (this.orderRefusals.get(orderId) ?? 0) + 1);
     const result: StoredResult = { kind: "rejected", operation, orderId, reason };
     this.bindings.set(key, { operation, orderId, target, result });
     return result;
@@ -319,6 +331,7 @@ export class Ledger {
       effectLog: this.effectLog.map((e): EffectEntry => ({ ...e })),
       keyCalls: new Map(this.keyCalls),
       orderCalls: new Map(this.orderCalls),
+      orderRefusals: new Map(this.orderRefusals),
     };
   }
 
@@ -330,6 +343,7 @@ export class Ledger {
     this.liveEffects.clear();
     this.keyCalls.clear();
     this.orderCalls.clear();
+    this.orderRefusals.clear();
     this.nextReference.clear();
     this.operationCounts.clear();
     this.counters.clear();

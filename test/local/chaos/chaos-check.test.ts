@@ -55,7 +55,21 @@ describe("the chaos check", () => {
       record("o-2", "Compensated"),
       record("o-3", "Error", { lastError: refused }),
     ];
-    expect(checkChaos(evidence(records, ledgerFor(["o-1"], ["o-2"])))).toEqual([]);
+    const ledger = ledgerFor(["o-1"], ["o-2"]);
+    ledger.reject("o-3:reserveInventory", "reserveInventory", "o-3", null, "out-of-stock");
+    expect(checkChaos(evidence(records, ledger))).toEqual([]);
+  });
+
+  it("finds an order in Error for a refusal the partner never made, and one stopped by an operator", () => {
+    const operator = { ...refused, kind: "operator" as const, code: "OperatorCompensate" };
+    const violations = checkChaos(
+      evidence(
+        [record("o-1", "Error", { lastError: refused }), record("o-2", "Error", { lastError: operator })],
+        new Ledger(),
+      ),
+    ).join("\n");
+    expect(violations).toMatch(/o-1 is Error for a refusal the partner's ledger does not show/);
+    expect(violations).toMatch(/o-2 is Error because of operator/);
   });
 
   it("finds an effect applied twice for one order and operation", () => {
@@ -102,7 +116,7 @@ describe("the chaos check", () => {
         new Ledger(),
       ),
     ).join("\n");
-    expect(violations).toMatch(/o-1 is Error because of transient \(RecoveriesExhausted\)/);
+    expect(violations).toMatch(/o-1 is Error because of transient \(RecoveriesExhausted\), not a refusal/);
     expect(violations).toMatch(/o-2 is CompensationFailed because of transient/);
   });
 });
