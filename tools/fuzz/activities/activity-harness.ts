@@ -12,9 +12,9 @@ import {
   createOrderActivities,
   type OrderActivityDeps,
 } from "../../../src/orchestrators/order-activities.js";
-import type { DurableClient } from "../../../src/ports/durable-client.js";
 import { updateAsRead } from "../../../src/state/record-updates.js";
 import { CapturedLog } from "../captured-log.js";
+import { refusingDurableClient } from "../fuzz-pipeline.js";
 import { WriteLog } from "../write-log.js";
 import type { AttemptRef } from "./valid-inputs.js";
 
@@ -29,15 +29,7 @@ export type ActivityHandler = (input: unknown) => Promise<unknown>;
 export type HandlerSource = (deps: OrderActivityDeps) => Promise<ReadonlyMap<string, ActivityHandler>>;
 
 export const registeredHandlers: HandlerSource = async (deps) => {
-  const refuse = () => Promise.reject(new Error("no durable client is used here"));
-  const durable: DurableClient = {
-    startNew: refuse,
-    raiseEvent: refuse,
-    getStatus: refuse,
-    terminate: refuse,
-    purge: refuse,
-    listFinished: refuse,
-  };
+  const durable = refusingDurableClient("no durable client is used here");
   const registry = await captureRegistrations(() =>
     registerOrderProcessing(createOrderActivities(deps), () => durable),
   );

@@ -1,13 +1,11 @@
 import { VirtualClock } from "../../../src/adapters/clock/virtual-clock.js";
 import { QueueStatusNotifier } from "../../../src/adapters/messaging/queue-status-notifier.js";
-import { openDatabase } from "../../../src/adapters/sqlite/database.js";
-import { loadPipelineSettings } from "../../../src/config/settings.js";
-import { seededRandom } from "../../../src/domain/backoff.js";
-import { LocalPipeline } from "../../../src/local/pipeline.js";
+import type { LocalPipeline } from "../../../src/local/pipeline.js";
 import { QueueConsumer } from "../../../src/local/queue-consumer.js";
 import type { MessageHandler } from "../../../src/ports/message-handler.js";
 import { createSubmissionHandler, type SubmissionDeps } from "../../../src/scheduler/submission.js";
 import { CapturedLog } from "../captured-log.js";
+import { openFuzzPipeline } from "../fuzz-pipeline.js";
 import { WriteLog } from "../write-log.js";
 import type { OrderStores } from "./stored.js";
 
@@ -36,18 +34,7 @@ export async function openEmbeddedOrders(
 ): Promise<EmbeddedOrders> {
   const clock = new VirtualClock(T0);
   const log = new CapturedLog();
-  const db = openDatabase(":memory:");
-  const settings = loadPipelineSettings({ MAX_PENDING: "10000000" });
-  const pipeline = await LocalPipeline.open({
-    db,
-    clock,
-    random: seededRandom(1),
-    logger: log.logger,
-    settings,
-    partnerUrl: "http://127.0.0.1:9",
-    starterIntervalMs: 1_000,
-    supervisorIntervalMs: 5_000,
-  });
+  const { db, settings, pipeline } = await openFuzzPipeline({ MAX_PENDING: "10000000" }, clock, log.logger);
   const handler = submission({
     orders: pipeline.orders,
     states: pipeline.states,

@@ -1,9 +1,9 @@
 import { FUNCTION_NAMES } from "../../../src/functions/function-names.js";
 import { createSubmissionTrigger } from "../../../src/functions/handlers/submission.js";
-import type { DurableClient } from "../../../src/ports/durable-client.js";
 import { orderQueueMessage } from "../../../src/scheduler/order-message-id.js";
 import { breakages, CapturedLog } from "../captured-log.js";
 import { DeadLetterCursor } from "../dead-letters.js";
+import { refusingDurableClient } from "../fuzz-pipeline.js";
 import type { FuzzTarget } from "../target.js";
 import { OrderCaseRunner } from "./case-runner.js";
 import { deliverOne } from "./functions-host.js";
@@ -59,12 +59,4 @@ function serviceBusChannel(app: ServiceBusApp, log: CapturedLog) {
   };
 }
 
-const refuse = () => Promise.reject(new Error("no orchestration is started while orders are submitted"));
-const NO_DURABLE_CLIENT: DurableClient = {
-  startNew: refuse,
-  raiseEvent: refuse,
-  getStatus: refuse,
-  terminate: refuse,
-  purge: refuse,
-  listFinished: refuse,
-};
+const NO_DURABLE_CLIENT = refusingDurableClient("no orchestration is started while orders are submitted");

@@ -6,7 +6,7 @@ import { loadPipelineSettings, type PipelineSettings } from "../../../src/config
 import { type AgentRequest, parseAgentRequest } from "../../../src/domain/agent-messages.js";
 import { seededRandom } from "../../../src/domain/backoff.js";
 import type { OrderMessage } from "../../../src/domain/order.js";
-import { LocalPipeline, QUEUES } from "../../../src/local/pipeline.js";
+import { type LocalPipeline, QUEUES } from "../../../src/local/pipeline.js";
 import { QueueConsumer } from "../../../src/local/queue-consumer.js";
 import type { DurableClient } from "../../../src/ports/durable-client.js";
 import type { Logger } from "../../../src/ports/logger.js";
@@ -19,6 +19,7 @@ import type { JsonValue } from "../../../src/ports/message-queue.js";
 import { createAgentReplyHandler } from "../../../src/scheduler/agent-reply.js";
 import { createSubmissionHandler } from "../../../src/scheduler/submission.js";
 import { CapturedLog } from "../captured-log.js";
+import { openFuzzPipeline } from "../fuzz-pipeline.js";
 import { WriteLog } from "../write-log.js";
 
 /** Builds the reply queue's handler; the real one unless a test plants another. */
@@ -73,19 +74,12 @@ export class ReplyPipeline {
   static async open(replies: ReplyHandlerFactory = createAgentReplyHandler): Promise<ReplyPipeline> {
     const log = new CapturedLog();
     const clock = new VirtualClock(new Date("2026-01-01T00:00:00.000Z"));
-    const db = openDatabase(":memory:");
     // Orders the fuzzer never finishes stay in flight; the cap must not stop the starter.
-    const settings = loadPipelineSettings({ AGENT_MODE: "queue", MAX_IN_FLIGHT: "100000" });
-    const pipeline = await LocalPipeline.open({
-      db,
+    const { db, settings, pipeline } = await openFuzzPipeline(
+      { AGENT_MODE: "queue", MAX_IN_FLIGHT: "100000" },
       clock,
-      random: seededRandom(1),
-      logger: log.logger,
-      settings,
-      partnerUrl: "http://127.0.0.1:9",
-      starterIntervalMs: 1_000,
-      supervisorIntervalMs: 5_000,
-    });
+      log.logger,
+    );
     return new ReplyPipeline({ log, clock, db, settings, pipeline, replies });
   }
 
