@@ -28,7 +28,7 @@ import { orderQueueMessage } from "../scheduler/order-message-id.js";
 import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createStatsReadings } from "../scheduler/stats.js";
-import { createSubmissionHandler } from "../scheduler/submission.js";
+import { createSubmissionHandler, type SubmissionDeps } from "../scheduler/submission.js";
 import { createRetentionPurge, type PurgeReport } from "../supervisor/retention.js";
 import { journaledScan } from "../supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
@@ -319,10 +319,10 @@ export class LocalPipeline {
     };
   }
 
-  /** Starts the queue consumers and the starter and Supervisor timers. */
-  start(): void {
+  /** What the orders queue's submission handler needs from this pipeline's stores and settings. */
+  submissionDeps(): SubmissionDeps {
     const { clock, logger, settings } = this.options;
-    const submission = createSubmissionHandler({
+    return {
       orders: this.orders,
       states: this.states,
       notifier: new QueueStatusNotifier((name) => this.queue(name)),
@@ -331,6 +331,14 @@ export class LocalPipeline {
       logger,
       retryBudgetPerOrder: settings.retryBudgetPerOrder,
       undoReservePerOrder: settings.undoReservePerOrder,
+    };
+  }
+
+  /** Starts the queue consumers and the starter and Supervisor timers. */
+  start(): void {
+    const { logger, settings } = this.options;
+    const submission = createSubmissionHandler({
+      ...this.submissionDeps(),
       onAccepted: () => void this.nudgeStarter(),
       telemetry: this.telemetry,
     });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
+import { PROCESS_STATES } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import { applyTransition, type Command } from "../../src/domain/transitions.js";
 import type { StateStore } from "../../src/ports/state-store.js";
@@ -194,16 +195,7 @@ export function describeStateStoreContract(
 
     describe("retention", () => {
       it("answers Processed and Compensated records changed before the cutoff, and no others", async () => {
-        const states = [
-          "Pending",
-          "Processing",
-          "Processed",
-          "Error",
-          "Compensating",
-          "Compensated",
-          "CompensationFailed",
-        ] as const;
-        for (const processState of states) {
+        for (const processState of PROCESS_STATES) {
           await create(pendingRecord(`old-${processState}`, { processState, attempt: 3, updatedAt: at(-1) }));
         }
         await create(pendingRecord("edge-Processed", { processState: "Processed", updatedAt: at(0) }));

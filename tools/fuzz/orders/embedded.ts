@@ -1,5 +1,4 @@
 import { VirtualClock } from "../../../src/adapters/clock/virtual-clock.js";
-import { QueueStatusNotifier } from "../../../src/adapters/messaging/queue-status-notifier.js";
 import type { LocalPipeline } from "../../../src/local/pipeline.js";
 import { QueueConsumer } from "../../../src/local/queue-consumer.js";
 import type { MessageHandler } from "../../../src/ports/message-handler.js";
@@ -34,17 +33,8 @@ export async function openEmbeddedOrders(
 ): Promise<EmbeddedOrders> {
   const clock = new VirtualClock(T0);
   const log = new CapturedLog();
-  const { db, settings, pipeline } = await openFuzzPipeline({ MAX_PENDING: "10000000" }, clock, log.logger);
-  const handler = submission({
-    orders: pipeline.orders,
-    states: pipeline.states,
-    notifier: new QueueStatusNotifier((name) => pipeline.queue(name)),
-    alerts: pipeline.alerts,
-    clock,
-    logger: log.logger,
-    retryBudgetPerOrder: settings.retryBudgetPerOrder,
-    undoReservePerOrder: settings.undoReservePerOrder,
-  });
+  const { db, pipeline } = await openFuzzPipeline({ MAX_PENDING: "10000000" }, clock, log.logger);
+  const handler = submission(pipeline.submissionDeps());
   const consumer = new QueueConsumer({ queue: pipeline.ordersQueue, handler, clock, logger: log.logger });
   consumer.start();
   const stores = { states: pipeline.states, orders: pipeline.orders, writes: new WriteLog(db) };

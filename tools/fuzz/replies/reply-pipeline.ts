@@ -1,10 +1,7 @@
 import { VirtualClock } from "../../../src/adapters/clock/virtual-clock.js";
-import { QueueStatusNotifier } from "../../../src/adapters/messaging/queue-status-notifier.js";
-import { type EmbeddedDatabase, openDatabase } from "../../../src/adapters/sqlite/database.js";
+import type { EmbeddedDatabase } from "../../../src/adapters/sqlite/database.js";
 import type { SqliteMessageQueue } from "../../../src/adapters/sqlite/sqlite-message-queue.js";
-import { loadPipelineSettings, type PipelineSettings } from "../../../src/config/settings.js";
 import { type AgentRequest, parseAgentRequest } from "../../../src/domain/agent-messages.js";
-import { seededRandom } from "../../../src/domain/backoff.js";
 import type { OrderMessage } from "../../../src/domain/order.js";
 import { type LocalPipeline, QUEUES } from "../../../src/local/pipeline.js";
 import { QueueConsumer } from "../../../src/local/queue-consumer.js";
@@ -45,7 +42,7 @@ export class ReplyPipeline {
   private submitted = 0;
 
   private constructor(private readonly parts: Parts) {
-    const { pipeline, clock, log, settings } = parts;
+    const { pipeline, clock, log } = parts;
     this.log = log;
     this.pipeline = pipeline;
     this.writes = new WriteLog(parts.db);
@@ -59,28 +56,19 @@ export class ReplyPipeline {
       logger: log.logger,
     });
     this.consumer.start();
-    this.submission = createSubmissionHandler({
-      orders: pipeline.orders,
-      states: pipeline.states,
-      notifier: new QueueStatusNotifier((name) => pipeline.queue(name)),
-      alerts: pipeline.alerts,
-      clock,
-      logger: log.logger,
-      retryBudgetPerOrder: settings.retryBudgetPerOrder,
-      undoReservePerOrder: settings.undoReservePerOrder,
-    });
+    this.submission = createSubmissionHandler(pipeline.submissionDeps());
   }
 
   static async open(replies: ReplyHandlerFactory = createAgentReplyHandler): Promise<ReplyPipeline> {
     const log = new CapturedLog();
     const clock = new VirtualClock(new Date("2026-01-01T00:00:00.000Z"));
     // Orders the fuzzer never finishes stay in flight; the cap must not stop the starter.
-    const { db, settings, pipeline } = await openFuzzPipeline(
+    const { db, pipeline } = await openFuzzPipeline(
       { AGENT_MODE: "queue", MAX_IN_FLIGHT: "100000" },
       clock,
       log.logger,
     );
-    return new ReplyPipeline({ log, clock, db, settings, pipeline, replies });
+    return new ReplyPipeline({ log, clock, db, pipeline, replies });
   }
 
   /** Submits `orders` through the submission handler and starts their first attempts; returns their first requests. */
@@ -140,7 +128,6 @@ interface Parts {
   readonly log: CapturedLog;
   readonly clock: VirtualClock;
   readonly db: EmbeddedDatabase;
-  readonly settings: PipelineSettings;
   readonly pipeline: LocalPipeline;
   readonly replies: ReplyHandlerFactory;
 }
