@@ -1,7 +1,8 @@
 // npm run bench:runtime [-- --instances N --json]
 // Completed orchestrations per second on the local durable runtime (SQLite in memory, and on a file
 // opened as the embedded host opens its own) and, in the same run, on the in-memory test backend of
-// @microsoft/durabletask-js. --json prints one JSON object instead of the table.
+// @microsoft/durabletask-js. --json prints one JSON object instead of the table. Each figure is the
+// median of three runs after a warm-up run (see ROUNDS).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -160,15 +161,31 @@ const { instances, json, fullReplay } = options();
 const sessions = !fullReplay;
 const round = (x: number) => Math.round(x).toLocaleString("en-US");
 
-await ours("sequence", 50, "memory"); // warm up the JIT on both engines before measuring
-await theirs("sequence", 50);
+/**
+ * Each figure is the median of ROUNDS runs, the engines alternating, after one unmeasured run of each
+ * scenario on each engine: a first run is mostly the JIT compiling either engine, which is not what
+ * the comparison is about.
+ */
+const ROUNDS = 3;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 const scenarios = [];
 for (const scenario of ["sequence", "race"] as const) {
-  const memory = await ours(scenario, instances, "memory");
-  const file = await ours(scenario, instances, "file");
-  const peer = await theirs(scenario, instances);
-  scenarios.push({ scenario, label: SCENARIOS[scenario], ours: { memory, file }, theirs: peer });
+  await ours(scenario, instances, "memory");
+  await theirs(scenario, instances);
+  const runs = { memory: [] as number[], file: [] as number[], theirs: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    runs.memory.push(await ours(scenario, instances, "memory"));
+    runs.theirs.push(await theirs(scenario, instances));
+    runs.file.push(await ours(scenario, instances, "file"));
+  }
+  scenarios.push({
+    scenario,
+    label: SCENARIOS[scenario],
+    ours: { memory: median(runs.memory), file: median(runs.file) },
+    theirs: median(runs.theirs),
+    runs,
+  });
 }
 const commits = {
   memory: await singleRowCommitsPerSecond(":memory:"),
@@ -187,7 +204,7 @@ if (json) {
   console.log(JSON.stringify(report));
 } else {
   console.log(
-    `local durable runtime (${sessions ? "replay sessions" : "full replay every episode"}) vs @microsoft/durabletask-js in-memory backend, ${instances} instances each`,
+    `local durable runtime (${sessions ? "replay sessions" : "full replay every episode"}) vs @microsoft/durabletask-js in-memory backend, ${instances} instances each, median of ${ROUNDS} runs after a warm-up`,
   );
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
   console.log("");

@@ -43,6 +43,7 @@ function startInstance(store: DurableStore, instanceId: string): void {
       updatedAt: AT.getTime(),
     },
     history.executionStarted(AT, "test", undefined),
+    store.instance(instanceId) !== undefined,
   );
 }
 

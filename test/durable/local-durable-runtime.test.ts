@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { captureRegistrations } from "../../src/local/registration-capture.js";
 import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
 import { registerTestApp, TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
@@ -56,6 +56,22 @@ describe("running orchestrations", () => {
     await clock.advance(10);
     await runtime.idle();
     expect(runtime.historyOf("race-reply").filter((e) => e.EventType === 11)).toHaveLength(0); // no TimerFired
+  });
+
+  it("disarms a timer cancelled in a later episode than the one that armed it, while the instance runs on", async () => {
+    const { runtime, clock, db } = await open();
+    await runtime.startNew(T.raceTwice, { instanceId: "twice", input: 60_000 });
+    await runtime.idle();
+    await clock.advance(10_000);
+    await runtime.raiseEvent("twice", "first", "yes");
+    await runtime.idle();
+    const armed = db.prepare("SELECT timer_id AS timerId FROM df_timers WHERE instance_id = 'twice'").all();
+    expect(armed).toEqual([{ timerId: 1 }]); // the first (task 0) is gone, the second waits
+    await clock.advance(60_000);
+    const status = await runtime.waitForCompletion("twice");
+    expect(status.output).toEqual(["first: reply", "second: timeout"]);
+    const fired = runtime.historyOf("twice").filter((e) => e.EventType === 11);
+    expect(fired.map((e) => e.TimerId)).toEqual([1]);
   });
 
   it("takes the timeout branch when the timer fires first, at the deadline and not before", async () => {
@@ -150,6 +166,38 @@ describe("unsupported features", () => {
 });
 
 describe("the client", () => {
+  it("never runs activities queued for an execution that was terminated or replaced meanwhile", async () => {
+    let release = () => {};
+    const deps = { calls: [] as string[], gate: new Promise<void>((resolve) => (release = resolve)) };
+    const { runtime } = await open({ deps, maxConcurrentActivities: 1 });
+    // The blocker holds the only activity slot, so the fan-outs' activities wait in the queue.
+    await runtime.startNew(T.blockingSequence, { instanceId: "blocker", input: 1 });
+    await runtime.startNew(T.fanOut, { instanceId: "gone", input: 3 });
+    await runtime.startNew(T.fanOut, { instanceId: "again", input: 4 });
+    await vi.waitFor(() => {
+      for (const id of ["gone", "again"])
+        expect(runtime.historyOf(id).filter((e) => e.EventType === 4).length).toBeGreaterThan(0);
+    });
+    await runtime.terminate("gone", "operator stop");
+    await runtime.terminate("again", "operator stop");
+    await runtime.startNew(T.sequence, { instanceId: "again", input: 100 });
+    release();
+    expect((await runtime.waitForCompletion("again")).output).toBe(3_200);
+    expect((await runtime.waitForCompletion("blocker")).output).toBe(4);
+    // Only the blocker's and the new sequence's activities ran; none of the fan-outs' (double(0) ...).
+    expect([...deps.calls].sort()).toEqual(
+      [
+        "blockingDouble(1)",
+        "double(100)",
+        "double(200)",
+        "double(400)",
+        "double(800)",
+        "double(1600)",
+        "double(2)",
+      ].sort(),
+    );
+  });
+
   it("refuses to start an instance id that is running, and restarts a finished one", async () => {
     const { runtime } = await open();
     await runtime.startNew(T.lateWaiter, { instanceId: "dup-1" });

@@ -16,6 +16,7 @@ export interface RaceInput {
 export const TEST_ORCHESTRATIONS = {
   sequence: "testSequence",
   race: "testRace",
+  raceTwice: "testRaceTwice",
   catcher: "testCatcher",
   fanOut: "testFanOut",
   lateWaiter: "testLateWaiter",
@@ -86,6 +87,21 @@ export function registerTestApp(deps: TestAppDeps, variant: "v1" | "v2" = "v1"):
       return { outcome: "reply", value: reply.result };
     }
     return { outcome: "timeout", at: context.df.currentUtcDateTime.toISOString() };
+  });
+
+  // Two replies in turn, each raced against its own timer: the first timer is cancelled in a later
+  // episode than the one that armed it, while the instance goes on running.
+  df.app.orchestration(TEST_ORCHESTRATIONS.raceTwice, function* (context: OrchestrationContext) {
+    const timeoutMs = context.df.getInput() as number;
+    const outcomes: string[] = [];
+    for (const name of ["first", "second"]) {
+      const timer = context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + timeoutMs));
+      const reply = context.df.waitForExternalEvent(name);
+      const winner = yield context.df.Task.any([reply, timer]);
+      if (winner === reply) timer.cancel();
+      outcomes.push(winner === reply ? `${name}: reply` : `${name}: timeout`);
+    }
+    return outcomes;
   });
 
   df.app.orchestration(TEST_ORCHESTRATIONS.catcher, function* (context: OrchestrationContext) {

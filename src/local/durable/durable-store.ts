@@ -129,11 +129,9 @@ export class DurableStore {
         `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
          FROM df_activities ORDER BY id`,
       ),
-      activity: s<[number], ActivityWork>(
-        `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
-         FROM df_activities WHERE id = ?`,
+      takeActivity: s<[number], { instanceId: string; executionId: string }>(
+        "DELETE FROM df_activities WHERE id = ? RETURNING instance_id AS instanceId, execution_id AS executionId",
       ),
-      deleteActivity: s<[number]>("DELETE FROM df_activities WHERE id = ?"),
       addTimer: s<[string, string, number, number]>(
         "INSERT INTO df_timers (instance_id, execution_id, timer_id, fire_at) VALUES (?, ?, ?, ?) RETURNING id",
       ),
@@ -178,10 +176,17 @@ export class DurableStore {
     return [...this.committedInboxes().keys()];
   }
 
-  /** Creates the instance (replacing a finished one with the same id) and queues its start. */
-  createInstance(row: Omit<InstanceRow, "output" | "failure" | "customStatus">, started: HistoryEvent): void {
+  /**
+   * Creates the instance and queues its start. `replacing`: an instance with this id exists (finished),
+   * and its history and any leftover work go first; a new id has none to delete.
+   */
+  createInstance(
+    row: Omit<InstanceRow, "output" | "failure" | "customStatus">,
+    started: HistoryEvent,
+    replacing: boolean,
+  ): void {
     this.transaction(() => {
-      this.deleteEverything(row.instanceId);
+      if (replacing) this.deleteEverything(row.instanceId);
       this.statements.upsertInstance.run(
         row.instanceId,
         row.executionId,
@@ -255,9 +260,8 @@ export class DurableStore {
     return this.transaction(() => {
       const delivered = new Set<string>();
       for (const { activityId, event } of results) {
-        const work = this.statements.activity.get(activityId);
+        const work = this.statements.takeActivity.get(activityId);
         if (!work) continue;
-        this.statements.deleteActivity.run(activityId);
         // The work row proves its execution is current and active: ending or restarting deletes it.
         this.addInbox(work.instanceId, work.executionId, event);
         delivered.add(work.instanceId);
@@ -293,7 +297,9 @@ export class DurableStore {
     return this.transaction(() => {
       const instance = this.instance(instanceId);
       if (!instance) return "notFound";
-      return this.deliver(instanceId, instance.executionId, event) ? "delivered" : "notRunning";
+      if (!isActive(instance.status)) return "notRunning";
+      this.addInbox(instanceId, instance.executionId, event);
+      return "delivered";
     });
   }
 
@@ -327,13 +333,6 @@ export class DurableStore {
       this.statements.deleteInstance.run(instanceId);
       return existed;
     });
-  }
-
-  private deliver(instanceId: string, executionId: string, event: HistoryEvent): boolean {
-    const instance = this.instance(instanceId);
-    if (!instance || instance.executionId !== executionId || !isActive(instance.status)) return false;
-    this.addInbox(instanceId, executionId, event);
-    return true;
   }
 
   private addInbox(instanceId: string, executionId: string, event: HistoryEvent): void {

@@ -26,6 +26,7 @@ import {
   firstMismatch,
   type HistoryEvent,
   history,
+  type RecordedTask,
   recordedTasks,
   type ScheduledTask,
   scheduledTasks,
@@ -63,8 +64,10 @@ interface SdkState {
 interface Episode {
   readonly instance: InstanceRow;
   readonly inboxEvents: number;
-  /** The instance's whole history once this episode is committed. */
-  readonly history: HistoryEvent[];
+  /** The instance's history before this episode; the episode's events are appended once committed. */
+  readonly past: HistoryEvent[];
+  /** The tasks that history has scheduled, by sequence number. */
+  readonly recorded: RecordedTask[];
   readonly commit: EpisodeCommit;
 }
 
@@ -111,6 +114,11 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly timers: TimerQueue<TimerWork>;
   /** Activity work committed but not yet started, oldest first. */
   private queuedActivities: ActivityWork[] = [];
+  /**
+   * The execution each instance with queued work is on. Work of any other execution (one that ended, or
+   * was replaced by a new start) is skipped when its turn comes, instead of filtering the queue.
+   */
+  private readonly liveExecutions = new Map<string, string>();
   /** What replay needs of each instance (name, input, execution); fixed for an execution's lifetime. */
   private readonly instances = new Map<string, InstanceRow>();
   private state: RuntimeState = "running";
@@ -122,6 +130,8 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly pending = new Set<string>();
   /** Histories of running instances, as committed: the store is written through, never re-read. */
   private readonly histories = new Map<string, HistoryEvent[]>();
+  /** The tasks each of those histories scheduled, kept with it so an episode need not scan it again. */
+  private readonly recorded = new Map<string, RecordedTask[]>();
   /** Activity results not yet written; the next pump writes them all in one transaction. */
   private completions: { activityId: number; event: HistoryEvent }[] = [];
   /** Each recorded event in the form the SDK replays, made once; entries go with their events. */
@@ -157,6 +167,8 @@ export class LocalDurableRuntime implements DurableClient {
     const runtime = new LocalDurableRuntime(options);
     for (const timer of runtime.store.timers()) runtime.armTimer(timer);
     runtime.queuedActivities = runtime.store.activities();
+    for (const work of runtime.queuedActivities)
+      runtime.liveExecutions.set(work.instanceId, work.executionId);
     for (const instanceId of runtime.store.instancesWithInbox()) runtime.pending.add(instanceId);
     runtime.wake();
     return runtime;
@@ -178,20 +190,27 @@ export class LocalDurableRuntime implements DurableClient {
       throw new InstanceAlreadyRunningError(instanceId, existing.status);
     const at = this.clock.now();
     const input = toPayload(options.input) ?? null;
+    const row: InstanceRow = {
+      instanceId,
+      executionId: randomUUID(),
+      name: orchestrationName,
+      status: "Pending",
+      input,
+      output: null,
+      failure: null,
+      customStatus: null,
+      createdAt: at.getTime(),
+      updatedAt: at.getTime(),
+    };
     this.store.createInstance(
-      {
-        instanceId,
-        executionId: randomUUID(),
-        name: orchestrationName,
-        status: "Pending",
-        input,
-        createdAt: at.getTime(),
-        updatedAt: at.getTime(),
-      },
+      row,
       history.executionStarted(at, orchestrationName, input ?? undefined),
+      existing !== undefined,
     );
     this.logger.info("durable.instance.scheduled", { instanceId, orchestration: orchestrationName });
     this.forget(instanceId);
+    // What replay needs of the new execution, as committed: its first episode need not read it back.
+    this.instances.set(instanceId, row);
     this.schedule(instanceId);
     return instanceId;
   }
@@ -304,7 +323,8 @@ export class LocalDurableRuntime implements DurableClient {
     this.histories.delete(instanceId);
     this.sessions.delete(instanceId);
     this.instances.delete(instanceId);
-    this.queuedActivities = this.queuedActivities.filter((work) => work.instanceId !== instanceId);
+    this.recorded.delete(instanceId);
+    this.liveExecutions.delete(instanceId);
   }
 
   private schedule(instanceId: string): void {
@@ -398,7 +418,7 @@ export class LocalDurableRuntime implements DurableClient {
       session = undefined;
     }
 
-    const recorded = recordedTasks(past);
+    const recorded = this.recorded.get(instanceId) ?? recordedTasks(past);
     const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
     const failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
     const status: RuntimeStatus = failure !== undefined ? "Failed" : replay.done ? "Completed" : "Running";
@@ -407,6 +427,9 @@ export class LocalDurableRuntime implements DurableClient {
     const scheduledEvents: HistoryEvent[] = [];
     const activities: { taskId: number; name: string; input: string | null }[] = [];
     const timers: { timerId: number; fireAt: number }[] = [];
+    // The replayed tasks stand for the recorded ones from here on (they matched), with what is cancelled.
+    const nowRecorded: RecordedTask[] =
+      failure === undefined ? replay.tasks.map((task, id) => ({ id, task })) : [...recorded];
     for (const [offset, task] of newTasks.entries()) {
       const taskId = recorded.length + offset;
       if (task.kind === "activity") {
@@ -418,21 +441,24 @@ export class LocalDurableRuntime implements DurableClient {
         if (!task.canceled) timers.push({ timerId: taskId, fireAt: task.fireAt.getTime() });
       }
     }
+    // Timers armed in an earlier episode and cancelled since; one cancelled in the episode that made it was never armed.
     const canceledTimerIds = replay.tasks.flatMap((task, id) =>
-      task.kind === "timer" && task.canceled ? [id] : [],
+      task.kind === "timer" && task.canceled && id < recorded.length && !isCanceledTimer(recorded[id]?.task)
+        ? [id]
+        : [],
     );
     const result = status === "Completed" ? toPayload(replay.output) : failure;
     const closing = status === "Running" ? [] : [history.executionCompleted(at, status, result)];
     const events = [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing];
-    const whole = [...past, ...events];
     if (session && status === "Running") {
-      session.historyLength = whole.length;
+      session.historyLength = past.length + events.length;
       this.sessions.set(instanceId, session);
     }
     return {
       instance,
       inboxEvents: inbox.length,
-      history: whole,
+      past,
+      recorded: nowRecorded,
       commit: {
         instanceId,
         executionId: instance.executionId,
@@ -467,9 +493,15 @@ export class LocalDurableRuntime implements DurableClient {
       const { commit, instance } = episode;
       const work = queued[index];
       for (const timer of work?.timers ?? []) this.armTimer(timer);
-      this.queuedActivities.push(...(work?.activities ?? []));
-      if (commit.status === "Running") this.histories.set(commit.instanceId, episode.history);
-      else this.forget(commit.instanceId);
+      if (commit.status === "Running") {
+        for (const event of commit.events) episode.past.push(event);
+        this.histories.set(commit.instanceId, episode.past);
+        this.recorded.set(commit.instanceId, episode.recorded);
+        if (work && work.activities.length > 0) {
+          this.liveExecutions.set(commit.instanceId, commit.executionId);
+          for (const activity of work.activities) this.queuedActivities.push(activity);
+        }
+      } else this.forget(commit.instanceId);
       const fields = {
         instanceId: commit.instanceId,
         orchestration: instance.name,
@@ -480,7 +512,7 @@ export class LocalDurableRuntime implements DurableClient {
       else if (commit.status === "Failed")
         this.logger.error("durable.instance.failed", { ...fields, failure: commit.failure });
       else this.logger.debug("durable.episode.completed", fields);
-      this.notifyIfFinished(commit.instanceId);
+      if (commit.status !== "Running") this.notifyIfFinished(commit.instanceId);
     }
   }
 
@@ -519,6 +551,8 @@ export class LocalDurableRuntime implements DurableClient {
    * loudly rather than leak state from one replay into the next.
    */
   private sdkEvent(event: HistoryEvent): Readonly<Record<string, unknown>> {
+    // With sessions an event is fed to the SDK once, so caching it would only cost the weak map's upkeep.
+    if (this.replaySessions) return Object.freeze({ ...event, Timestamp: new Date(event.Timestamp) });
     let converted = this.sdkEvents.get(event);
     if (!converted) {
       converted = Object.freeze({ ...event, Timestamp: new Date(event.Timestamp) });
@@ -531,6 +565,7 @@ export class LocalDurableRuntime implements DurableClient {
     while (this.state === "running" && this.runningActivities.size < this.maxConcurrentActivities) {
       const work = this.queuedActivities.shift();
       if (!work) return;
+      if (this.liveExecutions.get(work.instanceId) !== work.executionId) continue;
       const running = this.runActivity(work).finally(() => {
         this.runningActivities.delete(work.id);
         this.wake();
@@ -616,6 +651,10 @@ export class LocalDurableRuntime implements DurableClient {
         this.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
     });
   }
+}
+
+function isCanceledTimer(task: ScheduledTask | undefined): boolean {
+  return task?.kind === "timer" && task.canceled;
 }
 
 /** The replay's result in the runtime's terms; a malformed list of actions is the orchestrator's failure. */
