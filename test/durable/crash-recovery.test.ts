@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { DurableStore } from "../../src/local/durable/durable-store.js";
 import { TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
 import { type Harness, openHarness, START, temporaryDatabasePath } from "./runtime-harness.js";
 
@@ -33,6 +34,40 @@ describe("crash recovery", () => {
       const status = await second.runtime.waitForCompletion("crash-activity");
       expect(status).toMatchObject({ runtimeStatus: "Completed", output: 20 });
       expect(second.deps.calls).toEqual(["blockingDouble(5)", "double(10)"]);
+      await second.runtime.close();
+      return [first, second];
+    });
+  });
+
+  it("runs an activity again when the runtime died after it finished but before an episode recorded its result", async () => {
+    await withFile(async (path) => {
+      const first = await openHarness({ path, deps: { calls: [] } });
+      // Every episode after the first fails to commit, as if the process died at that moment: the
+      // result of the first activity never reaches a history.
+      const original = DurableStore.prototype.commitEpisodes;
+      let episodes = 0;
+      const commit = vi.spyOn(DurableStore.prototype, "commitEpisodes").mockImplementation(function (
+        this: DurableStore,
+        commits,
+      ) {
+        episodes++;
+        if (episodes > 1) throw new Error("the process died here");
+        return original.call(this, commits);
+      });
+      try {
+        await first.runtime.startNew(T.sequence, { instanceId: "lost-result", input: 1 });
+        await vi.waitFor(() => expect(episodes).toBeGreaterThan(1));
+        first.runtime.halt();
+      } finally {
+        commit.mockRestore();
+      }
+      expect(first.deps.calls).toEqual(["double(1)"]);
+
+      const second = await openHarness({ path, clock: new VirtualClock(first.clock.now()) });
+      const status = await second.runtime.waitForCompletion("lost-result");
+      expect(status).toMatchObject({ runtimeStatus: "Completed", output: 32 });
+      // The activity whose result was lost ran again; every other one ran once.
+      expect(second.deps.calls).toEqual(["double(1)", "double(2)", "double(4)", "double(8)", "double(16)"]);
       await second.runtime.close();
       return [first, second];
     });

@@ -54,6 +54,7 @@ function commitEverything(store: DurableStore, instanceId: string, status: "Runn
       instanceId,
       executionId: `${instanceId}-exec`,
       consumedUpTo: inbox[inbox.length - 1]?.id ?? 0,
+      completedActivityIds: [],
       events: inbox.map((entry) => entry.event),
       activities:
         status === "Running"

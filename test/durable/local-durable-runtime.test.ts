@@ -32,6 +32,8 @@ describe("running orchestrations", () => {
     await runtime.startNew(T.sequence, { instanceId: "seq-1", input: 3 });
     const status = await runtime.waitForCompletion("seq-1");
     expect(status).toMatchObject({ runtimeStatus: "Completed", output: 96, input: 3, name: T.sequence });
+    // What the waiter was handed is what the store says, field for field.
+    expect(status).toEqual(await runtime.getStatus("seq-1"));
     expect(deps.calls).toEqual(["double(3)", "double(6)", "double(12)", "double(24)", "double(48)"]);
     const types = runtime.historyOf("seq-1").map((e) => e.EventType);
     expect(types.filter((t) => t === 4)).toHaveLength(5); // TaskScheduled

@@ -44,8 +44,10 @@ export interface QueuedWork {
 export interface EpisodeCommit {
   readonly instanceId: string;
   readonly executionId: string;
-  /** Inbox entries up to this id were fed to the episode and are now history. */
+  /** Inbox entries up to this id were fed to the episode and are now history (0: none were). */
   readonly consumedUpTo: number;
+  /** Activities whose results were fed to the episode: their work is done. */
+  readonly completedActivityIds: readonly number[];
   readonly events: readonly HistoryEvent[];
   readonly activities: readonly { taskId: number; name: string; input: string | null }[];
   readonly timers: readonly { timerId: number; fireAt: number }[];
@@ -129,6 +131,7 @@ export class DurableStore {
         `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
          FROM df_activities ORDER BY id`,
       ),
+      deleteActivity: s<[number]>("DELETE FROM df_activities WHERE id = ?"),
       takeActivity: s<[number], { instanceId: string; executionId: string }>(
         "DELETE FROM df_activities WHERE id = ? RETURNING instance_id AS instanceId, execution_id AS executionId",
       ),
@@ -212,13 +215,16 @@ export class DurableStore {
     const { instanceId, executionId } = commit;
     // One row per episode: its events are only ever read back together with the rest of the history.
     this.statements.appendHistory.run(instanceId, JSON.stringify(commit.events), instanceId);
-    this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
-    this.stage((inboxes) => {
-      const rest = inboxes.get(instanceId)?.filter((entry) => entry.id > commit.consumedUpTo) ?? [];
-      if (rest.length > 0) inboxes.set(instanceId, rest);
-      else inboxes.delete(instanceId);
-    });
+    if (commit.consumedUpTo > 0) {
+      this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
+      this.stage((inboxes) => {
+        const rest = inboxes.get(instanceId)?.filter((entry) => entry.id > commit.consumedUpTo) ?? [];
+        if (rest.length > 0) inboxes.set(instanceId, rest);
+        else inboxes.delete(instanceId);
+      });
+    }
     const finished = commit.status !== "Running" && commit.status !== "Pending";
+    if (!finished) for (const id of commit.completedActivityIds) this.statements.deleteActivity.run(id);
     // A finished instance takes no more work; events that arrived during its last episode are dropped.
     if (finished) this.deleteWork(instanceId);
     const activities = (finished ? [] : commit.activities).map((a) => {
@@ -252,9 +258,10 @@ export class DurableStore {
   }
 
   /**
-   * Turns finished activities into inbox events for their instances, in one transaction. Returns the
-   * instances that got an event; a result whose work item is gone (its instance finished, was
-   * terminated or restarted meanwhile) is dropped.
+   * Turns finished activities into inbox events for their instances, in one transaction (a runtime
+   * that is stopping keeps the results no episode took this way). Returns the instances that got an
+   * event; a result whose work item is gone (its instance finished, was terminated or restarted
+   * meanwhile) is dropped.
    */
   completeActivities(results: readonly { activityId: number; event: HistoryEvent }[]): Set<string> {
     return this.transaction(() => {
@@ -292,9 +299,20 @@ export class DurableStore {
     });
   }
 
-  /** Queues an event for a Pending or Running instance; returns the instance's state otherwise. */
-  raiseEvent(instanceId: string, event: HistoryEvent): "delivered" | "notFound" | "notRunning" {
+  /**
+   * Queues an event for a Pending or Running instance; returns the instance's state otherwise.
+   * `activeExecution`: the caller knows the instance is active on this execution, so it is not read.
+   */
+  raiseEvent(
+    instanceId: string,
+    event: HistoryEvent,
+    activeExecution?: string,
+  ): "delivered" | "notFound" | "notRunning" {
     return this.transaction(() => {
+      if (activeExecution !== undefined) {
+        this.addInbox(instanceId, activeExecution, event);
+        return "delivered";
+      }
       const instance = this.instance(instanceId);
       if (!instance) return "notFound";
       if (!isActive(instance.status)) return "notRunning";

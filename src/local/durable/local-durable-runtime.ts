@@ -68,7 +68,15 @@ interface Episode {
   readonly past: HistoryEvent[];
   /** The tasks that history has scheduled, by sequence number. */
   readonly recorded: RecordedTask[];
+  /** How many of the instance's waiting activity results it took (the first ones). */
+  readonly completions: number;
   readonly commit: EpisodeCommit;
+}
+
+interface Completion {
+  readonly activityId: number;
+  readonly executionId: string;
+  readonly event: HistoryEvent;
 }
 
 interface Replay {
@@ -119,7 +127,11 @@ export class LocalDurableRuntime implements DurableClient {
    * was replaced by a new start) is skipped when its turn comes, instead of filtering the queue.
    */
   private readonly liveExecutions = new Map<string, string>();
-  /** What replay needs of each instance (name, input, execution); fixed for an execution's lifetime. */
+  /**
+   * What replay needs of each instance (name, input, execution); fixed for an execution's lifetime.
+   * Only active executions are here: forget() drops an instance when it ends, so being here means
+   * active, and the client's calls rely on that to skip reading the instance back.
+   */
   private readonly instances = new Map<string, InstanceRow>();
   private state: RuntimeState = "running";
   private pumpScheduled = false;
@@ -132,8 +144,13 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly histories = new Map<string, HistoryEvent[]>();
   /** The tasks each of those histories scheduled, kept with it so an episode need not scan it again. */
   private readonly recorded = new Map<string, RecordedTask[]>();
-  /** Activity results not yet written; the next pump writes them all in one transaction. */
-  private completions: { activityId: number; event: HistoryEvent }[] = [];
+  /**
+   * Activity results not yet in a history, per instance, in the order they came. The instance's next
+   * episode takes them as new events and its commit deletes their work rows in the same transaction,
+   * so a result costs no write of its own. A crash before that commit loses the result but not the
+   * work row: the activity runs again on the next open, as one interrupted by the crash would.
+   */
+  private readonly completions = new Map<string, Completion[]>();
   /** Each recorded event in the form the SDK replays, made once; entries go with their events. */
   private readonly sdkEvents = new WeakMap<HistoryEvent, Readonly<Record<string, unknown>>>();
   /** Running orchestrations kept between episodes, when `replaySessions` is on. */
@@ -185,6 +202,13 @@ export class LocalDurableRuntime implements DurableClient {
     if (!this.orchestrators.has(orchestrationName)) {
       throw new Error(`no orchestration named ${orchestrationName} is registered`);
     }
+    const known = this.instances.get(instanceId);
+    if (known) {
+      throw new InstanceAlreadyRunningError(
+        instanceId,
+        this.store.instance(instanceId)?.status ?? known.status,
+      );
+    }
     const existing = this.store.instance(instanceId);
     if (existing && isActive(existing.status))
       throw new InstanceAlreadyRunningError(instanceId, existing.status);
@@ -211,15 +235,19 @@ export class LocalDurableRuntime implements DurableClient {
     this.forget(instanceId);
     // What replay needs of the new execution, as committed: its first episode need not read it back.
     this.instances.set(instanceId, row);
+    this.histories.set(instanceId, []);
+    this.recorded.set(instanceId, []);
     this.schedule(instanceId);
     return instanceId;
   }
 
   async raiseEvent(instanceId: string, eventName: string, eventData?: unknown): Promise<RaiseEventResult> {
     this.assertRunning();
+    // An instance this runtime holds in memory is active: forget() drops it when it ends.
     const outcome = this.store.raiseEvent(
       instanceId,
       history.eventRaised(this.clock.now(), eventName, toPayload(eventData)),
+      this.instances.get(instanceId)?.executionId,
     );
     if (outcome !== "delivered") {
       this.logger.warn("durable.event.dropped", { instanceId, eventName, reason: outcome });
@@ -325,6 +353,9 @@ export class LocalDurableRuntime implements DurableClient {
     this.instances.delete(instanceId);
     this.recorded.delete(instanceId);
     this.liveExecutions.delete(instanceId);
+    const dropped = this.completions.get(instanceId)?.length ?? 0;
+    this.completions.delete(instanceId);
+    if (dropped > 0) this.logger.info("durable.activity.result.dropped", { instanceId, count: dropped });
   }
 
   private schedule(instanceId: string): void {
@@ -344,7 +375,6 @@ export class LocalDurableRuntime implements DurableClient {
     try {
       do {
         this.pumpAgain = false;
-        this.writeCompletions();
         const instanceIds = [...this.pending].filter((id) => !broken.has(id));
         for (const id of instanceIds) this.pending.delete(id);
         const episodes: Episode[] = [];
@@ -359,12 +389,15 @@ export class LocalDurableRuntime implements DurableClient {
           }
           if (this.state !== "running") return;
         }
-        this.commit(episodes);
+        try {
+          this.commit(episodes);
+        } catch (error) {
+          // Nothing of these episodes was written; their events (and results) wait for a later try.
+          for (const episode of episodes) broken.add(episode.commit.instanceId);
+          this.logger.error("durable.commit.error", { instances: episodes.length, error });
+        }
         this.startActivities();
-      } while (
-        (this.pumpAgain || this.completions.length > 0 || this.hasPendingExcept(broken)) &&
-        this.state === "running"
-      );
+      } while ((this.pumpAgain || this.hasPendingExcept(broken)) && this.state === "running");
     } finally {
       this.pumping = false;
       for (const id of broken) this.pending.add(id);
@@ -377,28 +410,53 @@ export class LocalDurableRuntime implements DurableClient {
     return false;
   }
 
+  /**
+   * Writes every result not yet in a history to the inbox of its instance, in one transaction: what a
+   * runtime that is stopping does, since no episode will take them.
+   */
   private writeCompletions(): void {
-    if (this.completions.length === 0) return;
-    const results = this.completions;
-    this.completions = [];
+    const results = [...this.completions.values()].flat();
+    this.completions.clear();
+    if (results.length === 0) return;
     const delivered = this.store.completeActivities(results);
-    for (const instanceId of delivered) this.pending.add(instanceId);
     if (delivered.size < results.length) {
       this.logger.info("durable.activity.result.dropped", { count: results.length - delivered.size });
     }
+  }
+
+  /**
+   * The results waiting for the instance's current execution; those of an execution that ended or was
+   * replaced meanwhile (its work rows are gone with it) are dropped here.
+   */
+  private completionsFor(instanceId: string): Completion[] {
+    const waiting = this.completions.get(instanceId);
+    if (!waiting) return [];
+    const live = this.liveExecutions.get(instanceId);
+    const current = waiting.filter((completion) => completion.executionId === live);
+    if (current.length < waiting.length) {
+      this.logger.info("durable.activity.result.dropped", { count: waiting.length - current.length });
+      if (current.length > 0) this.completions.set(instanceId, current);
+      else this.completions.delete(instanceId);
+    }
+    return current;
   }
 
   /** Replays one instance with the events waiting for it and works out what to record; writes nothing. */
   private async replayEpisode(instanceId: string): Promise<Episode | undefined> {
     const inbox = this.store.inbox(instanceId);
     const lastEntry = inbox[inbox.length - 1];
-    if (!lastEntry) return undefined;
+    const completions = this.completionsFor(instanceId);
+    if (!lastEntry && completions.length === 0) return undefined;
     const instance = this.instances.get(instanceId) ?? this.store.instance(instanceId);
     if (!instance) return undefined;
     this.instances.set(instanceId, instance);
     const at = this.clock.now();
     const past = this.histories.get(instanceId) ?? this.store.history(instanceId);
-    const fresh = [history.orchestratorStarted(at), ...inbox.map((entry) => entry.event)];
+    const fresh = [
+      history.orchestratorStarted(at),
+      ...inbox.map((entry) => entry.event),
+      ...completions.map((completion) => completion.event),
+    ];
     const orchestrator = this.orchestrators.get(instance.name);
 
     // A session at the end of the committed history takes only the new events; otherwise replay in full.
@@ -456,13 +514,15 @@ export class LocalDurableRuntime implements DurableClient {
     }
     return {
       instance,
-      inboxEvents: inbox.length,
+      inboxEvents: inbox.length + completions.length,
+      completions: completions.length,
       past,
       recorded: nowRecorded,
       commit: {
         instanceId,
         executionId: instance.executionId,
-        consumedUpTo: lastEntry.id,
+        consumedUpTo: lastEntry?.id ?? 0,
+        completedActivityIds: completions.map((completion) => completion.activityId),
         events,
         activities,
         timers,
@@ -491,6 +551,7 @@ export class LocalDurableRuntime implements DurableClient {
     const queued = this.store.commitEpisodes(episodes.map((e) => e.commit));
     for (const [index, episode] of episodes.entries()) {
       const { commit, instance } = episode;
+      this.takeCompletions(commit.instanceId, episode.completions);
       const work = queued[index];
       for (const timer of work?.timers ?? []) this.armTimer(timer);
       if (commit.status === "Running") {
@@ -512,8 +573,24 @@ export class LocalDurableRuntime implements DurableClient {
       else if (commit.status === "Failed")
         this.logger.error("durable.instance.failed", { ...fields, failure: commit.failure });
       else this.logger.debug("durable.episode.completed", fields);
-      if (commit.status !== "Running") this.notifyIfFinished(commit.instanceId);
+      if (commit.status !== "Running") {
+        this.notifyIfFinished(commit.instanceId, {
+          ...instance,
+          status: commit.status,
+          output: commit.output,
+          failure: commit.failure,
+          customStatus: commit.customStatus,
+          updatedAt: commit.at,
+        });
+      }
     }
+  }
+
+  private takeCompletions(instanceId: string, count: number): void {
+    if (count === 0) return;
+    const rest = this.completions.get(instanceId)?.slice(count) ?? [];
+    if (rest.length > 0) this.completions.set(instanceId, rest);
+    else this.completions.delete(instanceId);
   }
 
   /** A full replay of `events` through the SDK; with sessions on, the session it leaves behind. */
@@ -578,6 +655,7 @@ export class LocalDurableRuntime implements DurableClient {
   private async runActivity(work: {
     id: number;
     instanceId: string;
+    executionId: string;
     taskId: number;
     name: string;
     input: string | null;
@@ -596,9 +674,13 @@ export class LocalDurableRuntime implements DurableClient {
       result = history.taskFailed(this.clock.now(), work.taskId, failureDetailsOf(error));
     }
     if (this.state === "halted" || this.state === "closed") return;
-    this.completions.push({ activityId: work.id, event: result });
+    const completion = { activityId: work.id, executionId: work.executionId, event: result };
+    const waiting = this.completions.get(work.instanceId);
+    if (waiting) waiting.push(completion);
+    else this.completions.set(work.instanceId, [completion]);
     // While closing, no pump runs: write the result now so a graceful stop loses nothing.
     if (this.state === "closing") this.writeCompletions();
+    else this.pending.add(work.instanceId);
   }
 
   private armTimer(timer: TimerWork): void {
@@ -621,7 +703,7 @@ export class LocalDurableRuntime implements DurableClient {
       !this.pumping &&
       this.runningActivities.size === 0 &&
       this.pending.size === 0 &&
-      this.completions.length === 0 &&
+      this.completions.size === 0 &&
       this.queuedActivities.length === 0
     );
   }
@@ -633,10 +715,11 @@ export class LocalDurableRuntime implements DurableClient {
     for (const resolve of waiters) resolve();
   }
 
-  private notifyIfFinished(instanceId: string): void {
+  /** `committed`: the instance's row as just written, when the caller has it; read from the store otherwise. */
+  private notifyIfFinished(instanceId: string, committed?: InstanceRow): void {
     const waiters = this.completionWaiters.get(instanceId);
     if (!waiters) return;
-    const row = this.store.instance(instanceId);
+    const row = committed ?? this.store.instance(instanceId);
     if (!row || !FINISHED_STATUSES.includes(row.status)) return;
     this.completionWaiters.delete(instanceId);
     const status = toStatus(row);
