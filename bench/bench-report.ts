@@ -457,7 +457,10 @@ Each yardstick runs in a process of its own, one after another.
 - **Runtime**: \`npm run bench:runtime -- --json\`, 500 instances of each scenario started at once:
   completed orchestrations per second on the local durable runtime with SQLite in memory, with replay
   sessions as the embedded host runs it (\`--full-replay\` replays every episode instead), against the
-  in-memory test backend of \`@microsoft/durabletask-js\` in the same process.
+  in-memory test backend of \`@microsoft/durabletask-js\` in the same process. Each figure is the
+  median of three runs, the engines taking turns, after one unmeasured run of each; every run starts
+  from a collected heap (the process runs with \`--expose-gc\`), so none pays for the garbage of the
+  run before it, which had swung the event-vs-timer ratio between 0.5 and 1.0 from run to run.
 - **Supervisor scan**: \`npm run bench:supervisor -- --sizes 10000 --stores sqlite,cosmos --json\`: one
   scan as the Supervisor scans (the expired query, paged) over 10,000 records of which 100 have
   expired and 200 are in flight: the documents read, the request units (Cosmos DB), and the median

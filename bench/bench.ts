@@ -30,8 +30,9 @@ const PAGE_NAME = "benchmarks";
 
 interface Plan {
   readonly title: string;
-  /** The script and its arguments, run as `node --import tsx <args>`. */
+  /** The script and its arguments, run as `node [nodeFlags] --import tsx <args>`. */
   readonly args: readonly string[];
+  readonly nodeFlags?: readonly string[];
   readonly timeoutSeconds: number;
   readonly explain?: (value: unknown) => string | undefined;
 }
@@ -57,6 +58,8 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
     runtime: {
       title: "runtime against durabletask-js",
       args: ["bench/runtime.ts", "--json"],
+      // It collects the heap before each run, so no run pays for the garbage of the one before.
+      nodeFlags: ["--expose-gc"],
       timeoutSeconds: 600,
     },
     supervisor: {
@@ -84,7 +87,7 @@ function run<T>(plan: Plan): Promise<RunOutcome<T>> {
   const seconds = () => (performance.now() - started) / 1_000;
   process.stderr.write(`bench: ${plan.title}...\n`);
   // Its own process group, so that a time limit or Ctrl-C stops it and whatever it started.
-  const child = spawn(process.execPath, ["--import", "tsx", ...plan.args], {
+  const child = spawn(process.execPath, [...(plan.nodeFlags ?? []), "--import", "tsx", ...plan.args], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
