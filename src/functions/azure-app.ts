@@ -1,6 +1,5 @@
 import type { InvocationContext } from "@azure/functions";
-import * as df from "durable-functions";
-import { FunctionsDurableClient, type SdkDurableClient } from "../adapters/functions-host/durable-client.js";
+import { durableClientOf } from "../adapters/functions-host/durable-client.js";
 import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { DurableClient } from "../ports/durable-client.js";
 import { createOperatorCommands } from "../scheduler/operator-commands.js";
@@ -24,8 +23,7 @@ export type AzureApp = ReturnType<typeof createAzureApp>;
 export function createAzureApp(services: AzureServices) {
   const pipeline = services.settings.pipeline;
   const durableOf = (context: InvocationContext): DurableClient =>
-    services.durableClient?.(context) ??
-    new FunctionsDurableClient(df.getClient(context) as unknown as SdkDurableClient);
+    services.durableClient?.(context) ?? durableClientOf(context);
   const starter = createStarterRuns({
     states: services.states,
     clock: services.clock,

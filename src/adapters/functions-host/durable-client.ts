@@ -1,3 +1,5 @@
+import type { InvocationContext } from "@azure/functions";
+import * as df from "durable-functions";
 import {
   type DurableClient,
   InstanceAlreadyRunningError,
@@ -104,6 +106,11 @@ export class FunctionsDurableClient implements DurableClient {
     });
     return statuses.map((status) => status.instanceId);
   }
+}
+
+/** The port over the SDK client of one invocation's `durableClient` input binding. */
+export function durableClientOf(context: InvocationContext): DurableClient {
+  return new FunctionsDurableClient(df.getClient(context) as unknown as SdkDurableClient);
 }
 
 /** Suspended and continued-as-new instances are still active: the port calls them Running. */

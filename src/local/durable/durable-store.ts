@@ -154,6 +154,9 @@ export class DurableStore {
       ],
       deleteHistory: s<[string]>("DELETE FROM df_history WHERE instance_id = ?"),
       deleteInstance: s<[string]>("DELETE FROM df_instances WHERE instance_id = ?"),
+      createdBefore: s<[number], RawInstance>(
+        "SELECT * FROM df_instances WHERE created_at < ? ORDER BY created_at, instance_id",
+      ),
       finishedBefore: s<[number], { instance_id: string }>(
         `SELECT instance_id FROM df_instances
          WHERE status IN ('Completed', 'Failed', 'Terminated') AND created_at < ? ORDER BY created_at`,
@@ -337,6 +340,11 @@ export class DurableStore {
       );
       return true;
     });
+  }
+
+  /** Every instance created before `createdAt` (epoch ms), oldest first. */
+  instancesCreatedBefore(createdAt: number): InstanceRow[] {
+    return this.statements.createdBefore.all(createdAt).map(toInstance);
   }
 
   /** Finished instances created before `createdAt` (epoch ms). */

@@ -280,6 +280,21 @@ export class LocalDurableRuntime implements DurableClient {
     return this.store.finishedBefore(filter.createdBefore.getTime());
   }
 
+  /**
+   * The instances created before a time (all of them without one), in the given states (any without
+   * them), oldest first: the query the SDK's `getStatusBy` makes.
+   */
+  async listStatuses(filter: {
+    readonly createdBefore?: Date;
+    readonly statuses?: readonly RuntimeStatus[];
+  }): Promise<OrchestrationStatus[]> {
+    const before = filter.createdBefore?.getTime() ?? Number.MAX_SAFE_INTEGER;
+    return this.store
+      .instancesCreatedBefore(before)
+      .filter((row) => !filter.statuses || filter.statuses.includes(row.status))
+      .map(toStatus);
+  }
+
   /** The instance's history as recorded: for tests and for operators investigating a failure. */
   historyOf(instanceId: string): HistoryEvent[] {
     return this.store.history(instanceId);

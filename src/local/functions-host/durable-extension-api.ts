@@ -1,0 +1,230 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  FINISHED_STATUSES,
+  InstanceAlreadyRunningError,
+  type OrchestrationStatus,
+  type RuntimeStatus,
+} from "../../ports/durable-client.js";
+import type { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import { type JsonAnswer, sendJson } from "../json-response.js";
+
+/**
+ * The HTTP API the Durable Functions extension serves to the SDK's client, answered from the local
+ * durable runtime: what `df.getClient(context)` talks to under `func start`, so the Azure app's durable
+ * adapter runs through the real SDK client code path on a machine without the Functions host.
+ *
+ * The SDK calls the extension at `rpcBaseUrl` when the binding data gives one (every current
+ * extension does): `orchestrators/{name}[/{id}]` to start, `instances/{id}` to read and purge,
+ * `instances/` to query, `instances/{id}/raiseEvent/{event}` and `instances/{id}/terminate`. Status
+ * codes follow the extension's HTTP API: a running instance's status is 202, a completed one's 200, a
+ * failed or terminated one's 400 (with the failure or the reason as its output); an event or a
+ * termination for a finished instance is 410 Gone; anything unknown is 404.
+ *
+ * Starting an id that is Pending or Running is refused with 409 Conflict, as the extension does when
+ * running states are not overridable; the Azure adapter reads the status first and never asks.
+ */
+export interface DurableExtensionApi {
+  /** The binding data the extension gives a `durableClient` input: hand it to `df.getClient` via the context. */
+  readonly clientData: DurableClientData;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface DurableClientData {
+  readonly taskHubName: string;
+  readonly creationUrls: Readonly<Record<string, string>>;
+  readonly managementUrls: Readonly<Record<string, string>>;
+  readonly baseUrl: string;
+  readonly requiredQueryStringParameters: string;
+  readonly rpcBaseUrl: string;
+}
+
+export interface DurableExtensionApiOptions {
+  readonly runtime: LocalDurableRuntime;
+  /** Default 0: any free port. */
+  readonly port?: number;
+  readonly host?: string;
+  readonly taskHubName?: string;
+}
+
+const ROOT = "/durabletask/";
+const ID_PLACEHOLDER = "INSTANCEID";
+/** Inputs and event data travel in these bodies; the extension's own limit is far larger than any here. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export async function startDurableExtensionApi(
+  options: DurableExtensionApiOptions,
+): Promise<DurableExtensionApi> {
+  const server = createServer((req, res) => {
+    void answer(options.runtime, req)
+      .then((reply) => sendJson(res, reply))
+      .catch((error: unknown) => sendJson(res, failed(500, error)));
+  });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host}:${port}`;
+  return {
+    url,
+    clientData: clientDataFor(url, options.taskHubName ?? "SasLocalHub"),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Binding data in the extension's shape; the SDK uses `rpcBaseUrl` and needs the rest to be present. */
+function clientDataFor(url: string, taskHubName: string): DurableClientData {
+  const webhooks = `${url}/runtime/webhooks/durabletask`;
+  const query = `taskHub=${taskHubName}&connection=Storage&code=local`;
+  const instance = `${webhooks}/instances/${ID_PLACEHOLDER}`;
+  return {
+    taskHubName,
+    creationUrls: {
+      createNewInstancePostUri: `${webhooks}/orchestrators/{functionName}[/{instanceId}]?code=local`,
+      createAndWaitOnNewInstancePostUri: `${webhooks}/orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&code=local`,
+    },
+    managementUrls: {
+      id: ID_PLACEHOLDER,
+      statusQueryGetUri: `${instance}?${query}`,
+      sendEventPostUri: `${instance}/raiseEvent/{eventName}?${query}`,
+      terminatePostUri: `${instance}/terminate?reason={text}&${query}`,
+      purgeHistoryDeleteUri: `${instance}?${query}`,
+    },
+    baseUrl: webhooks,
+    requiredQueryStringParameters: query,
+    rpcBaseUrl: `${url}${ROOT}`,
+  };
+}
+
+async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promise<JsonAnswer> {
+  const url = new URL(req.url ?? "/", "http://local");
+  if (!url.pathname.startsWith(ROOT)) return failed(404, `no route ${url.pathname}`);
+  let parts: string[];
+  try {
+    parts = url.pathname.slice(ROOT.length).split("/").map(decodeURIComponent);
+  } catch {
+    return failed(400, `the path ${url.pathname} is not validly percent-encoded`);
+  }
+  const body = await readBody(req);
+  if (body === undefined) return failed(413, `a body is at most ${MAX_BODY_BYTES} bytes`);
+  const [collection, id, action, argument] = parts;
+  const method = req.method ?? "GET";
+
+  if (collection === "orchestrators" && method === "POST" && id) {
+    return start(runtime, id, action || randomUUID().replaceAll("-", ""), body);
+  }
+  if (collection !== "instances") return failed(404, `no route ${url.pathname}`);
+  if (!id) {
+    if (method === "GET") return query(runtime, url.searchParams);
+    return failed(405, `${method} instances/ is not served here`);
+  }
+  if (method === "GET" && !action) return statusOf(await runtime.getStatus(id), id);
+  if (method === "DELETE" && !action) {
+    const deleted = await runtime.purge(id);
+    return deleted
+      ? { status: 200, body: { instancesDeleted: 1 } }
+      : failed(404, `no instance with id ${id}`);
+  }
+  if (method === "POST" && action === "raiseEvent" && argument) {
+    const data = parseJson(body);
+    if (!data.ok) return failed(400, "the event data is not JSON");
+    const raised = await runtime.raiseEvent(id, argument, data.value);
+    if (raised.delivered) return { status: 202, body: null };
+    return raised.reason === "notFound"
+      ? failed(404, `no instance with id ${id}`)
+      : failed(410, `instance ${id} has finished`);
+  }
+  if (method === "POST" && action === "terminate") {
+    const status = await runtime.getStatus(id);
+    if (!status) return failed(404, `no instance with id ${id}`);
+    if (FINISHED_STATUSES.includes(status.runtimeStatus)) return failed(410, `instance ${id} has finished`);
+    await runtime.terminate(id, url.searchParams.get("reason") ?? "");
+    return { status: 202, body: null };
+  }
+  return failed(404, `no route ${method} ${url.pathname}`);
+}
+
+async function start(runtime: LocalDurableRuntime, name: string, instanceId: string, body: string) {
+  const input = body === "" ? { ok: true as const, value: undefined } : parseJson(body);
+  if (!input.ok) return failed(400, "the input is not JSON");
+  try {
+    await runtime.startNew(name, { instanceId, input: input.value });
+  } catch (error) {
+    return failed(error instanceof InstanceAlreadyRunningError ? 409 : 400, error);
+  }
+  return { status: 202, body: { id: instanceId } };
+}
+
+async function query(runtime: LocalDurableRuntime, params: URLSearchParams): Promise<JsonAnswer> {
+  const createdTimeTo = params.get("createdTimeTo");
+  const createdBefore = createdTimeTo ? new Date(createdTimeTo) : undefined;
+  if (createdBefore && Number.isNaN(createdBefore.getTime())) {
+    return failed(400, `createdTimeTo ${createdTimeTo} is not a time`);
+  }
+  const statuses = params.get("runtimeStatus");
+  const found = await runtime.listStatuses({
+    ...(createdBefore ? { createdBefore } : {}),
+    ...(statuses ? { statuses: statuses.split(",") as RuntimeStatus[] } : {}),
+  });
+  return { status: 200, body: found.map(toExtensionStatus) };
+}
+
+function statusOf(status: OrchestrationStatus | undefined, id: string): JsonAnswer {
+  if (!status) return failed(404, `no instance with id ${id}`);
+  const code =
+    status.runtimeStatus === "Completed"
+      ? 200
+      : status.runtimeStatus === "Failed" || status.runtimeStatus === "Terminated"
+        ? 400
+        : 202;
+  return { status: code, body: toExtensionStatus(status) };
+}
+
+/** The status as the extension serialises it: a failed instance's output is its failure. */
+function toExtensionStatus(status: OrchestrationStatus) {
+  return {
+    name: status.name,
+    instanceId: status.instanceId,
+    runtimeStatus: status.runtimeStatus,
+    input: status.input ?? null,
+    customStatus: status.customStatus ?? null,
+    output: (status.runtimeStatus === "Failed" ? status.failure : status.output) ?? null,
+    createdTime: status.createdTime.toISOString(),
+    lastUpdatedTime: status.lastUpdatedTime.toISOString(),
+  };
+}
+
+function failed(status: number, reason: unknown): JsonAnswer {
+  const message = reason instanceof Error ? reason.message : String(reason);
+  return { status, body: { Message: message } };
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The whole body as text; undefined past `MAX_BODY_BYTES` (the rest is read and dropped). */
+function readBody(req: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on("end", () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}

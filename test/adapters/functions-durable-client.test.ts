@@ -1,0 +1,153 @@
+import azureFunctions, { type InvocationContext } from "@azure/functions";
+import * as df from "durable-functions";
+import { afterEach, describe, expect, it } from "vitest";
+import { durableClientOf } from "../../src/adapters/functions-host/durable-client.js";
+import {
+  type DurableExtensionApi,
+  startDurableExtensionApi,
+} from "../../src/local/functions-host/durable-extension-api.js";
+import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
+import { type Harness, openHarness } from "../durable/runtime-harness.js";
+import { TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
+
+/**
+ * The Azure app's durable adapter through the real SDK client: `df.getClient(context)` on an invocation
+ * whose `durableClient` binding carries the data the extension gives it, talking HTTP to the
+ * extension's API as the local durable runtime answers it. No fake decides what the SDK throws.
+ */
+let harness: Harness | undefined;
+let api: DurableExtensionApi | undefined;
+afterEach(async () => {
+  await api?.close();
+  await harness?.runtime.close();
+  harness?.db.close();
+  api = undefined;
+  harness = undefined;
+});
+
+async function open() {
+  harness = await openHarness();
+  api = await startDurableExtensionApi({ runtime: harness.runtime });
+  const binding = df.input.durableClient();
+  const context: InvocationContext = new azureFunctions.InvocationContext({
+    functionName: "starter",
+    options: { extraInputs: [binding] },
+  });
+  context.extraInputs.set(binding, api.clientData);
+  const sdk = df.getClient(context);
+  return { runtime: harness.runtime, client: durableClientOf(context), sdk };
+}
+
+const race = { step: "charge", timeoutMs: 60_000 };
+
+describe("the durable adapter over the SDK client and the extension's HTTP API", () => {
+  it("starts an instance, reads its status, and refuses a second start under a running id", async () => {
+    const { runtime, client, sdk } = await open();
+    expect(await client.startNew(T.race, { instanceId: "ord-1:1", input: race })).toBe("ord-1:1");
+    await runtime.idle();
+    expect(await client.getStatus("ord-1:1")).toMatchObject({
+      instanceId: "ord-1:1",
+      name: T.race,
+      runtimeStatus: "Running",
+      input: race,
+    });
+    await expect(client.startNew(T.race, { instanceId: "ord-1:1", input: race })).rejects.toBeInstanceOf(
+      InstanceAlreadyRunningError,
+    );
+    // Asked directly, the API refuses too, and the SDK reports the status it got.
+    await expect(sdk.startNew(T.race, { instanceId: "ord-1:1", input: race })).rejects.toThrow(
+      "unexpected status code: 409",
+    );
+  });
+
+  it("delivers an event to a waiting instance, which completes, and reports events it cannot deliver", async () => {
+    const { runtime, client, sdk } = await open();
+    await client.startNew(T.race, { instanceId: "ord-2:1", input: race });
+    await runtime.idle();
+    expect(await client.raiseEvent("ord-2:1", "reply-charge", { ok: true })).toEqual({ delivered: true });
+    await runtime.waitForCompletion("ord-2:1");
+    expect(await client.getStatus("ord-2:1")).toMatchObject({
+      runtimeStatus: "Completed",
+      output: { outcome: "reply", value: { ok: true } },
+      failure: undefined,
+    });
+    expect(await client.raiseEvent("ord-2:1", "reply-charge", {})).toEqual({
+      delivered: false,
+      reason: "notRunning",
+    });
+    expect(await client.raiseEvent("ord-9:1", "reply-charge", {})).toEqual({
+      delivered: false,
+      reason: "notFound",
+    });
+    // The words the adapter recognises for an instance purged between its status read and the event
+    // are the SDK's own, for the API's 404.
+    await expect(sdk.raiseEvent("ord-9:1", "reply-charge", {})).rejects.toThrow("No instance with ID");
+    // The API answers 410 for a finished instance, which the SDK takes without complaint.
+    await expect(sdk.raiseEvent("ord-2:1", "reply-charge", {})).resolves.toBeUndefined();
+  });
+
+  it("reads an unknown instance as absent and a failed one with its failure", async () => {
+    const { runtime, client } = await open();
+    expect(await client.getStatus("nobody")).toBeUndefined();
+    await client.startNew(T.unhandled, { instanceId: "ord-3:1" });
+    await runtime.waitForCompletion("ord-3:1");
+    const status = await client.getStatus("ord-3:1");
+    expect(status?.runtimeStatus).toBe("Failed");
+    expect(status?.failure).toContain("partner refused: card declined");
+  });
+
+  it("terminates a running instance, purges finished ones, and lists what finished before a time", async () => {
+    const { runtime, client, sdk } = await open();
+    await client.startNew(T.race, { instanceId: "ord-4:1", input: race });
+    await client.startNew(T.sequence, { instanceId: "ord-5:1", input: 1 });
+    await client.startNew(T.race, { instanceId: "ord-6:1", input: race });
+    await runtime.idle();
+    await client.terminate("ord-4:1", "operator stop");
+    expect(await client.getStatus("ord-4:1")).toMatchObject({
+      runtimeStatus: "Terminated",
+      output: "operator stop",
+    });
+    await expect(sdk.terminate("ord-4:1", "again")).resolves.toBeUndefined(); // 410: already finished
+    await expect(sdk.terminate("nobody", "stop")).rejects.toThrow("No instance with ID 'nobody' found.");
+    const later = new Date(harness?.clock.now().getTime() ?? 0);
+    later.setSeconds(later.getSeconds() + 1);
+    expect([...(await client.listFinished({ createdBefore: later }))].sort()).toEqual(["ord-4:1", "ord-5:1"]);
+    expect(await client.listFinished({ createdBefore: new Date("2000-01-01T00:00:00Z") })).toEqual([]);
+    expect(await client.purge("ord-5:1")).toBe(true);
+    expect(await client.purge("ord-5:1")).toBe(false);
+    expect(await client.getStatus("ord-5:1")).toBeUndefined();
+  });
+});
+
+describe("the extension's HTTP API, asked what the SDK would never ask", () => {
+  async function call(method: string, path: string, body?: string) {
+    const response = await fetch(`${api?.url}/durabletask/${path}`, {
+      method,
+      ...(body === undefined ? {} : { body }),
+    });
+    return { status: response.status, body: (await response.json()) as { Message?: string } | null };
+  }
+
+  it("refuses with a status and a message that names the problem", async () => {
+    const { runtime } = await open();
+    await runtime.startNew(T.race, { instanceId: "ord-7:1", input: race });
+    await runtime.idle();
+    expect(await call("POST", "instances/ord-7:1/raiseEvent/reply-charge", "{not json")).toEqual({
+      status: 400,
+      body: { Message: "the event data is not JSON" },
+    });
+    expect(await call("POST", "orchestrators/noSuchOrchestration/x", "")).toMatchObject({
+      status: 400,
+      body: { Message: "no orchestration named noSuchOrchestration is registered" },
+    });
+    expect((await call("GET", "instances/?createdTimeTo=yesterday")).status).toBe(400);
+    expect((await call("GET", "instances/%E0%A4%A")).status).toBe(400);
+    expect((await call("PUT", "instances/ord-7:1")).status).toBe(404);
+    expect(
+      (await call("POST", `instances/ord-7:1/raiseEvent/big`, `"${"x".repeat(5 * 1024 * 1024)}"`)).status,
+    ).toBe(413);
+    // None of it touched the instance.
+    expect((await runtime.getStatus("ord-7:1"))?.runtimeStatus).toBe("Running");
+    expect(runtime.historyOf("ord-7:1").filter((e) => e.EventType === 15)).toEqual([]);
+  });
+});
