@@ -72,11 +72,12 @@ describe("background WAL checkpoints", () => {
     await commitRows(db, 2_000); // about 8 MiB committed
     const walBytes = statSync(`${path}-wal`).size;
     await checkpoints?.stop();
-    // Without restarts the WAL holds every page committed (about 8 MiB, more with frame headers). With
-    // them it starts over again and again; how far it has grown when the stream stops depends on how
-    // often a busy machine let the worker run (39% and 54% of the pages were seen under load), so the
-    // bound is three quarters of what was committed, not a tight figure.
-    expect(walBytes).toBeLessThan(2_000 * PAGE * 0.75);
+    // Without restarts the WAL holds every page committed several times over (about 300% of the
+    // committed pages, frame headers included, was measured with the restart removed). With them it
+    // starts over again and again; how far it has grown when the stream stops depends on how often a
+    // busy machine let the worker run (39%, 54% and, with a whole test suite beside it, 104% have been
+    // seen), so the bound is half of the no-restart figure, not a tight one.
+    expect(walBytes).toBeLessThan(2_000 * PAGE * 1.5);
     expect((db.prepare("SELECT COUNT(*) AS n FROM blobs").get() as { n: number }).n).toBe(2_000);
   });
 
