@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Result } from "./result.js";
 import { isoInstantSchema } from "./time.js";
 import { traceparentSchema } from "./trace-context.js";
-import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
+import { integer, literal, oneOf, text, type ValidationError, validateVersioned } from "./validation.js";
 import { instanceIdFor, ORDER_STEPS, requestIdFor, type StepName } from "./workflow.js";
 
 export const AGENT_MESSAGE_SCHEMA_VERSION = 1;
@@ -79,7 +79,7 @@ export function agentRequestIdFor(
 }
 
 export function parseAgentRequest(input: unknown): Result<AgentRequest, ValidationError> {
-  return validate("agent request", agentRequestSchema, input);
+  return validateVersioned("agent request", agentRequestSchema, AGENT_MESSAGE_SCHEMA_VERSION, input);
 }
 
 /**
@@ -87,7 +87,7 @@ export function parseAgentRequest(input: unknown): Result<AgentRequest, Validati
  * step; so its ids must agree with each other, or a reply could claim one order and move another.
  */
 export function parseAgentResponse(input: unknown): Result<AgentResponse, ValidationError> {
-  return validate(
+  return validateVersioned(
     "agent response",
     agentResponseSchema
       .refine((r) => (r.outcome === "failed") === (r.fault !== null), {
@@ -102,6 +102,7 @@ export function parseAgentResponse(input: unknown): Result<AgentResponse, Valida
         error: "must be the id of the request for this order, attempt, step and operation",
         path: ["requestId"],
       }),
+    AGENT_MESSAGE_SCHEMA_VERSION,
     input,
   );
 }

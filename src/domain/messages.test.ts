@@ -110,11 +110,39 @@ describe("status messages", () => {
   });
 });
 
+describe("a contract written under another schema version", () => {
+  it("is refused for its version alone, before its fields are judged, whatever else it holds", () => {
+    // A later version's record: renamed and new fields that this version would report as a list of
+    // violations hiding the cause, or misread.
+    const { processState: _, ...rest } = pendingRecord();
+    const later = { ...rest, schemaVersion: 2, state: "Pending", tenant: "t-1" };
+    const refused = parseStateRecord(later);
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.error.issues).toEqual([
+      {
+        field: "schemaVersion",
+        rule: "newerVersion",
+        message:
+          "is 2, newer than the 1 this deployment reads: written by a later version of the app, which is the one to read it",
+      },
+    ]);
+    expect(refused.error.message).toBe(
+      "invalid state record: schemaVersion: is 2, newer than the 1 this deployment reads: written by a later version of the app, which is the one to read it",
+    );
+    for (const parse of [parseAgentRequest, parseAgentResponse, parseStatusMessage]) {
+      expect(fieldsOf(parse({ schemaVersion: 7, anything: true }))).toEqual(["schemaVersion/newerVersion"]);
+    }
+  });
+});
+
 describe("state records", () => {
   it("round-trip through JSON and reject records from an unknown schema", () => {
     const record = pendingRecord();
     expect(parseStateRecord(JSON.parse(JSON.stringify(record)))).toEqual({ ok: true, value: record });
-    expect(fieldsOf(parseStateRecord({ ...record, schemaVersion: 2 }))).toEqual(["schemaVersion/oneOf"]);
+    expect(fieldsOf(parseStateRecord({ ...record, schemaVersion: 2 }))).toEqual([
+      "schemaVersion/newerVersion",
+    ]);
     expect(fieldsOf(parseStateRecord({ ...record, processState: "Done" }))).toEqual(["processState/oneOf"]);
     const badStep = { ...record, steps: [{ ...record.steps[0], status: "Sleeping" }] };
     expect(fieldsOf(parseStateRecord(badStep))).toEqual(["steps[0].status/oneOf"]);

@@ -65,7 +65,9 @@ describe("parseOrderMessage", () => {
     [{ ...valid, customerId: "cust/42" }, "customerId", "format", "letters, digits"],
     [{ ...valid, currency: "eur" }, "currency", "format", "three capital letters"],
     [{ ...valid, currency: "EURO" }, "currency", "max", "3 to 3 characters"],
-    [{ ...valid, schemaVersion: 2 }, "schemaVersion", "oneOf", "must be 1"],
+    [{ ...valid, schemaVersion: 2 }, "schemaVersion", "newerVersion", "is 2, newer than the 1"],
+    [{ ...valid, schemaVersion: 0 }, "schemaVersion", "olderVersion", "is 0, older than the 1"],
+    [{ ...valid, schemaVersion: "1" }, "schemaVersion", "oneOf", "must be 1"],
     [{ ...valid, items: [] }, "items", "min", "1 to 100 items"],
     [
       { ...valid, items: Array.from({ length: 101 }, () => valid.items[0]) },

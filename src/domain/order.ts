@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { err, type Result } from "./result.js";
-import { integer, literal, text, typeError, ValidationError, validate } from "./validation.js";
+import { integer, literal, text, typeError, ValidationError, validateVersioned } from "./validation.js";
 
 export const ORDER_SCHEMA_VERSION = 1;
 /** Messages larger than this are rejected before they are parsed. */
@@ -95,7 +95,7 @@ export function parseOrderMessage(
       ]),
     );
   }
-  return validate("order message", orderMessageSchema, value);
+  return validateVersioned("order message", orderMessageSchema, ORDER_SCHEMA_VERSION, value);
 }
 
 /**

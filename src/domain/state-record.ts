@@ -4,7 +4,7 @@ import { HISTORY_LIMIT, historyEntrySchema, historySummarySchema } from "./recor
 import type { Result } from "./result.js";
 import { type IsoInstant, isoInstantSchema } from "./time.js";
 import { traceparentSchema } from "./trace-context.js";
-import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
+import { integer, literal, oneOf, text, type ValidationError, validateVersioned } from "./validation.js";
 import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
 export const STATE_SCHEMA_VERSION = 1;
@@ -210,5 +210,5 @@ export function withoutStoreMetadata(record: StateRecord): StateRecord {
 
 /** Validates a record read from a store written by this or an older deployment. */
 export function parseStateRecord(input: unknown): Result<StateRecord, ValidationError> {
-  return validate("state record", stateRecordSchema, input);
+  return validateVersioned("state record", stateRecordSchema, STATE_SCHEMA_VERSION, input);
 }

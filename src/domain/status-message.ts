@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Result } from "./result.js";
 import { isoInstantSchema } from "./time.js";
-import { integer, literal, oneOf, text, type ValidationError, validate } from "./validation.js";
+import { integer, literal, oneOf, text, type ValidationError, validateVersioned } from "./validation.js";
 
 export const STATUS_MESSAGE_SCHEMA_VERSION = 1;
 
@@ -28,7 +28,7 @@ export const statusMessageSchema = z.strictObject({
 export type StatusMessage = z.infer<typeof statusMessageSchema>;
 
 export function parseStatusMessage(input: unknown): Result<StatusMessage, ValidationError> {
-  return validate("status message", statusMessageSchema, input);
+  return validateVersioned("status message", statusMessageSchema, STATUS_MESSAGE_SCHEMA_VERSION, input);
 }
 
 /** The status message about `record`: its order and attempt, `status` at `at`. */

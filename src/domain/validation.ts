@@ -65,6 +65,35 @@ export function validate<T>(subject: string, schema: ZodType<T>, input: unknown)
   return err(new ValidationError(subject, parsed.error.issues.flatMap(toIssues)));
 }
 
+/**
+ * Validates a versioned contract (a message or record with `schemaVersion`). One written under another
+ * version is refused with that alone as its reason, before its fields are judged: a newer one's fields
+ * would be misread, or reported as a list of violations that hides the cause.
+ */
+export function validateVersioned<T>(
+  subject: string,
+  schema: ZodType<T>,
+  currentVersion: number,
+  input: unknown,
+): Result<T, ValidationError> {
+  const version = (input as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (typeof input === "object" && Number.isInteger(version) && version !== currentVersion) {
+    const newer = (version as number) > currentVersion;
+    return err(
+      new ValidationError(subject, [
+        {
+          field: "schemaVersion",
+          rule: newer ? "newerVersion" : "olderVersion",
+          message: newer
+            ? `is ${version}, newer than the ${currentVersion} this deployment reads: written by a later version of the app, which is the one to read it`
+            : `is ${version}, older than the ${currentVersion} this deployment reads, and nothing upgrades it`,
+        },
+      ]),
+    );
+  }
+  return validate(subject, schema, input);
+}
+
 const REQUIRED = "is required";
 
 /** The message for a value of the wrong type, or for a missing one. */
