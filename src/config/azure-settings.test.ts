@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AZURE_SETTING_NAMES, isNcrontab, loadAzureSettings } from "./azure-settings.js";
+import { AZURE_SETTING_NAMES, loadAzureSettings } from "./azure-settings.js";
 import { HOST_SETTING_NAMES } from "./names.js";
 import {
   AGENT_MODE_SETTING,
@@ -73,7 +73,8 @@ describe("loadAzureSettings", () => {
   it.each([
     ["CosmosDb__endpoint", "http://cosmos:8081", /CosmosDb__endpoint.*https: URL/],
     ["PARTNER_URL", "not a url", /PARTNER_URL/],
-    ["SUPERVISOR_SCHEDULE", "*/5 * * * *", /SUPERVISOR_SCHEDULE.*six-field/],
+    ["SUPERVISOR_SCHEDULE", "*/5 * * * *", /SUPERVISOR_SCHEDULE.*six-field.*has 5 fields/],
+    ["STARTER_SCHEDULE", "*/10 * 24 * * *", /STARTER_SCHEDULE.*hour field "24": 24 is outside 0-23/],
     ["SUPERVISOR_LEASE_CONTAINER", "Leases_", /SUPERVISOR_LEASE_CONTAINER/],
     ["CosmosDb__allowSelfSignedCertificate", "true", /only for the emulator/],
     ["STEP_TIMEOUT_MS", "soon", /STEP_TIMEOUT_MS/],
@@ -99,17 +100,5 @@ describe("loadAzureSettings", () => {
       if (!optionalInSample.has(name)) expect(Object.keys(sample), name).toContain(name);
     for (const name of Object.keys(sample))
       expect(read, `${name} is in the sample but nothing reads it`).toContain(name);
-  });
-});
-
-describe("isNcrontab", () => {
-  it.each(["0 */1 * * * *", "*/10 * * * * *", "0 0 9-17 * * Mon-Fri", "0 5,35 * * * *"])(
-    "accepts %s",
-    (e) => {
-      expect(isNcrontab(e)).toBe(true);
-    },
-  );
-  it.each(["* * * * *", "every minute", "0 */1 * * * * *", ""])("refuses %s", (e) => {
-    expect(isNcrontab(e)).toBe(false);
   });
 });

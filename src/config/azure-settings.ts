@@ -4,6 +4,7 @@ import {
   PARTNER_URL_SETTING,
   TIMER_SCHEDULE_SETTINGS,
 } from "./names.js";
+import { ncrontabProblem } from "./ncrontab.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings, SettingsError } from "./settings.js";
 
 /** A connection string (emulators, local servers), or an identity-based connection (Azure). */
@@ -164,9 +165,10 @@ export function loadAzureSettings(env: Environment): AzureSettings {
 
   const schedule = (name: DefaultedSetting): string => {
     const raw = withDefault(name);
-    if (!isNcrontab(raw)) {
+    const problem = ncrontabProblem(raw);
+    if (problem) {
       problems.push(
-        `${name}=${JSON.stringify(raw)}: must be a six-field NCRONTAB expression, e.g. "0 */1 * * * *"`,
+        `${name}=${JSON.stringify(raw)}: must be a six-field NCRONTAB expression, e.g. "0 */1 * * * *"; ${problem}`,
       );
     }
     return raw;
@@ -206,11 +208,4 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     supervisorSchedule,
     retentionSchedule,
   };
-}
-
-/** Six fields (seconds first), each `*`, a number, a range, a list or a step, as the timer trigger takes. */
-export function isNcrontab(expression: string): boolean {
-  const field = /^(\*|\d+(-\d+)?)(\/\d+)?(,(\*|\d+(-\d+)?)(\/\d+)?)*$/;
-  const fields = expression.trim().split(/\s+/);
-  return fields.length === 6 && fields.every((f) => field.test(f) || /^[A-Za-z]{3}(-[A-Za-z]{3})?$/.test(f));
 }
