@@ -11,6 +11,7 @@ describe("ncrontabProblem", () => {
     "59 59 23 31 12 6",
     "0 0 0 1 jan-dec/3 sun",
     "0 15/20 * * * *",
+    "0 30 8 * February,march Monday-fri",
   ])("accepts %s", (expression) => {
     expect(ncrontabProblem(expression)).toBeNull();
   });
@@ -25,6 +26,7 @@ describe("ncrontabProblem", () => {
     ["0 0 0 * 13 *", 'month field "13": 13 is outside 1-12'],
     ["0 0 0 * * 7", 'day of week field "7": 7 is outside 0-6'],
     ["0 0 0 * * Fun", 'day of week field "Fun": "Fun" is not a number or a name'],
+    ["0 0 0 * Ma *", 'month field "Ma": "Ma" is not a number or a name'],
     ["0 0 17-9 * * *", 'hour field "17-9": the range "17-9" runs backwards'],
     ["*/0 * * * * *", 'second field "*/0": the step in "*/0" must be a whole number from 1'],
     ["0 1-2-3 * * * *", 'minute field "1-2-3": "1-2-3" is not a value or a range'],

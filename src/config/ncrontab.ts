@@ -2,7 +2,7 @@
  * The six-field NCRONTAB expressions a timer trigger takes (`second minute hour day month day-of-week`),
  * checked field by field so a schedule the host would refuse at load is refused at start-up with the
  * field and the reason: `*`, a value, a range `a-b`, a step `*\/n`, `a-b/n` or `a/n`, and lists of those;
- * months and days of the week also by their three-letter English names.
+ * months and days of the week also by their English names, whole or in three letters.
  */
 
 interface FieldRule {
@@ -12,8 +12,21 @@ interface FieldRule {
   readonly names?: readonly string[];
 }
 
-const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
-const DAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+const MONTHS = [
+  "JANUARY",
+  "FEBRUARY",
+  "MARCH",
+  "APRIL",
+  "MAY",
+  "JUNE",
+  "JULY",
+  "AUGUST",
+  "SEPTEMBER",
+  "OCTOBER",
+  "NOVEMBER",
+  "DECEMBER",
+];
+const DAYS = ["SUNDAY", "MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY"];
 
 const FIELDS: readonly FieldRule[] = [
   { name: "second", min: 0, max: 59 },
@@ -63,7 +76,10 @@ function partProblem(part: string, rule: FieldRule): string | null {
 
 function fieldValue(text: string, rule: FieldRule): number | undefined {
   if (/^\d+$/.test(text)) return Number(text);
-  const named = rule.names?.indexOf(text.toUpperCase()) ?? -1;
+  // A name is the whole English name or its first three letters, in any case.
+  const upper = text.toUpperCase();
+  const named =
+    rule.names?.findIndex((name) => name === upper || (upper.length === 3 && name.startsWith(upper))) ?? -1;
   if (named < 0) return undefined;
   return rule.min + named;
 }
