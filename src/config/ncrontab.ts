@@ -44,8 +44,8 @@ export function ncrontabProblem(expression: string): string | null {
     .split(/\s+/)
     .filter((field) => field !== "");
   if (fields.length !== 6) return `has ${fields.length} fields; it needs six, seconds first`;
-  for (const [index, field] of fields.entries()) {
-    const rule = FIELDS[index] as FieldRule;
+  for (const [index, rule] of FIELDS.entries()) {
+    const field = fields[index] ?? "";
     for (const part of field.split(",")) {
       const problem = partProblem(part, rule);
       if (problem) return `${rule.name} field ${JSON.stringify(field)}: ${problem}`;
@@ -61,17 +61,17 @@ function partProblem(part: string, rule: FieldRule): string | null {
     return `the step in ${JSON.stringify(part)} must be a whole number from 1`;
   }
   if (range === "*") return null;
-  const [from = "", to, beyond] = range.split("-");
-  if (beyond !== undefined) return `${JSON.stringify(part)} is not a value or a range`;
-  for (const end of to === undefined ? [from] : [from, to]) {
+  const ends = range.split("-");
+  if (ends.length > 2) return `${JSON.stringify(part)} is not a value or a range`;
+  const values: number[] = [];
+  for (const end of ends) {
     const value = fieldValue(end, rule);
     if (value === undefined) return `${JSON.stringify(end)} is not a number${rule.names ? " or a name" : ""}`;
     if (value < rule.min || value > rule.max) return `${end} is outside ${rule.min}-${rule.max}`;
+    values.push(value);
   }
-  if (to !== undefined && (fieldValue(from, rule) as number) > (fieldValue(to, rule) as number)) {
-    return `the range ${JSON.stringify(range)} runs backwards`;
-  }
-  return null;
+  const [from = 0, to = from] = values;
+  return from > to ? `the range ${JSON.stringify(range)} runs backwards` : null;
 }
 
 function fieldValue(text: string, rule: FieldRule): number | undefined {

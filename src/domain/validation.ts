@@ -76,9 +76,10 @@ export function validateVersioned<T>(
   currentVersion: number,
   input: unknown,
 ): Result<T, ValidationError> {
-  const version = (input as { schemaVersion?: unknown } | null)?.schemaVersion;
-  if (typeof input === "object" && Number.isInteger(version) && version !== currentVersion) {
-    const newer = (version as number) > currentVersion;
+  const version =
+    typeof input === "object" && input !== null && "schemaVersion" in input ? input.schemaVersion : undefined;
+  if (typeof version === "number" && Number.isInteger(version) && version !== currentVersion) {
+    const newer = version > currentVersion;
     return err(
       new ValidationError(subject, [
         {

@@ -2,7 +2,8 @@
  * The part of the Durable Functions client that the handlers use. Under the Functions host it wraps
  * `df.getClient(context)`; on the embedded host the local durable runtime implements it.
  */
-export type RuntimeStatus = "Pending" | "Running" | "Completed" | "Failed" | "Terminated";
+export const RUNTIME_STATUSES = ["Pending", "Running", "Completed", "Failed", "Terminated"] as const;
+export type RuntimeStatus = (typeof RUNTIME_STATUSES)[number];
 
 export const FINISHED_STATUSES: readonly RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
 

@@ -123,14 +123,11 @@ export class LocalDurableRuntime implements DurableClient {
   /** Activity work committed but not yet started, oldest first. */
   private queuedActivities: ActivityWork[] = [];
   /**
-   * The execution each instance with queued work is on. Work of any other execution (one that ended, or
-   * was replaced by a new start) is skipped when its turn comes, instead of filtering the queue.
-   */
-  private readonly liveExecutions = new Map<string, string>();
-  /**
    * What replay needs of each instance (name, input, execution); fixed for an execution's lifetime.
    * Only active executions are here: forget() drops an instance when it ends, so being here means
-   * active, and the client's calls rely on that to skip reading the instance back.
+   * active. The client's calls rely on that to skip reading the instance back, and queued work or a
+   * result of any other execution (one that ended, or was replaced by a new start) is dropped when
+   * its turn comes, instead of filtering the queue.
    */
   private readonly instances = new Map<string, InstanceRow>();
   private state: RuntimeState = "running";
@@ -184,8 +181,11 @@ export class LocalDurableRuntime implements DurableClient {
     const runtime = new LocalDurableRuntime(options);
     for (const timer of runtime.store.timers()) runtime.armTimer(timer);
     runtime.queuedActivities = runtime.store.activities();
-    for (const work of runtime.queuedActivities)
-      runtime.liveExecutions.set(work.instanceId, work.executionId);
+    // Work rows exist only for active executions: the instances they belong to are active.
+    for (const instanceId of new Set(runtime.queuedActivities.map((work) => work.instanceId))) {
+      const instance = runtime.store.instance(instanceId);
+      if (instance) runtime.instances.set(instanceId, instance);
+    }
     for (const instanceId of runtime.store.instancesWithInbox()) runtime.pending.add(instanceId);
     runtime.wake();
     return runtime;
@@ -367,7 +367,6 @@ export class LocalDurableRuntime implements DurableClient {
     this.sessions.delete(instanceId);
     this.instances.delete(instanceId);
     this.recorded.delete(instanceId);
-    this.liveExecutions.delete(instanceId);
     const dropped = this.completions.get(instanceId)?.length ?? 0;
     this.completions.delete(instanceId);
     if (dropped > 0) this.logger.info("durable.activity.result.dropped", { instanceId, count: dropped });
@@ -446,7 +445,7 @@ export class LocalDurableRuntime implements DurableClient {
   private completionsFor(instanceId: string): Completion[] {
     const waiting = this.completions.get(instanceId);
     if (!waiting) return [];
-    const live = this.liveExecutions.get(instanceId);
+    const live = this.instances.get(instanceId)?.executionId;
     const current = waiting.filter((completion) => completion.executionId === live);
     if (current.length < waiting.length) {
       this.logger.info("durable.activity.result.dropped", { count: waiting.length - current.length });
@@ -496,30 +495,8 @@ export class LocalDurableRuntime implements DurableClient {
     const failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
     const status: RuntimeStatus = failure !== undefined ? "Failed" : replay.done ? "Completed" : "Running";
 
-    const newTasks = failure === undefined ? replay.tasks.slice(recorded.length) : [];
-    const scheduledEvents: HistoryEvent[] = [];
-    const activities: { taskId: number; name: string; input: string | null }[] = [];
-    const timers: { timerId: number; fireAt: number }[] = [];
-    // The replayed tasks stand for the recorded ones from here on (they matched), with what is cancelled.
-    const nowRecorded: RecordedTask[] =
-      failure === undefined ? replay.tasks.map((task, id) => ({ id, task })) : [...recorded];
-    for (const [offset, task] of newTasks.entries()) {
-      const taskId = recorded.length + offset;
-      if (task.kind === "activity") {
-        const input = typeof task.input === "string" ? task.input : (toPayload(task.input) ?? null);
-        scheduledEvents.push(history.taskScheduled(at, taskId, task.name, input ?? undefined));
-        activities.push({ taskId, name: task.name, input });
-      } else {
-        scheduledEvents.push(history.timerCreated(at, taskId, task.fireAt));
-        if (!task.canceled) timers.push({ timerId: taskId, fireAt: task.fireAt.getTime() });
-      }
-    }
-    // Timers armed in an earlier episode and cancelled since; one cancelled in the episode that made it was never armed.
-    const canceledTimerIds = replay.tasks.flatMap((task, id) =>
-      task.kind === "timer" && task.canceled && id < recorded.length && !isCanceledTimer(recorded[id]?.task)
-        ? [id]
-        : [],
-    );
+    const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded } =
+      failure === undefined ? newWork(recorded, replay.tasks, at) : noNewWork(recorded);
     const result = status === "Completed" ? toPayload(replay.output) : failure;
     const closing = status === "Running" ? [] : [history.executionCompleted(at, status, result)];
     const events = [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing];
@@ -573,10 +550,7 @@ export class LocalDurableRuntime implements DurableClient {
         for (const event of commit.events) episode.past.push(event);
         this.histories.set(commit.instanceId, episode.past);
         this.recorded.set(commit.instanceId, episode.recorded);
-        if (work && work.activities.length > 0) {
-          this.liveExecutions.set(commit.instanceId, commit.executionId);
-          for (const activity of work.activities) this.queuedActivities.push(activity);
-        }
+        for (const activity of work?.activities ?? []) this.queuedActivities.push(activity);
       } else this.forget(commit.instanceId);
       const fields = {
         instanceId: commit.instanceId,
@@ -657,7 +631,7 @@ export class LocalDurableRuntime implements DurableClient {
     while (this.state === "running" && this.runningActivities.size < this.maxConcurrentActivities) {
       const work = this.queuedActivities.shift();
       if (!work) return;
-      if (this.liveExecutions.get(work.instanceId) !== work.executionId) continue;
+      if (this.instances.get(work.instanceId)?.executionId !== work.executionId) continue;
       const running = this.runActivity(work).finally(() => {
         this.runningActivities.delete(work.id);
         this.wake();
@@ -749,6 +723,53 @@ export class LocalDurableRuntime implements DurableClient {
         this.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
     });
   }
+}
+
+interface NewWork {
+  /** TaskScheduled and TimerCreated events for the tasks the replay asked for beyond the history. */
+  readonly scheduledEvents: HistoryEvent[];
+  readonly activities: { taskId: number; name: string; input: string | null }[];
+  readonly timers: { timerId: number; fireAt: number }[];
+  /** Timers armed in an earlier episode and cancelled since; one cancelled in the episode that made it was never armed. */
+  readonly canceledTimerIds: number[];
+  /** The tasks the history will have scheduled: the replayed ones stand for the recorded ones (they matched). */
+  readonly nowRecorded: RecordedTask[];
+}
+
+/** What a replay that matched its history adds to it: the tasks past the recorded ones, and cancellations. */
+function newWork(recorded: readonly RecordedTask[], replayed: readonly ScheduledTask[], at: Date): NewWork {
+  const work: NewWork = {
+    scheduledEvents: [],
+    activities: [],
+    timers: [],
+    canceledTimerIds: [],
+    nowRecorded: replayed.map((task, id) => ({ id, task })),
+  };
+  for (const [taskId, task] of replayed.entries()) {
+    if (taskId < recorded.length) {
+      if (isCanceledTimer(task) && !isCanceledTimer(recorded[taskId]?.task))
+        work.canceledTimerIds.push(taskId);
+    } else if (task.kind === "activity") {
+      const input = typeof task.input === "string" ? task.input : (toPayload(task.input) ?? null);
+      work.scheduledEvents.push(history.taskScheduled(at, taskId, task.name, input ?? undefined));
+      work.activities.push({ taskId, name: task.name, input });
+    } else {
+      work.scheduledEvents.push(history.timerCreated(at, taskId, task.fireAt));
+      if (!task.canceled) work.timers.push({ timerId: taskId, fireAt: task.fireAt.getTime() });
+    }
+  }
+  return work;
+}
+
+/** A failed replay adds nothing but the failure. */
+function noNewWork(recorded: readonly RecordedTask[]): NewWork {
+  return {
+    scheduledEvents: [],
+    activities: [],
+    timers: [],
+    canceledTimerIds: [],
+    nowRecorded: [...recorded],
+  };
 }
 
 function isCanceledTimer(task: ScheduledTask | undefined): boolean {

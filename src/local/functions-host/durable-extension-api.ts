@@ -5,7 +5,7 @@ import {
   FINISHED_STATUSES,
   InstanceAlreadyRunningError,
   type OrchestrationStatus,
-  type RuntimeStatus,
+  RUNTIME_STATUSES,
 } from "../../ports/durable-client.js";
 import type { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { type JsonAnswer, sendJson } from "../json-response.js";
@@ -169,10 +169,12 @@ async function query(runtime: LocalDurableRuntime, params: URLSearchParams): Pro
   if (createdBefore && Number.isNaN(createdBefore.getTime())) {
     return failed(400, `createdTimeTo ${createdTimeTo} is not a time`);
   }
-  const statuses = params.get("runtimeStatus");
+  // States this runtime has no word for (Suspended, Canceled, ...) match none of its instances.
+  const asked = params.get("runtimeStatus")?.split(",");
+  const statuses = asked && RUNTIME_STATUSES.filter((status) => asked.includes(status));
   const found = await runtime.listStatuses({
     ...(createdBefore ? { createdBefore } : {}),
-    ...(statuses ? { statuses: statuses.split(",") as RuntimeStatus[] } : {}),
+    ...(statuses ? { statuses } : {}),
   });
   return { status: 200, body: found.map(toExtensionStatus) };
 }
