@@ -170,6 +170,20 @@ export function describeMessageQueueContract(
       expect(await queue.peek(10)).toEqual([]);
     });
 
+    it("settles each message as asked when a completion and an abandonment are issued together", async () => {
+      const { queue } = await setup();
+      await queue.send([message("a"), message("b"), message("c")]);
+      const [a, b, c] = await queue.receive(3);
+      await Promise.all([
+        queue.complete(required(a)),
+        queue.abandon(required(b)),
+        queue.deadLetter(required(c), { reason: "Invalid", description: "why" }),
+      ]);
+      const left = await queue.receive(10);
+      expect(left.map((m) => [m.messageId, m.deliveryCount])).toEqual([["b", 2]]);
+      expect((await queue.deadLetterQueue.peek(10)).map((m) => m.messageId)).toEqual(["c"]);
+    });
+
     it("dead-letters a message abandoned maxDeliveryCount times", async () => {
       const { queue } = await setup();
       await queue.send(message("poison", { correlationId: "c-9" }));

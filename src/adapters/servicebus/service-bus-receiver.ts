@@ -12,6 +12,7 @@ import {
   type ReceivedMessage,
 } from "../../ports/message-queue.js";
 import { toReceivedMessage } from "./message-mapping.js";
+import { serialSettlement } from "./serial-settlement.js";
 
 /** What the SDK throws when settling a message it has already seen settled. */
 const ALREADY_SETTLED = "The message has either been deleted or already settled";
@@ -34,6 +35,7 @@ export class ServiceBusQueueReceiver implements QueueReceiver {
   private readonly locked = new Map<string, ServiceBusReceivedMessage>();
   /** The SDK refuses a receive while another is in progress on the same receiver, so they queue. */
   private receiving: Promise<unknown> = Promise.resolve();
+  private readonly settle = serialSettlement();
 
   constructor(
     private readonly receiver: ServiceBusReceiver,
@@ -107,7 +109,8 @@ export class ServiceBusQueueReceiver implements QueueReceiver {
       throw new MessageLockLostError(this.name, message.messageId);
     }
     try {
-      const result = await action(received);
+      // Settlements one at a time (serial-settlement.ts); a lock renewal is no disposition.
+      const result = await (settles ? this.settle(() => action(received)) : action(received));
       if (settles) this.locked.delete(token);
       return result;
     } catch (error) {
