@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ncrontabProblem } from "./ncrontab.js";
+import { ncrontabProblem, nextOccurrence } from "./ncrontab.js";
 
 describe("ncrontabProblem", () => {
   it.each([
@@ -35,5 +35,47 @@ describe("ncrontabProblem", () => {
     ["every minute", "has 2 fields; it needs six, seconds first"],
   ])("refuses %s: %s", (expression, problem) => {
     expect(ncrontabProblem(expression)).toBe(problem);
+  });
+});
+
+describe("nextOccurrence", () => {
+  const next = (expression: string, after: string) =>
+    nextOccurrence(expression, new Date(after))?.toISOString();
+
+  it.each([
+    ["*/10 * * * * *", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:10.000Z"],
+    ["*/10 * * * * *", "2026-03-01T10:00:07.900Z", "2026-03-01T10:00:10.000Z"],
+    ["0 */1 * * * *", "2026-03-01T10:00:00.000Z", "2026-03-01T10:01:00.000Z"],
+    ["0 5 * * * *", "2026-03-01T10:05:00.000Z", "2026-03-01T11:05:00.000Z"],
+    ["0 15/20 * * * *", "2026-03-01T10:36:00.000Z", "2026-03-01T10:55:00.000Z"],
+    ["59 59 23 31 12 *", "2026-03-01T00:00:00.000Z", "2026-12-31T23:59:59.000Z"],
+    // 2026-03-06 is a Friday: nine on Monday the 9th comes next.
+    ["0 0 9-17 * * Mon-Fri", "2026-03-06T17:00:00.000Z", "2026-03-09T09:00:00.000Z"],
+    ["0 0 0 1 jan-dec/3 *", "2026-02-01T00:00:00.000Z", "2026-04-01T00:00:00.000Z"],
+    // Both day fields must match: the 13th that is a Friday (November 2026).
+    ["0 0 0 13 * Fri", "2026-03-14T00:00:00.000Z", "2026-11-13T00:00:00.000Z"],
+    ["0 0 0 29 Feb *", "2026-03-01T00:00:00.000Z", "2028-02-29T00:00:00.000Z"],
+  ])("%s after %s is %s", (expression, after, expected) => {
+    expect(next(expression, after)).toBe(expected);
+  });
+
+  it("answers null for a date that never comes, and throws on an expression it refuses", () => {
+    expect(next("0 0 0 30 Feb *", "2026-01-01T00:00:00.000Z")).toBeUndefined();
+    expect(() => next("* * * * *", "2026-01-01T00:00:00.000Z")).toThrow("has 5 fields");
+  });
+
+  it("steps through a minute-level schedule without skipping or repeating", () => {
+    let at = new Date("2026-12-31T23:58:00.000Z");
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      at = nextOccurrence("30 * * * * *", at) ?? at;
+      seen.push(at.toISOString());
+    }
+    expect(seen).toEqual([
+      "2026-12-31T23:58:30.000Z",
+      "2026-12-31T23:59:30.000Z",
+      "2027-01-01T00:00:30.000Z",
+      "2027-01-01T00:01:30.000Z",
+    ]);
   });
 });
