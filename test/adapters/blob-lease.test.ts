@@ -11,9 +11,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createBlobServiceClient } from "../../src/adapters/storage/blob-client.js";
 import { BlobLease, MAX_LEASE_MS, MIN_LEASE_MS } from "../../src/adapters/storage/blob-lease.js";
+import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../src/local/stand-ins/azurite.js";
 import type { LeaseGrant } from "../../src/ports/lease.js";
 import { describeLeaseContract } from "../contracts/lease.contract.js";
-import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../support/azurite.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DURATION_MS = 30_000;

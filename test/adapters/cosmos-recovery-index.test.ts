@@ -14,13 +14,13 @@ import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.j
 import { indexedDeadline } from "../../src/adapters/cosmos/recovery-index.js";
 import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
+import { type CosmosStandIn, startCosmosServer } from "../../src/local/stand-ins/cosmos-server.js";
 import type { StateStore } from "../../src/ports/state-store.js";
-import { type CosmosTestServer, startCosmosServer } from "../support/cosmos-server.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 const at = (ms: number) => addMilliseconds(T0, ms);
 
-let server: CosmosTestServer;
+let server: CosmosStandIn;
 let client: CosmosClient;
 let databases = 0;
 

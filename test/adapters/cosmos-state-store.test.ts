@@ -17,12 +17,12 @@ import {
 } from "../../src/adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.js";
 import { stateRecordSchema } from "../../src/domain/state-record.js";
+import { type CosmosStandIn, startCosmosServer } from "../../src/local/stand-ins/cosmos-server.js";
 import { InvalidContinuationTokenError } from "../../src/ports/store-errors.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
-import { type CosmosTestServer, startCosmosServer } from "../support/cosmos-server.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
-let server: CosmosTestServer;
+let server: CosmosStandIn;
 let client: CosmosClient;
 let otherClient: CosmosClient;
 let databases = 0;

@@ -1,15 +1,18 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ServiceBusClient } from "@azure/service-bus";
 import Long from "long";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ServiceBusTestBroker } from "../support/servicebus-broker/index.js";
+import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
 
 /** What the adapter does not exercise, driven through the SDK directly. */
-describe("ServiceBusTestBroker", () => {
-  let broker: ServiceBusTestBroker;
+describe("ServiceBusStandIn", () => {
+  let broker: ServiceBusStandIn;
   let client: ServiceBusClient;
 
   beforeEach(async () => {
-    broker = await ServiceBusTestBroker.start();
+    broker = await ServiceBusStandIn.start();
     broker.createQueue("orders", { maxDeliveryCount: 5 });
     client = new ServiceBusClient(broker.connectionString, {
       retryOptions: { maxRetries: 0, timeoutInMs: 5_000 },
@@ -67,5 +70,61 @@ describe("ServiceBusTestBroker", () => {
     await expect(client.createSender("missing").sendMessages({ body: 1 })).rejects.toMatchObject({
       code: "MessagingEntityNotFound",
     });
+  });
+});
+
+describe("ServiceBusStandIn on a file", () => {
+  it("keeps its queues across a restart: messages, delivery counts, dead letters and seen ids", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "sas-broker-"));
+    const file = join(folder, "queues.db");
+    const open = async () => {
+      const broker = await ServiceBusStandIn.start({ file });
+      broker.createQueue("orders", { maxDeliveryCount: 5 });
+      const client = new ServiceBusClient(broker.connectionString, {
+        retryOptions: { maxRetries: 0, timeoutInMs: 5_000 },
+      });
+      return { broker, client };
+    };
+    try {
+      const first = await open();
+      await first.client
+        .createSender("orders")
+        .sendMessages(
+          ["done", "abandoned", "dead", "waiting"].map((messageId, body) => ({ messageId, body })),
+        );
+      const receiver = first.client.createReceiver("orders", { maxAutoLockRenewalDurationInMs: 0 });
+      const [done, abandoned, dead] = await receiver.receiveMessages(3, { maxWaitTimeInMs: 1_000 });
+      if (!done || !abandoned || !dead) throw new Error("expected three messages");
+      await receiver.completeMessage(done);
+      await receiver.abandonMessage(abandoned);
+      await receiver.deadLetterMessage(dead, {
+        deadLetterReason: "Invalid",
+        deadLetterErrorDescription: "why",
+      });
+      await first.client.close();
+      await first.broker.close();
+
+      const second = await open();
+      try {
+        // A resend of an id seen before the restart is dropped, as inside the window it must be.
+        await second.client.createSender("orders").sendMessages({ messageId: "done", body: 9 });
+        const left = await second.client
+          .createReceiver("orders", { maxAutoLockRenewalDurationInMs: 0 })
+          .receiveMessages(10, { maxWaitTimeInMs: 1_000 });
+        expect(left.map((m) => [m.messageId, m.body, m.deliveryCount])).toEqual([
+          ["abandoned", 1, 1],
+          ["waiting", 3, 0],
+        ]);
+        const [deadLettered] = await second.client
+          .createReceiver("orders", { subQueueType: "deadLetter" })
+          .peekMessages(10, { fromSequenceNumber: Long.ONE });
+        expect(deadLettered).toMatchObject({ messageId: "dead", deadLetterReason: "Invalid" });
+      } finally {
+        await second.client.close();
+        await second.broker.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -3,10 +3,10 @@ import { ServiceBusClient } from "@azure/service-bus";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
+import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
 import { MessageLockLostError, type QueueOptions } from "../../src/ports/message-queue.js";
 import { createStatsReadings } from "../../src/scheduler/stats.js";
 import { describeMessageQueueContract } from "../contracts/message-queue.contract.js";
-import { ServiceBusTestBroker } from "../support/servicebus-broker/index.js";
 
 const QUEUE = "orders";
 /** Short enough that a broker bug fails the test instead of hanging on the SDK's 60 s defaults. */
@@ -24,7 +24,7 @@ interface Harness {
 /** A broker with one queue on the virtual clock, and adapters on it; dispose closes them all. */
 async function startHarness(options: Partial<QueueOptions>): Promise<Harness> {
   const clock = new VirtualClock();
-  const broker = await ServiceBusTestBroker.start({ clock });
+  const broker = await ServiceBusStandIn.start({ clock });
   broker.createQueue(QUEUE, options);
   const clients: ServiceBusClient[] = [];
   const queues: ServiceBusMessageQueue[] = [];

@@ -7,12 +7,12 @@ import { createServiceBusClient } from "../../src/adapters/servicebus/service-bu
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
 import { parseOrderMessage } from "../../src/domain/order.js";
 import { sendToServiceBus } from "../../src/local/send-to-service-bus.js";
-import { ServiceBusTestBroker } from "../support/servicebus-broker/index.js";
+import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
 
-let broker: ServiceBusTestBroker;
+let broker: ServiceBusStandIn;
 let dir: string;
 beforeAll(async () => {
-  broker = await ServiceBusTestBroker.start();
+  broker = await ServiceBusStandIn.start();
   broker.createQueue("orders");
   dir = mkdtempSync(join(tmpdir(), "sas-send-"));
 });

@@ -11,6 +11,13 @@ const ACCOUNT = "devstoreaccount1";
 const ACCOUNT_KEY =
   "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
+/**
+ * Loaded into Azurite's process: it exits when its standard input closes, which happens when the
+ * process that started it ends in any way, SIGKILL included, so no emulator outlives its host.
+ */
+const EXIT_WITH_PARENT =
+  "data:text/javascript,const stop=()=>process.kill(process.pid,'SIGTERM');process.stdin.on('end',stop).on('error',stop).resume()";
+
 /** Azurite's blob service prints this once it listens, with the port it actually bound. */
 const LISTENING = /Azurite Blob service successfully listens on (http:\/\/[^\s]+)/;
 
@@ -38,16 +45,25 @@ export function freshContainer(azurite: AzuriteBlob, prefix = "leases") {
   };
 }
 
-/**
- * Starts Azurite's blob service as a child process on a port the OS picks, in a temporary directory,
- * and resolves once it answers HTTP.
- */
-export async function startAzuriteBlob(timeoutMs = 30_000): Promise<AzuriteBlob> {
-  const location = mkdtempSync(join(tmpdir(), "sas-azurite-"));
+export interface AzuriteBlobOptions {
+  readonly timeoutMs?: number;
+  /** Where Azurite keeps its data, kept afterwards; default a temporary directory, removed on stop. */
+  readonly location?: string;
+  /** Default 127.0.0.1 and a port the OS picks. */
+  readonly host?: string;
+  readonly port?: number;
+}
+
+/** Starts Azurite's blob service as a child process and resolves once it answers HTTP. */
+export async function startAzuriteBlob(options: AzuriteBlobOptions = {}): Promise<AzuriteBlob> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const location = options.location ?? mkdtempSync(join(tmpdir(), "sas-azurite-"));
   const main = createRequire(import.meta.url).resolve("azurite/dist/src/blob/main.js");
   const child = spawn(
     process.execPath,
     [
+      "--import",
+      EXIT_WITH_PARENT,
       main,
       "--silent",
       "--disableTelemetry",
@@ -55,18 +71,18 @@ export async function startAzuriteBlob(timeoutMs = 30_000): Promise<AzuriteBlob>
       "--location",
       location,
       "--blobHost",
-      "127.0.0.1",
+      options.host ?? "127.0.0.1",
       "--blobPort",
-      "0",
+      String(options.port ?? 0),
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    { stdio: ["pipe", "pipe", "pipe"] },
   );
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
   const cleanUp = async () => {
     process.off("exit", killOnExit);
     await stopChild(child);
-    rmSync(location, { recursive: true, force: true });
+    if (!options.location) rmSync(location, { recursive: true, force: true });
   };
 
   try {
@@ -129,7 +145,8 @@ async function untilAnswering(endpoint: string, timeoutMs: number): Promise<void
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
+  // Closing its input is what stops it (EXIT_WITH_PARENT); a signal alone leaves that input holding it open.
+  child.stdin?.end();
   const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
   await exited;
   clearTimeout(timer);

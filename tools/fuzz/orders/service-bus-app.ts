@@ -16,8 +16,8 @@ import { loadAzureSettings } from "../../../src/config/azure-settings.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../../src/config/names.js";
 import { seededRandom } from "../../../src/domain/backoff.js";
 import type { AzureServices } from "../../../src/functions/azure-services.js";
+import { ServiceBusStandIn } from "../../../src/local/stand-ins/servicebus-broker/index.js";
 import type { MessageQueue, SendResult } from "../../../src/ports/message-queue.js";
-import { ServiceBusTestBroker } from "../../../test/support/servicebus-broker/index.js";
 import type { CapturedLog } from "../captured-log.js";
 import { WriteLog } from "../write-log.js";
 import type { OrderStores } from "./stored.js";
@@ -47,7 +47,7 @@ export interface ServiceBusApp {
  */
 export async function openServiceBusApp(log: CapturedLog): Promise<ServiceBusApp> {
   const clock = new VirtualClock(new Date("2026-01-01T00:00:00.000Z"));
-  const broker = await ServiceBusTestBroker.start({ clock });
+  const broker = await ServiceBusStandIn.start({ clock });
   for (const name of [QUEUE_NAMES.orders, QUEUE_NAMES.invalidMessages]) broker.createQueue(name);
   const client = new ServiceBusClient(broker.connectionString, CLIENT_OPTIONS);
   const onBus = (name: string) =>

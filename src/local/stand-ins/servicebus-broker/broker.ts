@@ -1,20 +1,26 @@
 import { once } from "node:events";
 import type { AddressInfo, Server, Socket } from "node:net";
 import rhea, { type Connection, type Delivery, type EventContext, type Receiver, type Sender } from "rhea";
-import { SystemClock } from "../../../src/adapters/clock/system-clock.js";
-import type { Clock } from "../../../src/ports/clock.js";
-import { DEFAULT_QUEUE_OPTIONS, type QueueOptions } from "../../../src/ports/message-queue.js";
+import { SystemClock } from "../../../adapters/clock/system-clock.js";
+import type { Clock } from "../../../ports/clock.js";
+import { DEFAULT_QUEUE_OPTIONS, type QueueOptions } from "../../../ports/message-queue.js";
 import { parseAddress } from "./addresses.js";
 import { Consumer, type Disposition } from "./consumer.js";
 import { QueueEntity, type SubQueueKind } from "./entity.js";
 import { CONDITIONS } from "./errors.js";
 import { answerCbs, answerManagement, type Reply } from "./management.js";
+import { openQueueFile, type QueueFile } from "./queue-file.js";
 import { acknowledgePromptly, declareMaxMessageSize } from "./rhea-internals.js";
 import { type AmqpMessage, encodeMessage, messagesOfTransfer } from "./wire.js";
 
-export interface ServiceBusTestBrokerOptions {
+export interface ServiceBusStandInOptions {
   /** What the broker judges locks, schedules and duplicate windows by; the system clock by default. */
   readonly clock?: Clock;
+  /** Default 127.0.0.1 and any free port; `sas host` listens where the app's connection string points. */
+  readonly host?: string;
+  readonly port?: number;
+  /** A SQLite file that keeps the queues across restarts; default in memory only. */
+  readonly file?: string;
 }
 
 /** Standard tier's limit. */
@@ -38,7 +44,7 @@ type Node =
  * tokens, sends (batched too), peek-lock receives with credit and drain, settlement, and the
  * `$management` operations for lock renewal, peek and disposition. Queues exist once created.
  */
-export class ServiceBusTestBroker {
+export class ServiceBusStandIn {
   private readonly queues = new Map<string, QueueEntity>();
   private readonly consumers = new Map<Sender, Consumer>();
   private readonly sockets = new Set<Socket>();
@@ -46,6 +52,7 @@ export class ServiceBusTestBroker {
   private constructor(
     private readonly server: Server,
     private readonly clock: Clock,
+    private readonly file: QueueFile | undefined,
   ) {
     server.on("connection", (socket: Socket) => {
       socket.setNoDelay(true);
@@ -54,17 +61,19 @@ export class ServiceBusTestBroker {
     });
   }
 
-  static async start(options: ServiceBusTestBrokerOptions = {}): Promise<ServiceBusTestBroker> {
+  static async start(options: ServiceBusStandInOptions = {}): Promise<ServiceBusStandIn> {
     const container = rhea.create_container({
-      id: "servicebus-test-broker",
+      id: "servicebus-stand-in",
       // Settlement is the broker's decision, so rhea accepts and settles nothing on its own.
       autoaccept: false,
       autosettle: false,
       treat_modified_as_released: false,
     });
-    const server = container.listen({ host: "127.0.0.1", port: 0 });
+    const server = container.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 0 });
+    // Rejects with the listen error (EADDRINUSE, ...) when the server emits one.
     await once(server, "listening");
-    const broker = new ServiceBusTestBroker(server, options.clock ?? new SystemClock());
+    const file = options.file ? openQueueFile(options.file) : undefined;
+    const broker = new ServiceBusStandIn(server, options.clock ?? new SystemClock(), file);
     broker.listenTo(container);
     return broker;
   }
@@ -81,7 +90,13 @@ export class ServiceBusTestBroker {
   createQueue(name: string, options: Partial<QueueOptions> = {}): QueueEntity {
     const key = name.toLowerCase();
     if (this.queues.has(key)) throw new Error(`queue ${name} already exists`);
-    const queue = new QueueEntity(name, { ...DEFAULT_QUEUE_OPTIONS, ...options }, this.clock);
+    const queue = new QueueEntity(
+      name,
+      { ...DEFAULT_QUEUE_OPTIONS, ...options },
+      this.clock,
+      this.file?.journal,
+    );
+    if (this.file) queue.restore(this.file.restore(name));
     queue.onAvailable(() => {
       for (const consumer of this.consumers.values()) {
         if (consumer.entity === queue) consumer.schedulePump();
@@ -97,6 +112,7 @@ export class ServiceBusTestBroker {
     for (const socket of this.sockets) socket.destroy();
     this.consumers.clear();
     await closed;
+    this.file?.close();
   }
 
   private listenTo(container: ReturnType<typeof rhea.create_container>): void {

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../../../src/ports/clock.js";
-import { MAX_DELIVERY_COUNT_EXCEEDED, type QueueOptions } from "../../../src/ports/message-queue.js";
+import type { Clock } from "../../../ports/clock.js";
+import { MAX_DELIVERY_COUNT_EXCEEDED, type QueueOptions } from "../../../ports/message-queue.js";
 import { LockLostError, OperationNotAllowedError } from "./errors.js";
+import type { QueueJournal, RestoredQueue } from "./queue-file.js";
 import { type AmqpMessage, ANNOTATIONS } from "./wire.js";
 
 export interface StoredMessage {
@@ -62,7 +63,18 @@ export class QueueEntity {
     readonly name: string,
     readonly options: QueueOptions,
     private readonly clock: Clock,
+    /** Where every change is written before it is answered; absent, the queue lives in memory only. */
+    private readonly journal?: QueueJournal,
   ) {}
+
+  /** Takes back what the journal kept, before any client attaches. */
+  restore(restored: RestoredQueue): void {
+    for (const { kind, message } of restored.messages) {
+      this.subQueues[kind].messages.set(message.sequenceNumber, message);
+      this.nextSequenceNumber = Math.max(this.nextSequenceNumber, message.sequenceNumber + 1);
+    }
+    for (const [id, seenAt] of restored.seenIds) this.seenIds.set(id, seenAt);
+  }
 
   /** Called whenever messages may have become available to receivers. */
   onAvailable(listener: () => void): void {
@@ -78,6 +90,7 @@ export class QueueEntity {
       if (id !== undefined) {
         if (this.seenIds.has(id)) continue;
         this.seenIds.set(id, now);
+        this.journal?.seen(this.name, id, now);
       }
       const scheduled = message.message_annotations?.[ANNOTATIONS.scheduledEnqueueTime];
       const availableAt = scheduled instanceof Date ? Math.max(now, scheduled.getTime()) : now;
@@ -90,6 +103,7 @@ export class QueueEntity {
         lock: undefined,
       };
       this.subQueues.active.messages.set(stored.sequenceNumber, stored);
+      this.journal?.saved(this.name, "active", stored);
     }
     this.notifyAvailable();
   }
@@ -112,6 +126,7 @@ export class QueueEntity {
   complete(kind: SubQueueKind, lockToken: string): void {
     const message = this.held(kind, lockToken);
     this.subQueues[kind].remove(message);
+    this.journal?.removed(this.name, message);
   }
 
   abandon(kind: SubQueueKind, lockToken: string, properties: Properties = {}): void {
@@ -181,6 +196,8 @@ export class QueueEntity {
         reason: MAX_DELIVERY_COUNT_EXCEEDED,
         description: `Message could not be consumed after ${message.failedDeliveries} delivery attempts.`,
       });
+    } else {
+      this.journal?.saved(this.name, kind, message);
     }
   }
 
@@ -191,14 +208,18 @@ export class QueueEntity {
     if (info.description !== undefined) properties.DeadLetterErrorDescription = info.description;
     message.message = { ...message.message, application_properties: properties };
     this.subQueues.deadLetter.messages.set(message.sequenceNumber, message);
+    this.journal?.saved(this.name, "deadLetter", message);
   }
 
   /** Ids are kept in the order they were seen, so the expired ones come first. */
   private forgetIdsSeenBefore(cutoff: number): void {
+    let forgot = false;
     for (const [id, seenAt] of this.seenIds) {
-      if (seenAt > cutoff) return;
+      if (seenAt > cutoff) break;
       this.seenIds.delete(id);
+      forgot = true;
     }
+    if (forgot) this.journal?.forgotten(this.name, cutoff);
   }
 
   private notifyAvailable(): void {

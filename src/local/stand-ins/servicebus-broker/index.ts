@@ -1,2 +1,2 @@
-export { ServiceBusTestBroker, type ServiceBusTestBrokerOptions } from "./broker.js";
+export { ServiceBusStandIn, type ServiceBusStandInOptions } from "./broker.js";
 export type { QueueEntity } from "./entity.js";
