@@ -57,6 +57,18 @@ describe("loadAzureSettings", () => {
     });
   });
 
+  it("takes the orders table from a local SQLite file in place of SQL Server, on a local host only", () => {
+    const { OrdersSql: _, ...withoutSql } = sample;
+    const local = { ...withoutSql, OrdersSql__sqliteFile: ".sas-host/orders.db" };
+    expect(loadAzureSettings(local).sql).toEqual({ kind: "sqliteFile", file: ".sas-host/orders.db" });
+    expect(problemsOf({ ...local, OrdersSql: sample.OrdersSql ?? "" })).toEqual([
+      "OrdersSql__sqliteFile: replaces SQL Server; remove it or the other OrdersSql settings",
+    ]);
+    expect(problemsOf({ ...local, WEBSITE_INSTANCE_ID: "abc" })).toEqual([
+      "OrdersSql__sqliteFile: only for a local host; in Azure set OrdersSql__server and OrdersSql__database",
+    ]);
+  });
+
   it("names every missing connection, and both ways to give it", () => {
     const problems = problemsOf({});
     expect(problems).toEqual(
@@ -95,6 +107,7 @@ describe("loadAzureSettings", () => {
       "OrdersSql__server",
       "OrdersSql__database",
       "AzureWebJobsStorage__blobServiceUri",
+      "OrdersSql__sqliteFile",
     ]);
     for (const name of read)
       if (!optionalInSample.has(name)) expect(Object.keys(sample), name).toContain(name);

@@ -24,7 +24,9 @@ export type CosmosConnection =
 
 export type SqlConnection =
   | { readonly kind: "connectionString"; readonly connectionString: string }
-  | { readonly kind: "identity"; readonly server: string; readonly database: string };
+  | { readonly kind: "identity"; readonly server: string; readonly database: string }
+  /** Local only: the orders table in a SQLite file, for a laptop without SQL Server (`sas host` sets it). */
+  | { readonly kind: "sqliteFile"; readonly file: string };
 
 export type StorageConnection =
   | { readonly kind: "connectionString"; readonly connectionString: string }
@@ -75,6 +77,7 @@ export const AZURE_SETTING_NAMES = [
   sql,
   `${sql}__server`,
   `${sql}__database`,
+  `${sql}__sqliteFile`,
   storage,
   `${storage}__blobServiceUri`,
   LEASE_CONTAINER_SETTING,
@@ -147,9 +150,18 @@ export function loadAzureSettings(env: Environment): AzureSettings {
   const sqlString = value(sql);
   const sqlServer = value(`${sql}__server`);
   const sqlDatabase = value(`${sql}__database`);
+  const sqliteFile = value(`${sql}__sqliteFile`);
+  if (sqliteFile && (sqlString || sqlServer || sqlDatabase)) {
+    problems.push(`${sql}__sqliteFile: replaces SQL Server; remove it or the other ${sql} settings`);
+  } else if (sqliteFile && env.WEBSITE_INSTANCE_ID) {
+    problems.push(
+      `${sql}__sqliteFile: only for a local host; in Azure set ${sql}__server and ${sql}__database`,
+    );
+  }
   if (sqlString) sqlConnection = { kind: "connectionString", connectionString: sqlString };
   else if (sqlServer && sqlDatabase)
     sqlConnection = { kind: "identity", server: sqlServer, database: sqlDatabase };
+  else if (sqliteFile) sqlConnection = { kind: "sqliteFile", file: sqliteFile };
   else missing("SQL connection", sql, `${sql}__server with ${sql}__database`);
 
   let storageConnection: StorageConnection | undefined;

@@ -60,7 +60,10 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   return {
     settings,
     states,
-    orders: lazyOrders(toPoolConnection(settings), clock),
+    orders:
+      settings.sql.kind === "sqliteFile"
+        ? embeddedOrders(settings.sql.file, clock)
+        : lazyOrders(toPoolConnection(settings.sql), clock),
     lease: lazyLease(leases, clock),
     scanJournal: new BlobScanJournal(leases),
     queue,
@@ -81,8 +84,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   };
 }
 
-function toPoolConnection(settings: AzureSettings): SqlPoolConnection {
-  const sql = settings.sql;
+function toPoolConnection(sql: Exclude<AzureSettings["sql"], { kind: "sqliteFile" }>): SqlPoolConnection {
   return sql.kind === "connectionString"
     ? { kind: "connectionString", connectionString: sql.connectionString }
     : { kind: "entra", server: sql.server, database: sql.database };
@@ -99,6 +101,27 @@ function lazyOrders(connection: SqlPoolConnection, clock: SystemClock): OrdersRe
     })().catch((error: unknown) => {
       repository = undefined;
       throw error;
+    });
+    return repository;
+  };
+  return {
+    insertIfAbsent: async (order) => (await get()).insertIfAbsent(order),
+    get: async (orderId) => (await get()).get(orderId),
+  };
+}
+
+/**
+ * The orders table in a local SQLite file, opened on first use. The module is loaded only then, so an
+ * app in Azure never loads the native SQLite binding.
+ */
+function embeddedOrders(file: string, clock: SystemClock): OrdersRepository {
+  let repository: Promise<OrdersRepository> | undefined;
+  const get = () => {
+    repository ??= Promise.all([
+      import("../adapters/sqlite/database.js"),
+      import("../adapters/sqlite/sqlite-orders-repository.js"),
+    ]).then(([{ openDatabase }, { SqliteOrdersRepository }]) => {
+      return new SqliteOrdersRepository(openDatabase(file), clock);
     });
     return repository;
   };

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { agentFrom, COMMON, type Flags, faultsFrom, integer, rate } from "./cli-flags.js";
 import { ORDERS_USAGE, ordersCommand } from "./orders-command.js";
@@ -14,6 +16,10 @@ commands:
   demo    submit a finite batch, wait until every order is settled, print a summary and check
           the invariants; exits 1 if one is broken
 
+  host    run the built Azure Functions app (npm run build) as the Functions host would, with
+          stand-ins for the services its settings (local.settings.json) point at on this machine:
+          the Service Bus broker, the Cosmos DB stand-in, Azurite, the simulated partner, and an
+          embedded orders table when no SQL Server answers (see below)
   partner run only the simulated partner service (for the Functions host's PARTNER_URL)
   send    post generated order messages to the Service Bus queue named by the settings
           (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
@@ -46,6 +52,12 @@ start only:
   --partner-url <url>         call a partner started separately (sas partner) instead of starting
                               one; the fault flags then belong to that partner
 
+host only (run it from the app's root, where local.settings.json is):
+  --port <n>                  HTTP port of the functions (default 7071)
+  --host <address>            address to listen on (default 127.0.0.1)
+  --data <dir>                durable store, orders table, Azurite's blobs, partner ledger and the
+                              host's keys (default .sas-host)
+
 partner only:
   --port <n>                  HTTP port (default 7072)
   --ledger <file>             keep the idempotency records and the effect ledger in this SQLite
@@ -76,6 +88,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "demo") return await demoCommand(rest);
     if (command === "start") return await startCommand(rest);
     if (command === "partner") return await partnerCommand(rest);
+    if (command === "host") return await hostCommand(rest);
     if (command === "send") return await sendCommand(rest);
     if (command === "chaos") return await chaosCommand(rest);
     if (command === "soak") return await soakCommand(rest);
@@ -233,6 +246,52 @@ function checkExposure(host: string, apiToken: string | undefined): void {
   }
 }
 
+async function hostCommand(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      data: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const flags = values as Flags;
+  const host = values.host ?? "127.0.0.1";
+  if (!LOOPBACK.includes(host)) {
+    throw new UsageError(`--host ${host} is reachable from other machines; sas host serves loopback only`);
+  }
+  const { startFunctionsHost } = await import("./functions-host/functions-host.js");
+  const { JsonLogger } = await import("../adapters/logging/json-logger.js");
+  const functionsHost = await startFunctionsHost({
+    appRoot: process.cwd(),
+    data: values.data ?? ".sas-host",
+    port: integer(flags, "port", 7071, 0, 65_535),
+    host,
+    env: process.env,
+    logger: JsonLogger.toStream(process.stderr),
+  });
+  const lines = [
+    ...functionsHost.notes,
+    `keys: function key ${functionsHost.keys.functionKey}, master key ${functionsHost.keys.masterKey} (sas orders --key <key>)`,
+    `sas host: functions on ${functionsHost.url}/api; Ctrl+C stops it`,
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await functionsHost.close();
+  // The app's own clients (Cosmos DB's endpoint refresh, keep-alive sockets) have no shutdown hook:
+  // the Functions host ends the worker process, and so does this.
+  process.exit(0);
+}
+
 async function partnerCommand(args: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
@@ -350,7 +409,18 @@ async function sendCommand(args: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("cli.ts")) {
+/** Run as a program (`sas`, or `node cli.js` through a symlink as npm links bins), not imported. */
+function isMain(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return realpathSync(script) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
   main(process.argv.slice(2)).then(
     (code) => {
       if (code !== 0) process.exitCode = code;

@@ -122,6 +122,9 @@ export const HOST_RESOLVED_SETTINGS: readonly string[] = [
   "TASKHUB_NAME",
 ];
 
+/** Settings for a host on a laptop only, which the code refuses in Azure: the Bicep must never set them. */
+export const LOCAL_ONLY_SETTINGS: readonly string[] = [`${sql}__sqliteFile`];
+
 /** Every setting the code reads is set, defaulted in code, or provided by the platform. */
 export function coverageProblems(settings: AppSettings): string[] {
   const problems: string[] = [];
@@ -133,6 +136,8 @@ export function coverageProblems(settings: AppSettings): string[] {
     if (forms) {
       const unset = forms.filter((form) => !settings.has(form));
       if (unset.length > 0) problems.push(`${name}: its identity-based form needs ${unset.join(", ")}`);
+    } else if (LOCAL_ONLY_SETTINGS.includes(name)) {
+      if (settings.has(name)) problems.push(`${name}: for a local host only, and refused in Azure`);
     } else if (!settings.has(name) && !hasDefault(name)) {
       problems.push(`${name}: read by src/config, but neither set by the Bicep nor defaulted in code`);
     }

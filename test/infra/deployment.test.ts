@@ -539,6 +539,14 @@ describeCompiled("the checks catch a doctored deployment", () => {
     ]);
   });
 
+  it("a setting for a local host only", () => {
+    const doctored = new Map(appSettings);
+    doctored.set("OrdersSql__sqliteFile", "/home/site/orders.db");
+    expect(coverageProblems(doctored)).toEqual([
+      "OrdersSql__sqliteFile: for a local host only, and refused in Azure",
+    ]);
+  });
+
   it("the triggered queues without Data Owner, as before (Receiver and Sender only)", () => {
     const before = roleAssignments(resources, String(MAIN_PARAMETERS.principalId)).filter(
       (a) => a.role !== BUILT_IN_ROLES.serviceBusDataOwner,

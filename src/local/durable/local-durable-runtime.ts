@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import azureFunctions, { type InvocationContext } from "@azure/functions";
+import type { InvocationContext } from "@azure/functions";
 import type { EmbeddedDatabase } from "../../adapters/sqlite/database.js";
 import type { Clock } from "../../ports/clock.js";
 import {
@@ -12,6 +12,7 @@ import {
   type StartOptions,
 } from "../../ports/durable-client.js";
 import type { Logger } from "../../ports/logger.js";
+import { type BindingData, invocationContextFor } from "../functions-host/invocation-context.js";
 import type { CapturedFunction, FunctionRegistry } from "../registration-capture.js";
 import {
   type ActivityWork,
@@ -50,6 +51,11 @@ export interface LocalDurableRuntimeOptions {
    * runs only on full replays. Default false: tests of orchestrations should replay every episode.
    */
   readonly replaySessions?: boolean;
+  /**
+   * The data of an activity's extra input bindings, as the host gives it (a durable client's, for
+   * `df.getClient`). Absent, activities get no extra inputs.
+   */
+  readonly bindingData?: BindingData;
 }
 
 /** What the SDK's orchestrator wrapper returns (or embeds in its error after `$OutOfProcData$:`). */
@@ -153,6 +159,7 @@ export class LocalDurableRuntime implements DurableClient {
   /** Running orchestrations kept between episodes, when `replaySessions` is on. */
   private readonly sessions = new Map<string, ReplaySession>();
   private readonly replaySessions: boolean;
+  private readonly bindingData: BindingData | undefined;
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
@@ -166,6 +173,7 @@ export class LocalDurableRuntime implements DurableClient {
     this.logger = options.logger;
     this.maxConcurrentActivities = options.maxConcurrentActivities ?? 16;
     this.replaySessions = options.replaySessions ?? false;
+    this.bindingData = options.bindingData;
     if (!Number.isInteger(this.maxConcurrentActivities) || this.maxConcurrentActivities < 1) {
       throw new RangeError(
         `maxConcurrentActivities must be a positive integer; got ${this.maxConcurrentActivities}`,
@@ -599,7 +607,7 @@ export class LocalDurableRuntime implements DurableClient {
       longRunningTimerIntervalDuration: "3.00:00:00",
       defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
     };
-    const context = this.invocationContext(orchestrator.name);
+    const context = this.invocationContext(orchestrator);
     try {
       const state = (await orchestrator.handler(trigger, context)) as SdkState;
       const session = this.replaySessions && !state.isDone ? ReplaySession.after(context, 0) : undefined;
@@ -655,7 +663,7 @@ export class LocalDurableRuntime implements DurableClient {
       const activity = this.activities.get(work.name);
       if (!activity) throw new Error(`no activity named ${work.name} is registered`);
       const input = work.input === null ? undefined : JSON.parse(work.input);
-      const output = await activity.handler(input, this.invocationContext(work.name));
+      const output = await activity.handler(input, this.invocationContext(activity));
       // The SDK parses every TaskCompleted result; the extension sends "null" for an activity that returns nothing.
       result = history.taskCompleted(this.clock.now(), work.taskId, toPayload(output) ?? "null");
     } catch (error) {
@@ -715,12 +723,10 @@ export class LocalDurableRuntime implements DurableClient {
     for (const resolve of waiters) resolve(status);
   }
 
-  private invocationContext(functionName: string): InvocationContext {
-    return new azureFunctions.InvocationContext({
-      functionName,
-      invocationId: randomUUID(),
-      logHandler: (level, ...args) =>
-        this.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
+  private invocationContext(fn: CapturedFunction): InvocationContext {
+    return invocationContextFor(fn, {
+      logger: this.logger,
+      ...(this.bindingData ? { bindingData: this.bindingData } : {}),
     });
   }
 }

@@ -9,6 +9,7 @@ import {
 } from "../../ports/durable-client.js";
 import type { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { type JsonAnswer, sendJson } from "../json-response.js";
+import { readBodyUpTo } from "./request-body.js";
 
 /**
  * The HTTP API the Durable Functions extension serves to the SDK's client, answered from the local
@@ -29,6 +30,8 @@ export interface DurableExtensionApi {
   /** The binding data the extension gives a `durableClient` input: hand it to `df.getClient` via the context. */
   readonly clientData: DurableClientData;
   readonly url: string;
+  /** Serves from this runtime; until one is given, requests are answered 503. */
+  attach(runtime: LocalDurableRuntime): void;
   close(): Promise<void>;
 }
 
@@ -42,7 +45,11 @@ export interface DurableClientData {
 }
 
 export interface DurableExtensionApiOptions {
-  readonly runtime: LocalDurableRuntime;
+  /**
+   * Absent, the API listens first and serves once `attach` gives it the runtime: a host whose
+   * activities take a durable client needs the binding data before the runtime resumes any of them.
+   */
+  readonly runtime?: LocalDurableRuntime;
   /** Default 0: any free port. */
   readonly port?: number;
   readonly host?: string;
@@ -57,8 +64,14 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export async function startDurableExtensionApi(
   options: DurableExtensionApiOptions,
 ): Promise<DurableExtensionApi> {
+  let runtime = options.runtime;
   const server = createServer((req, res) => {
-    void answer(options.runtime, req)
+    if (!runtime) {
+      req.resume();
+      sendJson(res, failed(503, "the durable runtime is starting"));
+      return;
+    }
+    void answer(runtime, req)
       .then((reply) => sendJson(res, reply))
       .catch((error: unknown) => sendJson(res, failed(500, error)));
   });
@@ -72,6 +85,9 @@ export async function startDurableExtensionApi(
   return {
     url,
     clientData: clientDataFor(url, options.taskHubName ?? "SasLocalHub"),
+    attach: (attached) => {
+      runtime = attached;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -113,7 +129,8 @@ async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promi
   } catch {
     return failed(400, `the path ${url.pathname} is not validly percent-encoded`);
   }
-  const body = await readBody(req);
+  const bytes = await readBodyUpTo(req, MAX_BODY_BYTES);
+  const body = bytes?.toString("utf8");
   if (body === undefined) return failed(413, `a body is at most ${MAX_BODY_BYTES} bytes`);
   const [collection, id, action, argument] = parts;
   const method = req.method ?? "GET";
@@ -215,18 +232,4 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   } catch {
     return { ok: false };
   }
-}
-
-/** The whole body as text; undefined past `MAX_BODY_BYTES` (the rest is read and dropped). */
-function readBody(req: IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on("end", () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }

@@ -1,0 +1,184 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join, resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { ServiceBusClient } from "@azure/service-bus";
+import { SystemClock } from "../../adapters/clock/system-clock.js";
+import { createServiceBusClient } from "../../adapters/servicebus/service-bus-client.js";
+import { openDatabase } from "../../adapters/sqlite/database.js";
+import { loadAzureSettings } from "../../config/azure-settings.js";
+import { CONNECTION_NAMES } from "../../config/names.js";
+import type { Logger } from "../../ports/logger.js";
+import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import { captureRegistrations, type FunctionRegistry, triggerOf } from "../registration-capture.js";
+import { startDurableExtensionApi } from "./durable-extension-api.js";
+import { hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
+import { type HostKeys, startHttpTriggers } from "./http-triggers.js";
+import type { BindingData } from "./invocation-context.js";
+import { startServiceBusTriggers } from "./service-bus-triggers.js";
+import { embeddedOrders } from "./sql-choice.js";
+import { startStandIns, stopAll } from "./stand-ins.js";
+import { startTimerTriggers } from "./timer-triggers.js";
+
+export interface FunctionsHostOptions {
+  /** The app's root: package.json (its `main` is the built app), host.json, local.settings.json. */
+  readonly appRoot: string;
+  /** Where the durable store, the orders file, Azurite's data, the partner's ledger and the keys live. */
+  readonly data: string;
+  readonly port: number;
+  readonly host: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+}
+
+export interface FunctionsHost {
+  readonly url: string;
+  readonly keys: HostKeys;
+  /** One line per stand-in and per choice made, for the start-up banner. */
+  readonly notes: readonly string[];
+  close(): Promise<void>;
+}
+
+/** The trigger types this host runs; any other stops it at start with the function's name. */
+const RUN_HERE = new Set([
+  "httpTrigger",
+  "serviceBusTrigger",
+  "timerTrigger",
+  "orchestrationTrigger",
+  "activityTrigger",
+]);
+
+/**
+ * Plays the Functions host's part for the built app: its settings set as environment variables, its
+ * registrations captured as it loads, each trigger fed (HTTP, Service Bus, timers, and orchestrations
+ * and activities on the local durable runtime behind the extension's HTTP API), with stand-ins for
+ * the services its settings point at on this machine.
+ */
+export async function startFunctionsHost(options: FunctionsHostOptions): Promise<FunctionsHost> {
+  const { appRoot, logger } = options;
+  mkdirSync(options.data, { recursive: true });
+  const given = hostSettings(appRoot, options.env);
+  const sql = await embeddedOrders(given, options.data);
+  const settings = withoutSettings({ ...given, ...sql.settings }, sql.removed);
+  loadAzureSettings(settings);
+  const clock = new SystemClock();
+  const resolve = resolverOf(settings);
+  const hostJson = readHostJson(appRoot, resolve);
+  const standIns = await startStandIns({ settings, appRoot, data: options.data, logger });
+  const closers: (() => Promise<void>)[] = [() => stopAll(standIns)];
+  const close = async () => {
+    for (const closer of closers.splice(0).reverse()) await closer();
+  };
+  try {
+    setEnvironment(settings, sql.removed);
+    const api = await startDurableExtensionApi({ taskHubName: hostJson.hubName });
+    closers.push(() => api.close());
+    const bindingData: BindingData = (binding) =>
+      binding.type === "durableClient" ? api.clientData : undefined;
+    const registry = await loadApp(appRoot);
+    const db = openDatabase(join(options.data, "durable.db"));
+    const runtime = LocalDurableRuntime.open({
+      db,
+      clock,
+      registry,
+      logger,
+      maxConcurrentActivities: hostJson.maxConcurrentActivityFunctions,
+      replaySessions: true,
+      bindingData,
+    });
+    closers.push(async () => {
+      await runtime.close();
+      db.close();
+    });
+    api.attach(runtime);
+    const serviceBus = startServiceBusTriggers({
+      functions: registry.withTrigger("serviceBusTrigger"),
+      clientFor: serviceBusClients(settings, closers),
+      resolve,
+      maxConcurrentCalls: hostJson.serviceBusMaxConcurrentCalls,
+      maxAutoLockRenewalDurationInMs: hostJson.maxAutoLockRenewalDurationMs,
+      bindingData,
+      logger,
+    });
+    closers.push(() => serviceBus.close());
+    const timers = startTimerTriggers({
+      functions: registry.withTrigger("timerTrigger"),
+      resolve,
+      clock,
+      bindingData,
+      logger,
+    });
+    closers.push(() => timers.close());
+    const keys = hostKeys(options.data);
+    const http = await startHttpTriggers({
+      functions: registry.withTrigger("httpTrigger"),
+      keys,
+      port: options.port,
+      host: options.host,
+      bindingData,
+      logger,
+    });
+    closers.push(() => http.close());
+    return {
+      url: http.url,
+      keys,
+      notes: [...standIns.map((standIn) => standIn.description), sql.note],
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function withoutSettings(settings: Record<string, string>, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(settings).filter(([name]) => !names.includes(name)));
+}
+
+/** The app reads its settings from the environment when it loads, as under the host. */
+function setEnvironment(settings: Readonly<Record<string, string>>, removed: readonly string[]): void {
+  for (const name of removed) delete process.env[name];
+  Object.assign(process.env, settings);
+}
+
+/** Imports package.json's `main` as the Node.js worker does, capturing every function it registers. */
+async function loadApp(appRoot: string): Promise<FunctionRegistry> {
+  const pkg = JSON.parse(readFileSync(join(appRoot, "package.json"), "utf8")) as { main?: string };
+  if (!pkg.main) throw new Error("package.json has no main: the host loads the app from it");
+  const entry = resolvePath(appRoot, pkg.main);
+  let registry: FunctionRegistry;
+  try {
+    registry = await captureRegistrations(() => import(pathToFileURL(entry).href));
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes(entry)) {
+      throw new Error(`${pkg.main} does not exist: build the app first (npm run build)`);
+    }
+    throw error;
+  }
+  if (registry.all().length === 0)
+    throw new Error(`${pkg.main} registered no functions (already loaded in this process?)`);
+  for (const fn of registry.all()) {
+    const type = triggerOf(fn)?.type ?? "no";
+    if (!RUN_HERE.has(type))
+      throw new Error(`function ${fn.name} has a ${type} trigger, which sas host does not run`);
+  }
+  return registry;
+}
+
+/** One Service Bus client per connection a trigger names, closed with the host. */
+function serviceBusClients(settings: Readonly<Record<string, string>>, closers: (() => Promise<void>)[]) {
+  const clients = new Map<string, ServiceBusClient>();
+  return (connection: string): ServiceBusClient => {
+    const name = connection || CONNECTION_NAMES.serviceBus;
+    let client = clients.get(name);
+    if (!client) {
+      client = createServiceBusClient({
+        connectionString: settings[name],
+        fullyQualifiedNamespace: settings[`${name}__fullyQualifiedNamespace`],
+      });
+      clients.set(name, client);
+      const created = client;
+      closers.push(() => created.close());
+    }
+    return client;
+  };
+}

@@ -1,0 +1,190 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "../..");
+const SAMPLE = JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
+  Values: Record<string, string>;
+};
+/** Azurite's public development key: it works only against the emulator. */
+const AZURITE_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/**
+ * The app as a user has it after `npm run build`: package.json, host.json, infra/ and node_modules of
+ * this repository, the app built into its own dist/, and a local.settings.json of the test's.
+ */
+export interface BuiltApp {
+  readonly root: string;
+  readonly cli: string;
+  remove(): void;
+}
+
+export function buildApp(): BuiltApp {
+  const root = mkdtempSync(join(tmpdir(), "sas-host-app-"));
+  for (const entry of ["package.json", "host.json", "infra", "node_modules"]) {
+    symlinkSync(join(ROOT, entry), join(root, entry));
+  }
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, "node_modules/typescript/bin/tsc"),
+      "-p",
+      "tsconfig.build.json",
+      "--outDir",
+      join(root, "dist"),
+    ],
+    { cwd: ROOT, stdio: "pipe" },
+  );
+  return {
+    root,
+    cli: join(root, "dist/local/cli.js"),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface HostPorts {
+  readonly http: number;
+  readonly serviceBus: number;
+  readonly cosmos: number;
+  readonly blob: number;
+  readonly partner: number;
+}
+
+export async function freePorts(): Promise<HostPorts> {
+  return {
+    http: await freePort(),
+    serviceBus: await freePort(),
+    cosmos: await freePort(),
+    blob: await freePort(),
+    partner: await freePort(),
+  };
+}
+
+/** The sample settings pointed at stand-ins on the given ports, without a SQL Server connection. */
+export function writeLocalSettings(app: BuiltApp, ports: HostPorts, overrides: Record<string, string> = {}) {
+  const values: Record<string, string> = {
+    ...SAMPLE.Values,
+    ServiceBusConnection: `Endpoint=sb://localhost:${ports.serviceBus};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;`,
+    CosmosDb__endpoint: `https://localhost:${ports.cosmos}/`,
+    CosmosDb__key: "stand-in-accepts-any-key",
+    AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;`,
+    PARTNER_URL: `http://127.0.0.1:${ports.partner}`,
+    STARTER_SCHEDULE: "*/2 * * * * *",
+    SUPERVISOR_SCHEDULE: "*/3 * * * * *",
+    ...overrides,
+  };
+  delete values.OrdersSql;
+  writeFileSync(
+    join(app.root, "local.settings.json"),
+    JSON.stringify({ IsEncrypted: false, Values: values }, null, 2),
+  );
+}
+
+export interface RunningHost {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly functionKey: string;
+  readonly masterKey: string;
+  stdout(): string;
+  stderr(): string;
+  /** Log lines (JSON) the host and the app wrote so far. */
+  events(): Record<string, unknown>[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `sas host` from the built app's root and resolves once it says where its functions are. */
+export function startHost(
+  app: BuiltApp,
+  ports: HostPorts,
+  data: string,
+  timeoutMs = 60_000,
+): Promise<RunningHost> {
+  const child = spawn(process.execPath, [app.cli, "host", "--port", String(ports.http), "--data", data], {
+    cwd: app.root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const events = () =>
+    `${stdout}\n${stderr}`
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(
+        new Error(`sas host did not start within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+      );
+    }, timeoutMs);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`sas host exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+    const watch = () => {
+      const ready = /sas host: functions on (\S+)\/api/.exec(stdout);
+      const keys = /function key (\S+), master key (\S+) /.exec(stdout);
+      if (!ready?.[1] || !keys?.[1] || !keys[2]) return;
+      clearTimeout(timer);
+      child.stdout?.off("data", watch);
+      resolve({
+        child,
+        url: ready[1],
+        functionKey: keys[1],
+        masterKey: keys[2],
+        stdout: () => stdout,
+        stderr: () => stderr,
+        events,
+        stop: async (signal = "SIGTERM") => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          const stuck = setTimeout(() => child.kill("SIGKILL"), 15_000);
+          const code = await exited;
+          clearTimeout(stuck);
+          return code;
+        },
+      });
+    };
+    child.stdout?.on("data", watch);
+  });
+}
+
+/** `sas send` from the app's root, as a user runs it against `func start`. */
+export function sendOrders(
+  app: BuiltApp,
+  count: number,
+  seed: number,
+): { sent: number; firstOrderId: string } {
+  const out = execFileSync(
+    process.execPath,
+    [app.cli, "send", "--count", String(count), "--seed", String(seed)],
+    {
+      cwd: app.root,
+      encoding: "utf8",
+    },
+  );
+  return JSON.parse(out) as { sent: number; firstOrderId: string };
+}
+
+/** The ids `sas send --seed <seed>` gives its orders. */
+export function orderIds(seed: number, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `send-${seed.toString(36)}-${String(i).padStart(6, "0")}`);
+}

@@ -1,0 +1,106 @@
+import azureFunctions, { type HttpRequest, type InvocationContext } from "@azure/functions";
+import { afterEach, describe, expect, it } from "vitest";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { type HttpTriggers, startHttpTriggers } from "../../src/local/functions-host/http-triggers.js";
+import { captureRegistrations } from "../../src/local/registration-capture.js";
+
+const KEYS = { functionKey: "function-key-0123456789", masterKey: "master-key-0123456789" };
+let server: HttpTriggers | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A small app of HTTP functions, captured as the host would load it. */
+async function serve(): Promise<{ url: string; seen: { params: unknown; body: string; name: string }[] }> {
+  const seen: { params: unknown; body: string; name: string }[] = [];
+  const remember = async (request: HttpRequest, context: InvocationContext) => {
+    seen.push({ params: request.params, body: await request.text(), name: context.functionName });
+  };
+  const registry = await captureRegistrations(() => {
+    azureFunctions.app.http("getThing", {
+      methods: ["GET"],
+      route: "things/{thingId}",
+      authLevel: "function",
+      handler: async (request, context) => {
+        await remember(request, context);
+        return { status: 200, jsonBody: { thingId: request.params.thingId }, headers: { "x-from": "app" } };
+      },
+    });
+    azureFunctions.app.http("postThing", {
+      methods: ["POST"],
+      route: "things/{thingId}/act",
+      authLevel: "admin",
+      handler: async (request, context) => {
+        await remember(request, context);
+        return new azureFunctions.HttpResponse({ status: 202, body: "done" });
+      },
+    });
+    azureFunctions.app.http("health", {
+      methods: ["GET"],
+      authLevel: "anonymous",
+      handler: async () => ({ body: "ok" }),
+    });
+    azureFunctions.app.http("broken", {
+      methods: ["GET"],
+      authLevel: "anonymous",
+      handler: async () => {
+        throw new Error("the handler failed");
+      },
+    });
+  });
+  server = await startHttpTriggers({
+    functions: registry.withTrigger("httpTrigger"),
+    keys: KEYS,
+    port: 0,
+    host: "127.0.0.1",
+    bindingData: () => undefined,
+    logger: new MemoryLogger(),
+  });
+  return { url: server.url, seen };
+}
+
+describe("the host's HTTP triggers", () => {
+  it("routes /api/<route> with its parameters decoded, and writes the handler's answer", async () => {
+    const { url, seen } = await serve();
+    const response = await fetch(`${url}/api/Things/a%20b`, {
+      headers: { "x-functions-key": KEYS.functionKey },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-from")).toBe("app");
+    expect(await response.json()).toEqual({ thingId: "a b" });
+    expect(seen).toEqual([{ params: { thingId: "a b" }, body: "", name: "getThing" }]);
+
+    const posted = await fetch(`${url}/api/things/t1/act?code=${KEYS.masterKey}`, {
+      method: "POST",
+      body: "hello",
+    });
+    expect([posted.status, await posted.text()]).toEqual([202, "done"]);
+    expect(seen[1]).toEqual({ params: { thingId: "t1" }, body: "hello", name: "postThing" });
+    expect(await (await fetch(`${url}/api/health`)).text()).toBe("ok");
+  });
+
+  it("checks keys as the host does: a function key opens function routes, only the master key admin ones", async () => {
+    const { url, seen } = await serve();
+    const status = async (path: string, init: RequestInit = {}) =>
+      (await fetch(`${url}${path}`, init)).status;
+    expect(await status("/api/things/t1")).toBe(401);
+    expect(await status("/api/things/t1", { headers: { "x-functions-key": "wrong" } })).toBe(401);
+    expect(await status(`/api/things/t1?code=${KEYS.masterKey}`)).toBe(200);
+    expect(await status(`/api/things/t1/act?code=${KEYS.functionKey}`, { method: "POST" })).toBe(401);
+    expect(
+      await status("/api/things/t1/act", { method: "POST", headers: { "x-functions-key": KEYS.masterKey } }),
+    ).toBe(202);
+    // Refused requests never reach a handler.
+    expect(seen.map((s) => s.name)).toEqual(["getThing", "postThing"]);
+  });
+
+  it("answers 404 for an unknown path or method and 500 without a body when the handler throws", async () => {
+    const { url } = await serve();
+    expect((await fetch(`${url}/api/nothing`)).status).toBe(404);
+    expect((await fetch(`${url}/things/t1?code=${KEYS.masterKey}`)).status).toBe(404);
+    expect((await fetch(`${url}/api/health`, { method: "DELETE" })).status).toBe(404);
+    const broken = await fetch(`${url}/api/broken`);
+    expect([broken.status, await broken.text()]).toEqual([500, ""]);
+  });
+});

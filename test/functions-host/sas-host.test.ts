@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  type BuiltApp,
+  buildApp,
+  freePorts,
+  orderIds,
+  type RunningHost,
+  sendOrders,
+  startHost,
+  writeLocalSettings,
+} from "./host-process.js";
+
+/**
+ * The built Azure Functions app run by `sas host` in a child process, as a user runs it: settings
+ * from local.settings.json, orders put on the queue by `sas send`, read back through the HTTP
+ * functions with the function key. Everything between is the app's own code on the Azure adapters:
+ * Service Bus triggers fed by the broker, Cosmos DB, blob leases on Azurite, the SDK's durable client
+ * talking to the local durable runtime.
+ */
+let app: BuiltApp;
+const hosts: RunningHost[] = [];
+const folders: string[] = [];
+
+beforeAll(() => {
+  app = buildApp();
+}, 120_000);
+afterEach(async () => {
+  for (const host of hosts.splice(0)) await host.stop();
+  // Azurite, started by the host, may still be writing as it exits.
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
+});
+afterAll(() => app?.remove());
+
+function dataFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), "sas-host-data-"));
+  folders.push(folder);
+  return folder;
+}
+
+async function get(host: RunningHost, path: string, key?: string) {
+  const response = await fetch(`${host.url}${path}`, key ? { headers: { "x-functions-key": key } } : {});
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+}
+
+/** Polls each order through GET /api/orders/{id} until all are in a state of `states`. */
+async function untilSettled(
+  host: RunningHost,
+  ids: readonly string[],
+  states: readonly string[],
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  const seen = new Map<string, string>();
+  while (Date.now() < deadline) {
+    for (const id of ids) {
+      if (states.includes(seen.get(id) ?? "")) continue;
+      const { status, body } = await get(host, `/api/orders/${id}`, host.functionKey);
+      if (status === 200) seen.set(id, String(body?.processState));
+    }
+    if (ids.every((id) => states.includes(seen.get(id) ?? ""))) return seen;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return seen;
+}
+
+const TERMINAL = ["Processed", "Compensated", "Error", "CompensationFailed"];
+
+function counts(states: ReadonlyMap<string, string>): Record<string, number> {
+  const byState: Record<string, number> = {};
+  for (const state of states.values()) byState[state] = (byState[state] ?? 0) + 1;
+  return byState;
+}
+
+describe("sas host", () => {
+  it("runs the Azure app: 200 orders from sas send reach Processed, read with the function key", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports);
+    const host = await startHost(app, ports, dataFolder());
+    hosts.push(host);
+    expect(host.stdout()).toContain("SQL: no OrdersSql connection is set");
+
+    expect(sendOrders(app, 200, 11).sent).toBe(200);
+    const ids = orderIds(11, 200);
+    const states = await untilSettled(host, ids, ["Processed"], 120_000);
+    expect(counts(states)).toEqual({ Processed: 200 });
+
+    // The host's key check: none or a wrong one is 401; the operator commands want the master key.
+    expect((await get(host, `/api/orders/${ids[0]}`)).status).toBe(401);
+    expect((await get(host, `/api/orders/${ids[0]}`, "not-the-key")).status).toBe(401);
+    expect((await get(host, `/api/orders/${ids[0]}?code=${host.functionKey}`)).status).toBe(200);
+    const resubmit = (key: string) =>
+      fetch(`${host.url}/api/orders/${ids[0]}/resubmit`, {
+        method: "POST",
+        headers: { "x-functions-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ operator: "test", reason: "a processed order cannot be resubmitted" }),
+      });
+    expect((await resubmit(host.functionKey)).status).toBe(401);
+    expect((await resubmit(host.masterKey)).status).toBe(409);
+
+    // Both timers fired on their schedules, and the Supervisor's scan is in the journal on Azurite.
+    const fired = host
+      .events()
+      .filter((e) => e.event === "host.timer.fired")
+      .map((e) => e.functionName);
+    expect(new Set(fired)).toEqual(new Set(["starter", "supervisor"]));
+    const stats = await get(host, "/api/stats", host.functionKey);
+    expect(stats.body?.lastScan).toMatchObject({ holder: expect.any(String) });
+    expect(stats.body?.counts).toMatchObject({ Processed: 200 });
+    // The activity form calls the partner from an activity: nothing went through the Agent's queues.
+    const agentQueues = host
+      .events()
+      .filter((e) => e.event === "host.servicebus.message" && e.functionName !== "submitOrder");
+    expect(agentQueues).toEqual([]);
+    expect(await host.stop()).toBe(0);
+  }, 240_000);
+
+  it("runs the Agent's queue form: requests and replies through the broker's queues", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports, { AGENT_MODE: "queue" });
+    const host = await startHost(app, ports, dataFolder());
+    hosts.push(host);
+    sendOrders(app, 40, 12);
+    const states = await untilSettled(host, orderIds(12, 40), ["Processed"], 120_000);
+    expect(counts(states)).toEqual({ Processed: 40 });
+    // Three steps per order, each a request to the Agent's worker and a reply to the orchestration.
+    const delivered = host.events().filter((e) => e.event === "host.servicebus.message");
+    expect(delivered.filter((e) => e.functionName === "agentWorker").length).toBeGreaterThanOrEqual(120);
+    expect(delivered.filter((e) => e.functionName === "agentReplies").length).toBeGreaterThanOrEqual(120);
+  }, 240_000);
+
+  it("survives SIGKILL mid-run: restarted on the same data, every order ends Processed, each effect applied once", async () => {
+    const ports = await freePorts();
+    // Orders claimed but not started when the host died wait out their attempt before the Supervisor resets them.
+    writeLocalSettings(app, ports, { ATTEMPT_TIMEOUT_MS: "20000", STEP_TIMEOUT_MS: "5000" });
+    const data = dataFolder();
+    const first = await startHost(app, ports, data);
+    hosts.push(first);
+    sendOrders(app, 200, 13);
+    const deadline = Date.now() + 60_000;
+    let processed = 0;
+    while (processed < 20 && Date.now() < deadline) {
+      const stats = await get(first, "/api/stats", first.functionKey);
+      processed = Number((stats.body?.counts as Record<string, number> | undefined)?.Processed ?? 0);
+    }
+    await first.stop("SIGKILL");
+    const ids = orderIds(13, 200);
+    // Killed mid-run: orders accepted, in flight and still on the queue.
+    expect(processed).toBeGreaterThanOrEqual(20);
+    expect(processed).toBeLessThan(200);
+
+    const second = await startHost(app, ports, data);
+    hosts.push(second);
+    const states = await untilSettled(second, ids, TERMINAL, 180_000);
+    expect(counts(states)).toEqual({ Processed: 200 });
+    const ledger = (await (await fetch(`http://127.0.0.1:${ports.partner}/ledger`)).json()) as {
+      byOrder: Record<string, { effects: Record<string, { applied: number; undone: number }> }>;
+    };
+    for (const id of ids) {
+      expect(ledger.byOrder[id]?.effects, id).toEqual({
+        reserveInventory: { applied: 1, undone: 0 },
+        chargePayment: { applied: 1, undone: 0 },
+        arrangeShipment: { applied: 1, undone: 0 },
+      });
+    }
+  }, 300_000);
+
+  it("stops at start with a message naming a bad setting, and leaves nothing running", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports, { STARTER_SCHEDULE: "*/10 * * * *" });
+    const failed = await startHost(app, ports, dataFolder()).catch((error: Error) => error);
+    expect(failed).toBeInstanceOf(Error);
+    expect(String(failed)).toMatch(/exited with 2[\s\S]*STARTER_SCHEDULE.*six-field/);
+  }, 60_000);
+});
