@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -187,4 +187,13 @@ export function sendOrders(
 /** The ids `sas send --seed <seed>` gives its orders. */
 export function orderIds(seed: number, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `send-${seed.toString(36)}-${String(i).padStart(6, "0")}`);
+}
+
+/** `sas orders ...` (or `sas stats`) against the running host, as a user runs it: exit status and output. */
+export function sasOrders(app: BuiltApp, host: RunningHost, args: readonly string[]) {
+  const result = spawnSync(process.execPath, [app.cli, ...args, "--url", host.url], {
+    cwd: app.root,
+    encoding: "utf8",
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

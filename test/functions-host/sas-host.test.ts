@@ -8,6 +8,7 @@ import {
   freePorts,
   orderIds,
   type RunningHost,
+  sasOrders,
   sendOrders,
   startHost,
   writeLocalSettings,
@@ -100,6 +101,18 @@ describe("sas host", () => {
       });
     expect((await resubmit(host.functionKey)).status).toBe(401);
     expect((await resubmit(host.masterKey)).status).toBe(409);
+
+    // The operator's CLI works against it as against func start, with the keys the host checks.
+    const shown = sasOrders(app, host, ["orders", "show", ids[0] ?? "", "--key", host.functionKey, "--json"]);
+    expect(shown.status).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ orderId: ids[0], processState: "Processed" });
+    expect(sasOrders(app, host, ["orders", "show", ids[0] ?? ""])).toMatchObject({ status: 1 });
+    const refused = sasOrders(app, host, [
+      ...["orders", "compensate", ids[0] ?? "", "--operator", "test", "--reason", "a test"],
+      ...["--key", host.masterKey],
+    ]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/Processed/);
 
     // Both timers fired on their schedules, and the Supervisor's scan is in the journal on Azurite.
     const fired = host
