@@ -64,7 +64,9 @@ describe("background WAL checkpoints", () => {
     await checkpoints?.stop();
   });
 
-  it("keeps the WAL bounded under a steady stream of commits by restarting it", async () => {
+  // Retried: on a 2-core machine running other test files' child processes beside it, the worker thread
+  // may be starved for most of a run (192% seen once); removing the restart fails every try (about 300%).
+  it("keeps the WAL bounded under a steady stream of commits by restarting it", { retry: 2 }, async () => {
     const { db, path } = fileDatabase();
     const restartAfterPages = 64;
     const checkpoints = startBackgroundCheckpoints(db, { intervalMs: 5, restartAfterPages });
