@@ -45,6 +45,8 @@ var recoveryContainer = loadJsonContent('recovery-container.json')
 var deploymentContainerName = 'deployment-package'
 var leaseContainerName = 'leases'
 var taskHubName = 'Orders'
+// The Key Vault secret holding DATA_PROTECTION_KEYS, created by infra/scripts/create-data-protection-keys.sh.
+var dataProtectionSecretName = 'data-protection-keys'
 
 resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: 'rg-${environmentName}'
@@ -112,6 +114,17 @@ module sql 'modules/sql.bicep' = {
   }
 }
 
+module keyVault 'modules/key-vault.bicep' = {
+  name: 'key-vault'
+  scope: rg
+  params: {
+    name: 'kv-${resourceToken}'
+    location: location
+    tags: tags
+    protect: protectData
+  }
+}
+
 module functionApp 'modules/function-app.bicep' = {
   name: 'function-app'
   scope: rg
@@ -135,6 +148,8 @@ module functionApp 'modules/function-app.bicep' = {
     partnerUrl: partnerUrl
     agentRequestMaxDeliveries: queues.agentRequests.maxDeliveryCount
     retentionDays: retentionDays
+    keyVaultName: keyVault.outputs.name
+    dataProtectionSecretName: dataProtectionSecretName
   }
 }
 
@@ -149,6 +164,7 @@ module access 'modules/access.bicep' = {
     serviceBusNamespaceName: serviceBus.outputs.name
     cosmosAccountName: cosmos.outputs.name
     appInsightsName: monitoring.outputs.appInsightsName
+    keyVaultName: keyVault.outputs.name
     triggerQueueNames: [queues.orders.name, queues.agentRequests.name, queues.agentResponses.name]
   }
 }
@@ -178,5 +194,7 @@ output AZURE_SQL_SERVER_NAME string = sql.outputs.serverName
 output AZURE_SQL_SERVER_FQDN string = sql.outputs.fullyQualifiedDomainName
 output AZURE_SQL_DATABASE string = sql.outputs.databaseName
 output AZURE_COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+output AZURE_KEY_VAULT_NAME string = keyVault.outputs.name
+output AZURE_DATA_PROTECTION_SECRET_NAME string = dataProtectionSecretName
 output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
 output ServiceBusConnection__fullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace

@@ -11,6 +11,7 @@ param storageAccountName string
 param serviceBusNamespaceName string
 param cosmosAccountName string
 param appInsightsName string
+param keyVaultName string
 @description('The queues a Service Bus trigger of the app reads (src/functions).')
 param triggerQueueNames string[]
 
@@ -23,6 +24,8 @@ var roles = {
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
   serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
+  keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
 }
 
 // Cosmos DB's data plane has its own RBAC, not Azure's: its built-in Data Contributor role definition.
@@ -49,6 +52,31 @@ resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' existing = {
 
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: appInsightsName
+}
+
+resource keyVault 'Microsoft.KeyVault/vaults@2026-05-15' existing = {
+  name: keyVaultName
+}
+
+// The data-protection key ring: the app reads it (its Key Vault reference); the deployer writes it once.
+resource appKeyVaultRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(keyVault.id, appPrincipalId, roles.keyVaultSecretsUser)
+  scope: keyVault
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsUser)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource deployerKeyVaultRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(deployerPrincipalId)) {
+  name: guid(keyVault.id, deployerPrincipalId, roles.keyVaultSecretsOfficer)
+  scope: keyVault
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsOfficer)
+    principalId: deployerPrincipalId
+    principalType: deployerPrincipalType
+  }
 }
 
 // Host storage, the durable task hub (blobs, queues, tables), the lease blobs and the deployment package.

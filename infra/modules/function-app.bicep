@@ -32,6 +32,10 @@ param retentionSchedule string = '0 5 * * * *'
 @minValue(1)
 @maxValue(3650)
 param retentionDays int
+@description('The Key Vault holding the data-protection key ring, read through a Key Vault reference.')
+param keyVaultName string
+@description('The secret in it that holds the key ring.')
+param dataProtectionSecretName string
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
@@ -68,6 +72,11 @@ var appSettings = [
   { name: 'AGENT_REQUEST_MAX_DELIVERIES', value: string(agentRequestMaxDeliveries) }
   // A data-protection decision of the deployment, so set here rather than left to the code's default.
   { name: 'RETENTION_DAYS', value: string(retentionDays) }
+  // Resolved by the platform with the app's identity; the value never appears in the deployment.
+  {
+    name: 'DATA_PROTECTION_KEYS'
+    value: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${dataProtectionSecretName})'
+  }
 ]
 
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {

@@ -5,6 +5,7 @@ import {
   type AgentResponse,
 } from "../domain/agent-messages.js";
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "../domain/backoff.js";
+import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
 import { toInstant } from "../domain/time.js";
 import type { StepName } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
@@ -115,7 +116,11 @@ async function runStep(
     // only new calls are refused once it has passed.
     const result = await callPartner(deps, operation, request, { call: calls, parent });
     if (result.kind === "success") {
-      log.info("agent.call.succeeded", { call: calls, reference: result.reference });
+      // A payment's or a shipment's reference is not for the logs (data-classification.ts).
+      const loggable = isProtected(STEP_REFERENCE_CLASSES[request.step])
+        ? {}
+        : { reference: result.reference };
+      log.info("agent.call.succeeded", { call: calls, ...loggable });
       return respond(request, deps.clock, calls, {
         outcome: "succeeded",
         reference: result.reference,

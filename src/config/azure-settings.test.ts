@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { newKeyRingText } from "../local/key-file.js";
 import { AZURE_SETTING_NAMES, loadAzureSettings } from "./azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "./data-protection.js";
 import { HOST_SETTING_NAMES } from "./names.js";
 import {
   AGENT_MODE_SETTING,
@@ -10,11 +12,17 @@ import {
   SettingsError,
 } from "./settings.js";
 
-const sample = (
+const sampleFile = (
   JSON.parse(readFileSync(join(import.meta.dirname, "../../local.settings.sample.json"), "utf8")) as {
     Values: Record<string, string>;
   }
 ).Values;
+/** The sample with a key ring, which it leaves empty: a key ring is a secret. */
+const sample: Record<string, string> = {
+  ...sampleFile,
+  [DATA_PROTECTION_KEYS_SETTING]: newKeyRingText(new Date()),
+};
+const keys = { [DATA_PROTECTION_KEYS_SETTING]: sample[DATA_PROTECTION_KEYS_SETTING] ?? "" };
 
 const identityBased = {
   ServiceBusConnection__fullyQualifiedNamespace: "sb-orders.servicebus.windows.net",
@@ -23,6 +31,7 @@ const identityBased = {
   OrdersSql__database: "orders",
   AzureWebJobsStorage__blobServiceUri: "https://storders.blob.core.windows.net",
   PARTNER_URL: "https://partner.example.com",
+  ...keys,
 };
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -78,6 +87,7 @@ describe("loadAzureSettings", () => {
         expect.stringMatching(/OrdersSql or OrdersSql__server with OrdersSql__database/),
         expect.stringMatching(/AzureWebJobsStorage or AzureWebJobsStorage__blobServiceUri/),
         expect.stringMatching(/PARTNER_URL/),
+        expect.stringMatching(/DATA_PROTECTION_KEYS: missing; set a key ring/),
       ]),
     );
   });
@@ -90,6 +100,9 @@ describe("loadAzureSettings", () => {
     ["SUPERVISOR_LEASE_CONTAINER", "Leases_", /SUPERVISOR_LEASE_CONTAINER/],
     ["CosmosDb__allowSelfSignedCertificate", "true", /only for the emulator/],
     ["STEP_TIMEOUT_MS", "soon", /STEP_TIMEOUT_MS/],
+    ["DATA_PROTECTION_KEYS", "k1:c2hvcnQ=", /DATA_PROTECTION_KEYS: key k1 is not 32 bytes of base64/],
+    ["DATA_PROTECTION_KEYS", "no id", /DATA_PROTECTION_KEYS: key 1 needs an id/],
+    ["DATA_PROTECTION_KEYS", `k1:${"A".repeat(43)}=,k1:${"B".repeat(43)}=`, /key id k1 is given twice/],
   ])("refuses %s=%s with a message naming it", (name, value, message) => {
     expect(problemsOf({ ...identityBased, [name]: value })).toEqual([expect.stringMatching(message)]);
   });

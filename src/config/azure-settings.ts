@@ -1,3 +1,5 @@
+import type { KeyRing } from "../domain/key-ring.js";
+import { DATA_PROTECTION_KEYS_SETTING, parseKeyRing } from "./data-protection.js";
 import {
   CONNECTION_NAMES,
   LEASE_CONTAINER_SETTING,
@@ -44,6 +46,8 @@ export interface AzureSettings {
   readonly starterSchedule: string;
   readonly supervisorSchedule: string;
   readonly retentionSchedule: string;
+  /** Seals the state store's personal and payment fields; in Azure a Key Vault reference resolves it. */
+  readonly dataProtectionKeys: KeyRing;
 }
 
 /** Defaults of the settings that have one; the README's configuration table lists the same. */
@@ -85,6 +89,7 @@ export const AZURE_SETTING_NAMES = [
   TIMER_SCHEDULE_SETTINGS.starter,
   TIMER_SCHEDULE_SETTINGS.supervisor,
   TIMER_SCHEDULE_SETTINGS.retention,
+  DATA_PROTECTION_KEYS_SETTING,
 ] as const;
 
 /**
@@ -189,6 +194,15 @@ export function loadAzureSettings(env: Environment): AzureSettings {
   const supervisorSchedule = schedule(TIMER_SCHEDULE_SETTINGS.supervisor);
   const retentionSchedule = schedule(TIMER_SCHEDULE_SETTINGS.retention);
 
+  const keys = value(DATA_PROTECTION_KEYS_SETTING);
+  const dataProtectionKeys = keys ? parseKeyRing(keys) : undefined;
+  if (typeof dataProtectionKeys === "string") problems.push(dataProtectionKeys);
+  else if (!keys) {
+    problems.push(
+      `${DATA_PROTECTION_KEYS_SETTING}: missing; set a key ring, <id>:<base64 of 32 random bytes> (e.g. k1:$(openssl rand -base64 32)); in Azure, a Key Vault reference to one`,
+    );
+  }
+
   const leaseContainer = withDefault(LEASE_CONTAINER_SETTING);
   if (!/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(leaseContainer)) {
     problems.push(
@@ -203,7 +217,9 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     !cosmosConnection ||
     !sqlConnection ||
     !storageConnection ||
-    !partnerUrl
+    !partnerUrl ||
+    !dataProtectionKeys ||
+    typeof dataProtectionKeys === "string"
   ) {
     throw new SettingsError(problems);
   }
@@ -219,5 +235,6 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     starterSchedule,
     supervisorSchedule,
     retentionSchedule,
+    dataProtectionKeys,
   };
 }

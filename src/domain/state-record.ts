@@ -9,6 +9,13 @@ import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
 export const STATE_SCHEMA_VERSION = 1;
 
+/**
+ * A partner's reference is at most 256 characters (the Agent's reply); the state store may hold it
+ * sealed (data-classification.ts), which takes up to 417: `enc1.`, a key id of up to 32, `.`, and the
+ * base64url of a 12-byte IV, a 16-byte tag and the reference.
+ */
+const SEALED_REFERENCE_MAX = 512;
+
 import { isProcessState, PROCESS_STATES, type ProcessState } from "./process-state.js";
 
 export { isProcessState, PROCESS_STATES, type ProcessState };
@@ -65,7 +72,7 @@ const stepStateSchema = z.strictObject({
   /** Partner calls the Scheduler granted this step (or each request of its undo) in that attempt. */
   allowance: integer(0, 1_000_000),
   /** The partner's reference for the effect (used to undo it). */
-  reference: text(0, 256).nullable(),
+  reference: text(0, SEALED_REFERENCE_MAX).nullable(),
   updatedAt: isoInstantSchema.nullable(),
 });
 export type StepState = z.infer<typeof stepStateSchema>;
@@ -78,7 +85,7 @@ const compensationEntrySchema = z.strictObject({
   sequence: integer(1, 1_000),
   step: oneOf(ORDER_STEPS),
   idempotencyKey: text(1, 256),
-  reference: text(0, 256).nullable(),
+  reference: text(0, SEALED_REFERENCE_MAX).nullable(),
   recordedAt: isoInstantSchema,
 });
 export type CompensationEntry = z.infer<typeof compensationEntrySchema>;

@@ -3,6 +3,7 @@ import type { ContainerClient } from "@azure/storage-blob";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { createCosmosClient, stateContainers } from "../adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../adapters/cosmos/cosmos-state-store.js";
+import { AesGcmFieldCipher } from "../adapters/crypto/aes-gcm-field-cipher.js";
 import { JsonLogger } from "../adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../adapters/messaging/queue-status-notifier.js";
@@ -23,6 +24,7 @@ import { QUEUE_NAMES } from "../config/names.js";
 import type { Lease } from "../ports/lease.js";
 import type { MessageQueue } from "../ports/message-queue.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
+import { ProtectedStateStore } from "../state/protected-state-store.js";
 import type { AzureServices } from "./azure-services.js";
 
 /**
@@ -34,9 +36,10 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   // One JSON object per line on stdout, which the host forwards to Application Insights as traces.
   const logger = new JsonLogger((line) => console.log(JSON.stringify(line)), "info");
   const cosmos = createCosmosClient(settings.cosmos);
-  const states = new CosmosStateStore(stateContainers(cosmos.database(settings.cosmosDatabase)), {
+  const cosmosStates = new CosmosStateStore(stateContainers(cosmos.database(settings.cosmosDatabase)), {
     retentionSeconds: settings.pipeline.retentionDays * 86_400,
   });
+  const states = new ProtectedStateStore(cosmosStates, new AesGcmFieldCipher(settings.dataProtectionKeys));
   const serviceBus = createServiceBusClient(
     settings.serviceBus.kind === "connectionString"
       ? { connectionString: settings.serviceBus.connectionString }

@@ -17,6 +17,7 @@ import { isTerminal, PROCESS_STATES, type ProcessState, type StateRecord } from 
 import type { JsonValue } from "../ports/message-queue.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { checkInvariants, type InvariantReport } from "./invariants.js";
+import { localKeys } from "./key-file.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import type { LocalPipeline } from "./pipeline.js";
 import { auditedWrites, enableStateAudit } from "./state-audit.js";
@@ -95,7 +96,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     options.data === ":memory:" ? ":memory:" : join(options.data ?? temporary ?? ".", "sas.sqlite");
   const db = openDatabase(path, { synchronous: EMBEDDED_SYNCHRONOUS });
   enableStateAudit(db);
-  const stack = await startEmbeddedStack({ ...options, db, logger });
+  const keyRing = localKeys(options.env, options.data ?? temporary ?? ":memory:", new Date()).ring;
+  const stack = await startEmbeddedStack({ ...options, db, logger, keyRing });
   const { pipeline, partner, settings } = stack;
   if (!partner) throw new Error("the demo starts its own simulated partner");
   try {
@@ -244,7 +246,7 @@ async function collect(
     const orderId = typeof body?.orderId === "string" ? body.orderId : message.messageId;
     deadLettered.set(orderId, message.deadLetterReason ?? "");
   }
-  const rows = pipeline.states.all();
+  const rows = pipeline.storedStates.all();
   for (const record of rows) records.set(record.orderId, record);
 }
 

@@ -3,6 +3,7 @@ import { startBackgroundCheckpoints } from "../adapters/sqlite/background-checkp
 import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings } from "../config/settings.js";
 import { seededRandom } from "../domain/backoff.js";
+import type { KeyRing } from "../ports/field-cipher.js";
 import type { Logger } from "../ports/logger.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import type { PartnerFaults } from "./partner/faults.js";
@@ -49,6 +50,8 @@ export interface StackOptions {
   readonly env: Environment;
   /** Where spans and metrics go (default: the global providers, no-ops unless registered). */
   readonly telemetry?: Telemetry;
+  /** Seals the state store's personal and payment fields (`localKeys`). */
+  readonly keyRing: KeyRing;
 }
 
 export interface EmbeddedStack {
@@ -123,6 +126,7 @@ function openPipeline(
     starterIntervalMs: 500,
     supervisorIntervalMs: 1_000,
     duplicateReplies: options.duplicateReplies,
+    keyRing: options.keyRing,
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
 }

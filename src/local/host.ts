@@ -14,6 +14,7 @@ import { INSTRUMENTATION_SCOPE } from "../telemetry/telemetry.js";
 import { demoOrder } from "./demo.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { startHttpApi } from "./http-api.js";
+import { localKeys } from "./key-file.js";
 import type { PartnerFaults } from "./partner/faults.js";
 import type { LocalPipeline } from "./pipeline.js";
 import { createStatusLine } from "./status-line.js";
@@ -54,7 +55,14 @@ export async function runHost(options: HostOptions): Promise<void> {
   const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"), {
     synchronous: EMBEDDED_SYNCHRONOUS,
   });
-  const { pipeline, stop } = await startEmbeddedStack({ ...options, db, logger, ...telemetry });
+  const keys = localKeys(options.env, options.data, new Date());
+  const { pipeline, stop } = await startEmbeddedStack({
+    ...options,
+    db,
+    logger,
+    keyRing: keys.ring,
+    ...telemetry,
+  });
   const api = await startHttpApi({
     port: options.port,
     host: options.host,
@@ -66,6 +74,7 @@ export async function runHost(options: HostOptions): Promise<void> {
 
   const out = process.stdout;
   out.write(`embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n`);
+  out.write(`personal and payment fields sealed with the key ring from ${keys.source}\n`);
   const partner =
     options.partnerUrl === undefined
       ? `faults ${JSON.stringify(options.faults)}`

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { AesGcmFieldCipher } from "../adapters/crypto/aes-gcm-field-cipher.js";
 import { LoggingAlertSink } from "../adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../adapters/messaging/queue-status-notifier.js";
 import type { EmbeddedDatabase } from "../adapters/sqlite/database.js";
@@ -19,9 +20,11 @@ import { createOrderActivities } from "../orchestrators/order-activities.js";
 import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { Clock } from "../ports/clock.js";
 import type { DurableClient } from "../ports/durable-client.js";
+import type { KeyRing } from "../ports/field-cipher.js";
 import type { Logger } from "../ports/logger.js";
 import type { MessageHandler } from "../ports/message-handler.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
+import type { StateStore } from "../ports/state-store.js";
 import { createAgentReplyHandler } from "../scheduler/agent-reply.js";
 import { createOperatorCommands, type OperatorCommands } from "../scheduler/operator-commands.js";
 import { orderQueueMessage } from "../scheduler/order-message-id.js";
@@ -29,6 +32,7 @@ import type { OrdersApiBackend } from "../scheduler/orders-api.js";
 import { createStarter, createStarterRuns, type StarterReport } from "../scheduler/starter.js";
 import { createStatsReadings } from "../scheduler/stats.js";
 import { createSubmissionHandler, type SubmissionDeps } from "../scheduler/submission.js";
+import { ProtectedStateStore } from "../state/protected-state-store.js";
 import { createRetentionPurge, type PurgeReport } from "../supervisor/retention.js";
 import { journaledScan } from "../supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../supervisor/supervisor.js";
@@ -67,6 +71,11 @@ export interface PipelineOptions {
   readonly telemetry?: Telemetry;
   /** Keep orchestrations in memory between episodes (default true; see replay-session.ts). */
   readonly replaySessions?: boolean;
+  /**
+   * Seals the fields classified personal or payment in the state store (ProtectedStateStore). The
+   * hosts always give one; without it, as in most tests, those fields are stored in clear.
+   */
+  readonly keyRing?: KeyRing;
 }
 
 /**
@@ -76,7 +85,10 @@ export interface PipelineOptions {
  * nothing about an order: the handlers do.
  */
 export class LocalPipeline {
-  readonly states: SqliteStateStore;
+  /** The state store the handlers use: the SQLite one, behind field protection when a key ring is given. */
+  readonly states: StateStore;
+  /** The SQLite store itself, as its rows are: for checks that read every record. */
+  readonly storedStates: SqliteStateStore;
   readonly orders: SqliteOrdersRepository;
   readonly alerts: LoggingAlertSink;
   readonly ordersQueue: SqliteMessageQueue;
@@ -101,7 +113,8 @@ export class LocalPipeline {
     private readonly options: PipelineOptions,
     runtime: LocalDurableRuntime,
     parts: {
-      states: SqliteStateStore;
+      states: StateStore;
+      storedStates: SqliteStateStore;
       orders: SqliteOrdersRepository;
       alerts: LoggingAlertSink;
       runSupervisor: () => Promise<ScanReport>;
@@ -115,6 +128,7 @@ export class LocalPipeline {
     this.runtime = runtime;
     this.durable = options.wrapDurableClient?.(runtime) ?? runtime;
     this.states = parts.states;
+    this.storedStates = parts.storedStates;
     this.orders = parts.orders;
     this.alerts = parts.alerts;
     this.runSupervisor = parts.runSupervisor;
@@ -155,7 +169,10 @@ export class LocalPipeline {
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
     const { db, clock, logger, settings } = options;
     const telemetry = options.telemetry ?? globalTelemetry();
-    const states = new SqliteStateStore(db);
+    const storedStates = new SqliteStateStore(db);
+    const states = options.keyRing
+      ? new ProtectedStateStore(storedStates, new AesGcmFieldCipher(options.keyRing))
+      : storedStates;
     const orders = new SqliteOrdersRepository(db, clock);
     const alerts = new LoggingAlertSink(logger);
     const queues = new Map<string, SqliteMessageQueue>();
@@ -261,6 +278,7 @@ export class LocalPipeline {
     const runSupervisor = journaledScan(scan, { journal: new SqliteScanJournal(db), clock, logger, holder });
     pipeline = new LocalPipeline(options, runtime, {
       states,
+      storedStates,
       orders,
       alerts,
       runSupervisor,

@@ -54,6 +54,35 @@ function agentFor(partnerUrl: string, clock: VirtualClock) {
 }
 
 describe("partner Agent over HTTP", () => {
+  it("logs a reservation's reference, never a payment's or a shipment's (data-classification.ts)", async () => {
+    const clock = new VirtualClock();
+    const url = await partner((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ reference: "ref-77" }));
+    });
+    const logger = new MemoryLogger();
+    const agent = createPartnerAgent({
+      partnerUrl: url,
+      clock,
+      random: () => 0.5,
+      logger,
+      backoff: { baseMs: 10, capMs: 10 },
+      callTimeoutMs: 1_000,
+    });
+    for (const step of ["reserveInventory", "chargePayment", "arrangeShipment"] as const) {
+      const reply = await agent({ ...request(clock), step, requestId: `ord-1:1:${step}` });
+      expect(reply.reference).toBe("ref-77");
+    }
+    const succeeded = logger.lines.filter((line) => line.event === "agent.call.succeeded");
+    expect(succeeded.map((line) => [line.step, line.reference])).toEqual([
+      ["reserveInventory", "ref-77"],
+      ["chargePayment", undefined],
+      ["arrangeShipment", undefined],
+    ]);
+    expect(JSON.stringify(logger.lines.filter((line) => line.step !== "reserveInventory"))).not.toContain(
+      "ref-77",
+    );
+  });
+
   it("reports a call that got no answer in time as a transient Timeout", async () => {
     const clock = new VirtualClock();
     const url = await partner(() => undefined);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -80,9 +80,13 @@ describe("sas host", () => {
   it("runs the Azure app: 200 orders from sas send reach Processed, read with the function key", async () => {
     const ports = await freePorts();
     writeLocalSettings(app, ports);
-    const host = await startHost(app, ports, dataFolder());
+    const data = dataFolder();
+    const host = await startHost(app, ports, data);
     hosts.push(host);
     expect(host.stdout()).toContain("SQL: no OrdersSql connection is set");
+    expect(host.stdout()).toContain(
+      `data protection: the key ring from ${join(data, "data-protection.keys")}`,
+    );
 
     expect(sendOrders(app, 200, 11).sent).toBe(200);
     const ids = orderIds(11, 200);
@@ -101,6 +105,13 @@ describe("sas host", () => {
       });
     expect((await resubmit(host.functionKey)).status).toBe(401);
     expect((await resubmit(host.masterKey)).status).toBe(409);
+
+    // Every document the Cosmos DB stand-in stored, as it stored it: payment and shipment references
+    // sealed, inventory reservations (classified as neither) in clear.
+    const stored = readFileSync(join(data, "cosmos-writes.ndjson"), "utf8");
+    expect(stored).toMatch(/res-\d{6}/);
+    expect(stored).not.toMatch(/pay-\d{6}|shp-\d{6}/);
+    expect(stored).toMatch(/enc1\./);
 
     // The operator's CLI works against it as against func start, with the keys the host checks.
     const shown = sasOrders(app, host, ["orders", "show", ids[0] ?? "", "--key", host.functionKey, "--json"]);

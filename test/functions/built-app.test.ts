@@ -4,9 +4,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { registerFunctions } from "../../src/functions/app.js";
 import { createAzureApp } from "../../src/functions/azure-app.js";
 import { createAzureServices } from "../../src/functions/azure-services-factory.js";
+import { newKeyRingText } from "../../src/local/key-file.js";
 import {
   captureRegistrations,
   type FunctionRegistry,
@@ -33,11 +35,15 @@ describe("the built Azure app", () => {
     );
     const main = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { main: string }).main;
     const entry = join(outDir, main.replace(/^dist\//, ""));
-    const sample = (
-      JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
-        Values: Record<string, string>;
-      }
-    ).Values;
+    const sample = {
+      ...(
+        JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
+          Values: Record<string, string>;
+        }
+      ).Values,
+      // Left empty in the sample: a key ring is a secret.
+      [DATA_PROTECTION_KEYS_SETTING]: newKeyRingText(new Date()),
+    };
     const saved = { ...process.env };
     Object.assign(process.env, sample);
     try {

@@ -160,6 +160,8 @@ export const BUILT_IN_ROLES = {
   serviceBusDataReceiver: "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0",
   serviceBusDataOwner: "090c5cfd-751d-490a-894a-3ce6f1109419",
   monitoringMetricsPublisher: "3913510d-42f4-4e42-8a64-420c390055eb",
+  keyVaultSecretsUser: "4633458b-17de-408a-b874-0445c86b69e6",
+  keyVaultSecretsOfficer: "b86a8fe4-44ce-4948-aee5-eccb2c155cd7",
   /** Cosmos DB data plane (a sqlRoleDefinition of the account, not an Azure role). */
   cosmosDataContributor: "00000000-0000-0000-0000-000000000002",
 } as const;
@@ -287,6 +289,11 @@ export const APP_NEEDS: readonly RoleNeed[] = [
     scope: "Microsoft.Insights/components",
     role: BUILT_IN_ROLES.monitoringMetricsPublisher,
     why: "telemetry with local auth off",
+  },
+  {
+    scope: "Microsoft.KeyVault/vaults",
+    role: BUILT_IN_ROLES.keyVaultSecretsUser,
+    why: "DATA_PROTECTION_KEYS, a Key Vault reference",
   },
 ];
 

@@ -12,8 +12,10 @@ import {
   ORDER_STATE_CONTAINER,
 } from "../../src/adapters/cosmos/container-definition.js";
 import { AZURE_SETTING_DEFAULTS, loadAzureSettings } from "../../src/config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
+import { newKeyRingText } from "../../src/local/key-file.js";
 import { ALERT_KINDS } from "../../src/ports/alerts.js";
 import { Unresolved } from "./arm-expressions.js";
 import {
@@ -55,6 +57,11 @@ interface QueueDefinition {
 }
 const DEPLOYER_NEEDS: readonly RoleNeed[] = [
   { scope: "Microsoft.ServiceBus/namespaces", role: BUILT_IN_ROLES.serviceBusDataSender, why: "sas send" },
+  {
+    scope: "Microsoft.KeyVault/vaults",
+    role: BUILT_IN_ROLES.keyVaultSecretsOfficer,
+    why: "the postprovision hook writes the data-protection key ring once",
+  },
 ];
 
 const queues = JSON.parse(infra("queues.json")) as Record<string, QueueDefinition>;
@@ -293,11 +300,13 @@ describeCompiled("compiled template: app settings", () => {
     const env = Object.fromEntries(
       [...appSettings].map(([name, value]) => [
         name,
-        value.startsWith("<")
-          ? /(Uri|endpoint|URL)$/i.test(name)
-            ? "https://resource.example/"
-            : "x"
-          : value,
+        name === DATA_PROTECTION_KEYS_SETTING
+          ? newKeyRingText(new Date()) // what the platform puts in place of the Key Vault reference
+          : value.startsWith("<")
+            ? /(Uri|endpoint|URL)$/i.test(name)
+              ? "https://resource.example/"
+              : "x"
+            : value,
       ]),
     );
     const settings = loadAzureSettings(env);
@@ -308,6 +317,15 @@ describeCompiled("compiled template: app settings", () => {
       settings.storage.kind,
     ]).toEqual(["identity", "identity", "identity", "identity"]);
     expect(settings.pipeline.agentMode).toBe("activity");
+  });
+
+  it("take the data-protection key ring from the deployment's Key Vault, through a Key Vault reference", () => {
+    const reference = appSettings.get(DATA_PROTECTION_KEYS_SETTING) ?? "";
+    expect(reference).toMatch(/^<@Microsoft\.KeyVault\(VaultName=.*;SecretName=data-protection-keys\)>$/);
+    // The vault's name as the key-vault module answers it, the one vault the deployment creates.
+    expect(reference).toContain("'Microsoft.Resources/deployments', 'key-vault'");
+    expect(reference).toContain(".outputs.name.value");
+    expect(propertiesOf(one("Microsoft.KeyVault/vaults"))).toMatchObject({ enableRbacAuthorization: true });
   });
 
   it("schedule the timers as the code's defaults do", () => {
@@ -384,9 +402,8 @@ describeCompiled("compiled template: identity and roles", () => {
 
   it("let the deploying principal send orders (sas send), with the principal type azd passes", () => {
     expect(missingRoles(assignments, "deployer", DEPLOYER_NEEDS)).toEqual([]);
-    expect(assignments.find((a) => a.principal === "deployer")?.principalType).toBe(
-      MAIN_PARAMETERS.principalType,
-    );
+    for (const held of assignments.filter((a) => a.principal === "deployer"))
+      expect(held.principalType).toBe(MAIN_PARAMETERS.principalType);
   });
 
   it("assign them to the Function App's system-assigned identity", () => {
@@ -478,8 +495,17 @@ describeCompiled("compiled template: azd wiring", () => {
       "service-bus.outputs.fullyQualifiedNamespace",
     );
     const hook = /postprovision:[\s\S]*?run:\s*(\S+)/.exec(read("azure.yaml"))?.[1] ?? "";
-    expect(hook).toBe("./infra/scripts/grant-sql-access.sh");
-    const used = [...read(hook).matchAll(/\$\{(AZURE_\w+)[:}]/g)].map((m) => m[1] ?? "");
+    expect(hook).toBe("./infra/scripts/postprovision.sh");
+    const steps = [...read(hook).matchAll(/"\$script_dir\/([\w-]+\.sh)"/g)].map(
+      (m) => `infra/scripts/${m[1]}`,
+    );
+    expect(steps).toEqual([
+      "infra/scripts/create-data-protection-keys.sh",
+      "infra/scripts/grant-sql-access.sh",
+    ]);
+    const used = steps.flatMap((step) =>
+      [...read(step).matchAll(/\$\{(AZURE_\w+)[:}]/g)].map((m) => m[1] ?? ""),
+    );
     expect(used.length).toBeGreaterThan(0);
     expect(used.filter((name) => !(name in outputs()))).toEqual([]);
     expect(moduleOutput(outputs().AZURE_FUNCTION_APP_CLIENT_ID)).toBe("function-app.outputs.clientId");

@@ -1,15 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { type HttpApi, startHttpApi } from "../../src/local/http-api.js";
 import { ordersCommand } from "../../src/local/orders-command.js";
 import { UsageError } from "../../src/local/usage-error.js";
+import type { StateStore } from "../../src/ports/state-store.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
 import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 const TOKEN = "a-token-of-16-chars";
 let idle: IdlePipeline;
-let states: SqliteStateStore;
+let states: StateStore;
 let api: HttpApi;
 let out: string;
 let err: string;

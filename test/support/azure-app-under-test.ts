@@ -11,6 +11,7 @@ import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-
 import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { QUEUE_NAMES } from "../../src/config/names.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import { seededRandom } from "../../src/domain/backoff.js";
@@ -19,6 +20,7 @@ import { registerFunctions } from "../../src/functions/app.js";
 import { type AzureApp, createAzureApp } from "../../src/functions/azure-app.js";
 import type { AzureServices } from "../../src/functions/azure-services.js";
 import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
+import { newKeyRingText } from "../../src/local/key-file.js";
 import {
   type CapturedFunction,
   captureRegistrations,
@@ -65,7 +67,11 @@ export class AppUnderTest {
 
   async open(): Promise<void> {
     const services: AzureServices = {
-      settings: loadAzureSettings({ ...SAMPLE.Values, ...this.env }),
+      settings: loadAzureSettings({
+        ...SAMPLE.Values,
+        [DATA_PROTECTION_KEYS_SETTING]: newKeyRingText(this.clock.now()),
+        ...this.env,
+      }),
       states: this.states,
       orders: this.orders,
       lease: new SqliteLease(this.db, this.clock, "supervisor"),

@@ -6,9 +6,11 @@ import { SystemClock } from "../../adapters/clock/system-clock.js";
 import { createServiceBusClient } from "../../adapters/servicebus/service-bus-client.js";
 import { openDatabase } from "../../adapters/sqlite/database.js";
 import { loadAzureSettings } from "../../config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../config/data-protection.js";
 import { CONNECTION_NAMES } from "../../config/names.js";
 import type { Logger } from "../../ports/logger.js";
 import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import { localKeys } from "../key-file.js";
 import { captureRegistrations, type FunctionRegistry, triggerOf } from "../registration-capture.js";
 import { startDurableExtensionApi } from "./durable-extension-api.js";
 import { hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
@@ -58,7 +60,11 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
   mkdirSync(options.data, { recursive: true });
   const given = hostSettings(appRoot, options.env);
   const sql = await embeddedOrders(given, options.data);
-  const settings = withoutSettings({ ...given, ...sql.settings }, sql.removed);
+  const dataKeys = localKeys(given, options.data, new Date());
+  const settings = withoutSettings(
+    { ...given, ...sql.settings, [DATA_PROTECTION_KEYS_SETTING]: dataKeys.text },
+    sql.removed,
+  );
   loadAzureSettings(settings);
   const clock = new SystemClock();
   const resolve = resolverOf(settings);
@@ -121,7 +127,11 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     return {
       url: http.url,
       keys,
-      notes: [...standIns.map((standIn) => standIn.description), sql.note],
+      notes: [
+        ...standIns.map((standIn) => standIn.description),
+        sql.note,
+        `data protection: the key ring from ${dataKeys.source}`,
+      ],
       close,
     };
   } catch (error) {

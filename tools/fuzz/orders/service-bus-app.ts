@@ -13,9 +13,11 @@ import { SqliteOrdersRepository } from "../../../src/adapters/sqlite/sqlite-orde
 import { SqliteScanJournal } from "../../../src/adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../../../src/adapters/sqlite/sqlite-state-store.js";
 import { loadAzureSettings } from "../../../src/config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../../src/config/data-protection.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../../src/config/names.js";
 import { seededRandom } from "../../../src/domain/backoff.js";
 import type { AzureServices } from "../../../src/functions/azure-services.js";
+import { newKeyRingText } from "../../../src/local/key-file.js";
 import { ServiceBusStandIn } from "../../../src/local/stand-ins/servicebus-broker/index.js";
 import type { MessageQueue, SendResult } from "../../../src/ports/message-queue.js";
 import type { CapturedLog } from "../captured-log.js";
@@ -69,7 +71,11 @@ export async function openServiceBusApp(log: CapturedLog): Promise<ServiceBusApp
   const states = new SqliteStateStore(db);
   const ordersRepository = new SqliteOrdersRepository(db, clock);
   const services: AzureServices = {
-    settings: loadAzureSettings({ ...sample.Values, [CONNECTION_NAMES.serviceBus]: broker.connectionString }),
+    settings: loadAzureSettings({
+      ...sample.Values,
+      [CONNECTION_NAMES.serviceBus]: broker.connectionString,
+      [DATA_PROTECTION_KEYS_SETTING]: newKeyRingText(new Date()),
+    }),
     states,
     orders: ordersRepository,
     lease: new SqliteLease(db, clock, "supervisor"),

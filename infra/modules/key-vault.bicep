@@ -1,0 +1,28 @@
+// The Key Vault that holds the key ring sealing the state store's personal and payment fields
+// (DATA_PROTECTION_KEYS). Access by Azure RBAC only: the app's identity reads the secret through a Key
+// Vault reference in its settings; the deploying principal writes it (infra/scripts/create-data-protection-keys.sh).
+
+import { tagsType } from '../types.bicep'
+
+param name string
+param location string
+param tags tagsType
+@description('Purge protection: a deleted vault, and the keys that open the stored records, stay recoverable for 90 days.')
+param protect bool
+
+resource vault 'Microsoft.KeyVault/vaults@2026-05-15' = {
+  name: name
+  location: location
+  tags: tags
+  properties: {
+    tenantId: tenant().tenantId
+    sku: { family: 'A', name: 'standard' }
+    enableRbacAuthorization: true
+    enableSoftDelete: true
+    softDeleteRetentionInDays: 90
+    // Once on it cannot be turned off, so it is left unset rather than false when not protecting.
+    enablePurgeProtection: protect ? true : null
+  }
+}
+
+output name string = vault.name

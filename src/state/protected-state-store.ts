@@ -1,0 +1,87 @@
+import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
+import type { Result } from "../domain/result.js";
+import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
+import type { StepName } from "../domain/workflow.js";
+import type { FieldCipher } from "../ports/field-cipher.js";
+import type { CreateResult, Page, StateStore } from "../ports/state-store.js";
+import type { NotFoundError, PreconditionFailedError } from "../ports/store-errors.js";
+
+type Transform = (reference: string, context: string) => string;
+
+/**
+ * A StateStore that keeps the fields classified personal or payment (data-classification.ts) sealed in
+ * the store it wraps: the partner's references of those steps, in the step and in the compensation
+ * log. Callers see clear values; the wrapped store, its rows and documents, and its backups see only
+ * ciphertext. A record stored in clear before protection began reads as it is and is sealed when it
+ * is next written. Queries never filter on these fields, so every query passes through.
+ */
+export class ProtectedStateStore implements StateStore {
+  constructor(
+    private readonly inner: StateStore,
+    private readonly cipher: FieldCipher,
+  ) {}
+
+  async get(orderId: string): Promise<StoredStateRecord | undefined> {
+    const record = await this.inner.get(orderId);
+    return record && this.open(record);
+  }
+
+  async createIfAbsent(record: StateRecord): Promise<CreateResult> {
+    const result = await this.inner.createIfAbsent(this.seal(record));
+    return result.created
+      ? { created: true, record: this.open(result.record) }
+      : { created: false, existing: this.open(result.existing) };
+  }
+
+  async replace(
+    record: StateRecord,
+    ifMatch: string,
+  ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
+    const result = await this.inner.replace(this.seal(record), ifMatch);
+    return result.ok ? { ok: true, value: this.open(result.value) } : result;
+  }
+
+  queryClaimable: StateStore["queryClaimable"] = async (query) =>
+    this.openPage(await this.inner.queryClaimable(query));
+  queryExpired: StateStore["queryExpired"] = async (query) =>
+    this.openPage(await this.inner.queryExpired(query));
+  listRecent: StateStore["listRecent"] = async (query) => this.openPage(await this.inner.listRecent(query));
+  countProcessing: StateStore["countProcessing"] = () => this.inner.countProcessing();
+  countInState: StateStore["countInState"] = (state) => this.inner.countInState(state);
+  countByState: StateStore["countByState"] = () => this.inner.countByState();
+  oldestInState: StateStore["oldestInState"] = (state) => this.inner.oldestInState(state);
+  countFinishedBetween: StateStore["countFinishedBetween"] = (from, to) =>
+    this.inner.countFinishedBetween(from, to);
+  queryRetired: StateStore["queryRetired"] = (query) => this.inner.queryRetired(query);
+  remove: StateStore["remove"] = (orderId, ifMatch) => this.inner.remove(orderId, ifMatch);
+
+  private seal<R extends StateRecord>(record: R): R {
+    return transformReferences(record, (reference, context) =>
+      this.cipher.isSealed(reference) ? reference : this.cipher.seal(reference, context),
+    );
+  }
+
+  private open<R extends StateRecord>(record: R): R {
+    return transformReferences(record, (reference, context) => this.cipher.open(reference, context));
+  }
+
+  private openPage(page: Page<StoredStateRecord>): Page<StoredStateRecord> {
+    return { ...page, items: page.items.map((record) => this.open(record)) };
+  }
+}
+
+/** The record with each protected reference passed through `transform`, bound to its order and step. */
+function transformReferences<R extends StateRecord>(record: R, transform: Transform): R {
+  const apply = (step: StepName, reference: string | null) =>
+    reference !== null && isProtected(STEP_REFERENCE_CLASSES[step])
+      ? transform(reference, `${record.orderId}/${step}/reference`)
+      : reference;
+  return {
+    ...record,
+    steps: record.steps.map((step) => ({ ...step, reference: apply(step.name, step.reference) })),
+    compensationLog: record.compensationLog.map((entry) => ({
+      ...entry,
+      reference: apply(entry.step, entry.reference),
+    })),
+  };
+}

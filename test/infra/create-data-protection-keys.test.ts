@@ -1,0 +1,89 @@
+/**
+ * The azd post-provision step that writes the data-protection key ring into the Key Vault
+ * (infra/scripts/create-data-protection-keys.sh), run with a stand-in for az that records its calls and
+ * keeps the secret it is given: it writes a valid ring once, from a file, and never replaces one.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseKeyRing } from "../../src/config/data-protection.js";
+
+const root = join(import.meta.dirname, "../..");
+const script = join(root, "infra/scripts/create-data-protection-keys.sh");
+const bin = mkdtempSync(join(tmpdir(), "data-protection-keys-"));
+afterAll(() => rmSync(bin, { recursive: true, force: true }));
+
+// Lists the secret when $STUB_SECRET exists; `secret set --file F` copies F there. LIST_FAILS makes
+// the first listings fail, as before the deployer's role applies.
+writeFileSync(
+  join(bin, "az"),
+  `#!/bin/sh
+echo "az $*" >> "$STUB_LOG"
+case "$*" in
+  "keyvault secret list"*)
+    n=$(cat "$STUB_COUNT" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$STUB_COUNT"
+    if [ "$n" -le "\${LIST_FAILS:-0}" ]; then echo "Forbidden" >&2; exit 1; fi
+    if [ -f "$STUB_SECRET" ]; then echo data-protection-keys; fi ;;
+  "keyvault secret set"*)
+    while [ $# -gt 0 ]; do if [ "$1" = "--file" ]; then cp "$2" "$STUB_SECRET"; fi; shift; done ;;
+esac`,
+);
+chmodSync(join(bin, "az"), 0o755);
+
+function run(name: string, env: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(bin, `${name}-`));
+  const paths = { log: join(dir, "calls.log"), secret: join(dir, "secret"), count: join(dir, "count") };
+  writeFileSync(paths.log, "");
+  const exec = () =>
+    spawnSync("sh", [script], {
+      encoding: "utf8",
+      env: {
+        PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
+        STUB_LOG: paths.log,
+        STUB_SECRET: paths.secret,
+        STUB_COUNT: paths.count,
+        AZURE_KEY_VAULT_NAME: "kv-orders",
+        AZURE_DATA_PROTECTION_SECRET_NAME: "data-protection-keys",
+        KEY_VAULT_RETRY_SECONDS: "0",
+        ...env,
+      },
+    });
+  return { exec, paths, calls: () => readFileSync(paths.log, "utf8").split("\n").filter(Boolean) };
+}
+
+describe("create-data-protection-keys.sh", () => {
+  it("writes one valid key ring from a file, and keeps it on every later run", () => {
+    const hook = run("fresh");
+    const first = hook.exec();
+    expect(first.status).toBe(0);
+    const ring = readFileSync(hook.paths.secret, "utf8");
+    expect(typeof parseKeyRing(ring)).toBe("object");
+    // Never on a command line, where other users' process listings would show it.
+    expect(hook.calls().join("\n")).not.toContain(ring.split(":")[1]);
+    const second = hook.exec();
+    expect(second.status).toBe(0);
+    expect(second.stdout).toMatch(/already holds data-protection-keys; kept/);
+    expect(readFileSync(hook.paths.secret, "utf8")).toBe(ring);
+    expect(hook.calls().filter((call) => call.startsWith("az keyvault secret set"))).toHaveLength(1);
+  });
+
+  it("waits for the deployer's role to apply, and gives up saying why", () => {
+    const late = run("late", { LIST_FAILS: "2" });
+    expect(late.exec().status).toBe(0);
+    expect(existsSync(late.paths.secret)).toBe(true);
+    const never = run("never", { LIST_FAILS: "99", KEY_VAULT_ATTEMPTS: "3" });
+    const result = never.exec();
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/cannot list the secrets of kv-orders/);
+    expect(existsSync(never.paths.secret)).toBe(false);
+  });
+
+  it("refuses to run outside azd, naming the variable", () => {
+    const hook = run("outside", { AZURE_KEY_VAULT_NAME: "" });
+    const result = hook.exec();
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/AZURE_KEY_VAULT_NAME/);
+  });
+});
