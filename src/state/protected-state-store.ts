@@ -72,6 +72,14 @@ export class ProtectedStateStore implements StateStore {
 
 /** The record with each protected reference passed through `transform`, bound to its order and step. */
 function transformReferences<R extends StateRecord>(record: R, transform: Transform): R {
+  // Most reads and writes of a record happen before any protected step has a reference: no copy then.
+  const holds = (entry: { readonly reference: string | null }, step: StepName) =>
+    entry.reference !== null && isProtected(STEP_REFERENCE_CLASSES[step]);
+  if (
+    !record.steps.some((step) => holds(step, step.name)) &&
+    !record.compensationLog.some((e) => holds(e, e.step))
+  )
+    return record;
   const apply = (step: StepName, reference: string | null) =>
     reference !== null && isProtected(STEP_REFERENCE_CLASSES[step])
       ? transform(reference, `${record.orderId}/${step}/reference`)

@@ -111,14 +111,21 @@ describe("ProtectedStateStore", () => {
 });
 
 describe("AesGcmFieldCipher", () => {
-  const cipher = new AesGcmFieldCipher(ring("k1"));
+  const cipherRing = ring("k1");
+  const cipher = new AesGcmFieldCipher(cipherRing);
 
-  it("seals each value differently, and opens it only in its own context", () => {
+  it("seals with a fresh IV, keeps the ciphertext of an unchanged value, and opens it only in its own context", () => {
     const a = cipher.seal("pay-1", "ord-1/chargePayment/reference");
-    const b = cipher.seal("pay-1", "ord-1/chargePayment/reference");
-    expect(a).not.toBe(b);
+    expect(cipher.seal("pay-1", "ord-1/chargePayment/reference")).toBe(a);
+    expect(new AesGcmFieldCipher(ring("k1")).seal("pay-1", "ord-1/chargePayment/reference")).not.toBe(a);
+    const other = cipher.seal("pay-1", "ord-2/chargePayment/reference");
+    expect(other).not.toBe(a);
     expect(cipher.open(a, "ord-1/chargePayment/reference")).toBe("pay-1");
     expect(() => cipher.open(a, "ord-2/chargePayment/reference")).toThrow(SealedValueError);
+    // Opened by a process that never sealed it, as after a restart.
+    const fresh = new AesGcmFieldCipher({ current: cipherRing.current, keys: cipherRing.keys });
+    expect(fresh.open(a, "ord-1/chargePayment/reference")).toBe("pay-1");
+    expect(() => fresh.open(a, "ord-3/chargePayment/reference")).toThrow(SealedValueError);
   });
 
   it("refuses a value altered in storage, and returns a clear one as it is", () => {

@@ -12,12 +12,54 @@ const TAG_BYTES = 16;
  */
 export class AesGcmFieldCipher implements FieldCipher {
   private readonly byId: ReadonlyMap<string, Buffer>;
+  /**
+   * What this process last sealed or opened in each context. A record is written again and again with
+   * the same references; sealing each afresh and opening the same value on every read cost the embedded
+   * host a sixth of its throughput. An unchanged value keeps its ciphertext, which is what is stored anyway.
+   */
+  private readonly recent = new Map<string, { readonly plain: string; readonly sealed: string }>();
 
-  constructor(private readonly ring: KeyRing) {
+  constructor(
+    private readonly ring: KeyRing,
+    private readonly recentLimit = 10_000,
+  ) {
     this.byId = new Map(ring.keys.map((key) => [key.id, key.key]));
   }
 
   seal(plain: string, context: string): string {
+    const known = this.recent.get(context);
+    if (known?.plain === plain && this.keyIdOf(known.sealed) === this.ring.current.id) return known.sealed;
+    const sealed = this.encrypt(plain, context);
+    this.remember(context, plain, sealed);
+    return sealed;
+  }
+
+  open(stored: string, context: string): string {
+    if (!this.isSealed(stored)) return stored;
+    const known = this.recent.get(context);
+    if (known?.sealed === stored) return known.plain;
+    const plain = this.decrypt(stored, context);
+    this.remember(context, plain, stored);
+    return plain;
+  }
+
+  isSealed(stored: string): boolean {
+    return stored.startsWith(PREFIX);
+  }
+
+  private keyIdOf(sealed: string): string {
+    return sealed.slice(PREFIX.length).split(".")[0] ?? "";
+  }
+
+  private remember(context: string, plain: string, sealed: string): void {
+    this.recent.delete(context);
+    this.recent.set(context, { plain, sealed });
+    if (this.recent.size <= this.recentLimit) return;
+    const oldest = this.recent.keys().next();
+    if (!oldest.done) this.recent.delete(oldest.value);
+  }
+
+  private encrypt(plain: string, context: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv("aes-256-gcm", this.ring.current.key, iv);
     cipher.setAAD(Buffer.from(context, "utf8"));
@@ -26,8 +68,7 @@ export class AesGcmFieldCipher implements FieldCipher {
     return `${PREFIX}${this.ring.current.id}.${sealed}`;
   }
 
-  open(stored: string, context: string): string {
-    if (!this.isSealed(stored)) return stored;
+  private decrypt(stored: string, context: string): string {
     const [keyId = "", body = ""] = stored.slice(PREFIX.length).split(".");
     const key = this.byId.get(keyId);
     if (!key) throw new SealedValueError(`no key ${keyId} in the ring opens this value`);
@@ -46,9 +87,5 @@ export class AesGcmFieldCipher implements FieldCipher {
         `the value sealed under key ${keyId} was altered, or belongs to another field`,
       );
     }
-  }
-
-  isSealed(stored: string): boolean {
-    return stored.startsWith(PREFIX);
   }
 }
