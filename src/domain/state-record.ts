@@ -4,10 +4,30 @@ import { HISTORY_LIMIT, historyEntrySchema, historySummarySchema } from "./recor
 import type { Result } from "./result.js";
 import { type IsoInstant, isoInstantSchema } from "./time.js";
 import { traceparentSchema } from "./trace-context.js";
-import { integer, literal, oneOf, text, type ValidationError, validateVersioned } from "./validation.js";
+import {
+  integer,
+  literal,
+  oneOf,
+  text,
+  type Upgrades,
+  type ValidationError,
+  validateVersioned,
+} from "./validation.js";
 import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
 
-export const STATE_SCHEMA_VERSION = 1;
+/**
+ * Version 2: the references of the steps classified personal or payment (data-classification.ts) may
+ * be stored sealed (`enc1.` values). A version-1 reader would take a sealed value for a partner's
+ * reference and send it in an undo, so it must refuse a version-2 record, which the version makes it
+ * do. A version-1 record (every reference in clear) is a valid version-2 one: it is upgraded on read
+ * and written back as version 2, sealed.
+ */
+export const STATE_SCHEMA_VERSION = 2;
+
+/** Each older version of the record, upgraded to the next. */
+export const STATE_RECORD_UPGRADES: Upgrades = {
+  1: (v1) => ({ ...v1, schemaVersion: 2 }),
+};
 
 /**
  * A partner's reference is at most 256 characters (the Agent's reply); the state store may hold it
@@ -217,5 +237,11 @@ export function withoutStoreMetadata(record: StateRecord): StateRecord {
 
 /** Validates a record read from a store written by this or an older deployment. */
 export function parseStateRecord(input: unknown): Result<StateRecord, ValidationError> {
-  return validateVersioned("state record", stateRecordSchema, STATE_SCHEMA_VERSION, input);
+  return validateVersioned(
+    "state record",
+    stateRecordSchema,
+    STATE_SCHEMA_VERSION,
+    input,
+    STATE_RECORD_UPGRADES,
+  );
 }

@@ -65,8 +65,14 @@ export function validate<T>(subject: string, schema: ZodType<T>, input: unknown)
   return err(new ValidationError(subject, parsed.error.issues.flatMap(toIssues)));
 }
 
+/** Upgrades a contract written under the version it is keyed by to the next version, fields and all. */
+export type Upgrades = Readonly<
+  Record<number, (older: Readonly<Record<string, unknown>>) => Record<string, unknown>>
+>;
+
 /**
- * Validates a versioned contract (a message or record with `schemaVersion`). One written under another
+ * Validates a versioned contract (a message or record with `schemaVersion`). One written under an older
+ * version is first upgraded a version at a time by `upgrades`, then validated as current. Any other
  * version is refused with that alone as its reason, before its fields are judged: a newer one's fields
  * would be misread, or reported as a list of violations that hides the cause.
  */
@@ -75,9 +81,13 @@ export function validateVersioned<T>(
   schema: ZodType<T>,
   currentVersion: number,
   input: unknown,
+  upgrades: Upgrades = {},
 ): Result<T, ValidationError> {
+  const upgraded = upgradeToCurrent(input, currentVersion, upgrades);
   const version =
-    typeof input === "object" && input !== null && "schemaVersion" in input ? input.schemaVersion : undefined;
+    typeof upgraded === "object" && upgraded !== null && "schemaVersion" in upgraded
+      ? upgraded.schemaVersion
+      : undefined;
   if (typeof version === "number" && Number.isInteger(version) && version !== currentVersion) {
     const newer = version > currentVersion;
     return err(
@@ -92,7 +102,18 @@ export function validateVersioned<T>(
       ]),
     );
   }
-  return validate(subject, schema, input);
+  return validate(subject, schema, upgraded);
+}
+
+function upgradeToCurrent(input: unknown, currentVersion: number, upgrades: Upgrades): unknown {
+  let value = input;
+  for (;;) {
+    if (typeof value !== "object" || value === null || !("schemaVersion" in value)) return value;
+    const version = value.schemaVersion;
+    const upgrade = typeof version === "number" && version < currentVersion ? upgrades[version] : undefined;
+    if (!upgrade) return value;
+    value = upgrade({ ...value });
+  }
 }
 
 const REQUIRED = "is required";

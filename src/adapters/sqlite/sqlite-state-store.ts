@@ -7,6 +7,7 @@ import {
   type ProcessState,
   parseStateRecord,
   RETIRED_STATES,
+  STATE_SCHEMA_VERSION,
   type StateRecord,
   type StoredStateRecord,
   TERMINAL_STATES,
@@ -332,8 +333,23 @@ function toColumns(record: StateRecord): RecordColumns {
   };
 }
 
+/**
+ * The record in a row. Rows this version wrote are trusted as they are (checked when written); one
+ * written under another schema version is upgraded through the record's upgrades, or refused with why.
+ */
 function toStored(row: RecordRow): StoredStateRecord {
-  return { ...(JSON.parse(row.document) as StateRecord), _etag: row.etag };
+  const document: unknown = JSON.parse(row.document);
+  const current =
+    typeof document === "object" &&
+    document !== null &&
+    "schemaVersion" in document &&
+    document.schemaVersion === STATE_SCHEMA_VERSION;
+  if (current) {
+    return { ...(document as StateRecord), _etag: row.etag };
+  }
+  const parsed = parseStateRecord(document);
+  if (!parsed.ok) throw new Error(`a stored state record: ${parsed.error.message}`, { cause: parsed.error });
+  return { ...parsed.value, _etag: row.etag };
 }
 
 function checkPageSize(maxItems: number): void {
