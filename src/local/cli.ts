@@ -20,6 +20,8 @@ commands:
           stand-ins for the services its settings (local.settings.json) point at on this machine:
           the Service Bus broker, the Cosmos DB stand-in, Azurite, the simulated partner, and an
           embedded orders table when no SQL Server answers (see below)
+  keys    the data-protection key ring: "sas keys new" prints a new one for DATA_PROTECTION_KEYS;
+          "sas keys rotate --data <dir>" puts a new key in front of that data folder's key file
   partner run only the simulated partner service (for the Functions host's PARTNER_URL)
   send    post generated order messages to the Service Bus queue named by the settings
           (ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace, read from the
@@ -89,6 +91,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "start") return await startCommand(rest);
     if (command === "partner") return await partnerCommand(rest);
     if (command === "host") return await hostCommand(rest);
+    if (command === "keys") return await keysCommand(rest);
     if (command === "send") return await sendCommand(rest);
     if (command === "chaos") return await chaosCommand(rest);
     if (command === "soak") return await soakCommand(rest);
@@ -290,6 +293,32 @@ async function hostCommand(args: readonly string[]): Promise<number> {
   // The app's own clients (Cosmos DB's endpoint refresh, keep-alive sockets) have no shutdown hook:
   // the Functions host ends the worker process, and so does this.
   process.exit(0);
+}
+
+async function keysCommand(args: readonly string[]): Promise<number> {
+  const [action, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    strict: true,
+    options: { data: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  const { newKeyRingText, rotateKeyFile } = await import("./key-file.js");
+  if (values.help || action === undefined) {
+    process.stdout.write(USAGE);
+    return values.help ? 0 : 2;
+  }
+  if (action === "new") {
+    process.stdout.write(`${newKeyRingText(new Date())}\n`);
+    return 0;
+  }
+  if (action !== "rotate") throw new UsageError(`unknown keys action ${action}: new or rotate`);
+  if (values.data === undefined)
+    throw new UsageError("sas keys rotate needs --data <dir>, the folder holding the key file");
+  const ids = rotateKeyFile(values.data, new Date());
+  process.stdout.write(
+    `key ring now ${ids.join(", ")}: new writes sealed under ${ids[0]}, older keys kept to open what they sealed\n`,
+  );
+  return 0;
 }
 
 async function partnerCommand(args: readonly string[]): Promise<number> {

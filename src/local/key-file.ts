@@ -53,3 +53,23 @@ export function newKeyRingText(date: Date): string {
   const id = `k${date.toISOString().slice(0, 10).replaceAll("-", "")}`;
   return `${id}:${randomBytes(32).toString("base64")}`;
 }
+
+/**
+ * Puts a new key in front of the key file's ring (`sas keys rotate`): new writes are sealed under it,
+ * and the older keys stay to open what they sealed. Answers the new ring's key ids, newest first.
+ */
+export function rotateKeyFile(data: string, now: Date): readonly string[] {
+  const path = join(data, KEY_FILE);
+  if (!existsSync(path))
+    throw new SettingsError([`${path}: no key file to rotate (a host makes one on first start)`]);
+  const current = readFileSync(path, "utf8").trim();
+  const ring = ringOf(current, path);
+  const fresh = newKeyRingText(now);
+  const [freshId = ""] = fresh.split(":");
+  if (ring.keys.some((key) => key.id === freshId)) {
+    throw new SettingsError([`${path}: already holds a key made today (${freshId}); rotate again tomorrow`]);
+  }
+  const rotated = `${fresh},${current}`;
+  writeFileSync(path, `${rotated}\n`, { mode: 0o600 });
+  return ringOf(rotated, path).keys.map((key) => key.id);
+}

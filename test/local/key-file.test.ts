@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { KEY_FILE, localKeys } from "../../src/local/key-file.js";
+import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-cipher.js";
+import { KEY_FILE, localKeys, rotateKeyFile } from "../../src/local/key-file.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -44,5 +45,26 @@ describe("localKeys", () => {
     const data = folder();
     writeFileSync(join(data, KEY_FILE), "not a key\n");
     expect(() => localKeys({}, data, NOW)).toThrow(new RegExp(`${KEY_FILE}: key 1 needs an id`));
+  });
+});
+
+describe("rotateKeyFile (sas keys rotate)", () => {
+  it("puts a new key in front; what the old key sealed still opens, new values are sealed under the new one", () => {
+    const data = folder();
+    const before = localKeys({}, data, NOW);
+    const sealed = new AesGcmFieldCipher(before.ring).seal("pay-1", "ord-1/chargePayment/reference");
+    expect(rotateKeyFile(data, new Date("2027-02-01T00:00:00Z"))).toEqual(["k20270201", "k20261203"]);
+    const after = localKeys({}, data, NOW);
+    const cipher = new AesGcmFieldCipher(after.ring);
+    expect(cipher.open(sealed, "ord-1/chargePayment/reference")).toBe("pay-1");
+    expect(cipher.seal("pay-2", "ord-2/chargePayment/reference")).toMatch(/^enc1\.k20270201\./);
+    expect(statSync(join(data, KEY_FILE)).mode & 0o077).toBe(0);
+  });
+
+  it("refuses a folder without a key file, and a second rotation the same day, saying why", () => {
+    expect(() => rotateKeyFile(folder(), NOW)).toThrow(/no key file to rotate/);
+    const data = folder();
+    localKeys({}, data, NOW);
+    expect(() => rotateKeyFile(data, NOW)).toThrow(/already holds a key made today \(k20261203\)/);
   });
 });
