@@ -13,7 +13,7 @@ import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { localKeys } from "../key-file.js";
 import { captureRegistrations, type FunctionRegistry, triggerOf } from "../registration-capture.js";
 import { startDurableExtensionApi } from "./durable-extension-api.js";
-import { hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
+import { type HostJson, hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
 import { type HostKeys, startHttpTriggers } from "./http-triggers.js";
 import type { BindingData } from "./invocation-context.js";
 import { startServiceBusTriggers } from "./service-bus-triggers.js";
@@ -96,24 +96,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
       db.close();
     });
     api.attach(runtime);
-    const serviceBus = startServiceBusTriggers({
-      functions: registry.withTrigger("serviceBusTrigger"),
-      clientFor: serviceBusClients(settings, closers),
-      resolve,
-      maxConcurrentCalls: hostJson.serviceBusMaxConcurrentCalls,
-      maxAutoLockRenewalDurationInMs: hostJson.maxAutoLockRenewalDurationMs,
-      bindingData,
-      logger,
-    });
-    closers.push(() => serviceBus.close());
-    const timers = startTimerTriggers({
-      functions: registry.withTrigger("timerTrigger"),
-      resolve,
-      clock,
-      bindingData,
-      logger,
-    });
-    closers.push(() => timers.close());
+    startBackgroundTriggers(registry, { settings, resolve, hostJson, clock, bindingData, logger }, closers);
     const keys = hostKeys(options.data);
     const http = await startHttpTriggers({
       functions: registry.withTrigger("httpTrigger"),
@@ -142,6 +125,40 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
 
 function withoutSettings(settings: Record<string, string>, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(settings).filter(([name]) => !names.includes(name)));
+}
+
+/** The Service Bus and timer triggers, each group's close added to `closers`. */
+function startBackgroundTriggers(
+  registry: FunctionRegistry,
+  deps: {
+    readonly settings: Readonly<Record<string, string>>;
+    readonly resolve: (text: string) => string;
+    readonly hostJson: HostJson;
+    readonly clock: SystemClock;
+    readonly bindingData: BindingData;
+    readonly logger: Logger;
+  },
+  closers: (() => Promise<void>)[],
+): void {
+  const { resolve, bindingData, logger } = deps;
+  const serviceBus = startServiceBusTriggers({
+    functions: registry.withTrigger("serviceBusTrigger"),
+    clientFor: serviceBusClients(deps.settings, closers),
+    resolve,
+    maxConcurrentCalls: deps.hostJson.serviceBusMaxConcurrentCalls,
+    maxAutoLockRenewalDurationInMs: deps.hostJson.maxAutoLockRenewalDurationMs,
+    bindingData,
+    logger,
+  });
+  closers.push(() => serviceBus.close());
+  const timers = startTimerTriggers({
+    functions: registry.withTrigger("timerTrigger"),
+    resolve,
+    clock: deps.clock,
+    bindingData,
+    logger,
+  });
+  closers.push(() => timers.close());
 }
 
 /** The app reads its settings from the environment when it loads, as under the host. */
