@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { answers } from "../../src/local/functions-host/port-probe.js";
 import {
   type BuiltApp,
   buildApp,
@@ -198,5 +199,14 @@ describe("sas host", () => {
     const failed = await startHost(app, ports, dataFolder()).catch((error: Error) => error);
     expect(failed).toBeInstanceOf(Error);
     expect(String(failed)).toMatch(/exited with 2[\s\S]*STARTER_SCHEDULE.*six-field/);
+    // Checked before anything starts: no stand-in was left listening.
+    for (const port of [ports.serviceBus, ports.cosmos, ports.blob, ports.partner, ports.http])
+      expect(await answers("127.0.0.1", port)).toBe(false);
+    // Without a settings file at all, it also says where the sample is.
+    rmSync(join(app.root, "local.settings.json"));
+    const unset = await startHost(app, ports, dataFolder()).catch((error: Error) => error);
+    expect(String(unset)).toMatch(
+      /exited with 2[\s\S]*PARTNER_URL[\s\S]*no local\.settings\.json in .*: copy local\.settings\.sample\.json/,
+    );
   }, 60_000);
 });

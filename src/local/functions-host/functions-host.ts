@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ServiceBusClient } from "@azure/service-bus";
@@ -8,6 +8,7 @@ import { openDatabase } from "../../adapters/sqlite/database.js";
 import { loadAzureSettings } from "../../config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../config/data-protection.js";
 import { CONNECTION_NAMES } from "../../config/names.js";
+import { SettingsError } from "../../config/settings.js";
 import type { Logger } from "../../ports/logger.js";
 import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { localKeys } from "../key-file.js";
@@ -65,7 +66,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     { ...given, ...sql.settings, [DATA_PROTECTION_KEYS_SETTING]: dataKeys.text },
     sql.removed,
   );
-  loadAzureSettings(settings);
+  checkSettings(settings, appRoot);
   const clock = new SystemClock();
   const resolve = resolverOf(settings);
   const hostJson = readHostJson(appRoot, resolve);
@@ -125,6 +126,19 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
 
 function withoutSettings(settings: Record<string, string>, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(settings).filter(([name]) => !names.includes(name)));
+}
+
+/** The app's own validation, before anything starts; without a settings file, says where the sample is. */
+function checkSettings(settings: Readonly<Record<string, string>>, appRoot: string): void {
+  try {
+    loadAzureSettings(settings);
+  } catch (error) {
+    if (!(error instanceof SettingsError) || existsSync(join(appRoot, "local.settings.json"))) throw error;
+    throw new SettingsError([
+      ...error.problems,
+      `no local.settings.json in ${appRoot}: copy local.settings.sample.json to it (sas host needs no key or password in it)`,
+    ]);
+  }
 }
 
 /** The Service Bus and timer triggers, each group's close added to `closers`. */
