@@ -47,3 +47,15 @@ export function addMilliseconds(instant: IsoInstant, ms: number): IsoInstant {
 export function millisecondsBetween(from: IsoInstant, to: IsoInstant): number {
   return Date.parse(to) - Date.parse(from);
 }
+
+/**
+ * An ISO 8601 duration of days, hours, minutes and seconds (`P1D`, `PT1M`, `PT30S`: what Service Bus
+ * takes for its queue properties) in milliseconds.
+ */
+export function isoDurationMs(duration: string): number {
+  const match = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(duration);
+  if (!match || duration === "P" || duration.endsWith("T"))
+    throw new RangeError(`${duration} is not a duration of days, hours, minutes and seconds`);
+  const [, days = "0", hours = "0", minutes = "0", seconds = "0"] = match;
+  return ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 + Number(seconds) * 1_000;
+}

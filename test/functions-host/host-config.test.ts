@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { isoDurationMs } from "../../src/domain/time.js";
 import {
   hostKeys,
   hostSettings,
@@ -10,7 +11,6 @@ import {
   resolverOf,
 } from "../../src/local/functions-host/host-config.js";
 import { embeddedOrders } from "../../src/local/functions-host/sql-choice.js";
-import { isoDurationMs } from "../../src/local/functions-host/stand-ins.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -73,6 +73,8 @@ describe("the host's settings", () => {
     expect(hostKeys(data)).toEqual(keys);
     expect(JSON.parse(readFileSync(join(data, "host-keys.json"), "utf8"))).toEqual(keys);
     expect(statSync(join(data, "host-keys.json")).mode & 0o077).toBe(0);
+    writeFileSync(join(data, "host-keys.json"), '{"functionKey": ""}');
+    expect(() => hostKeys(data)).toThrow(/host-keys\.json: not the host's keys/);
   });
 });
 

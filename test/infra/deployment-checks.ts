@@ -325,13 +325,7 @@ export function excessRoles(
     .map((a) => `${a.principal} holds role ${a.role} on ${a.scope}${a.scopeName ? ` ${a.scopeName}` : ""}`);
 }
 
-/** An ISO 8601 duration of days, hours, minutes and seconds (what Service Bus takes), in milliseconds. */
-export function isoDurationMs(duration: string): number {
-  const match = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(duration);
-  if (!match || duration === "P" || duration.endsWith("T")) throw new Error(`not a duration: ${duration}`);
-  const [days, hours, minutes, seconds] = match.slice(1).map((part) => Number(part ?? 0));
-  return ((((days ?? 0) * 24 + (hours ?? 0)) * 60 + (minutes ?? 0)) * 60 + (seconds ?? 0)) * 1_000;
-}
+export { isoDurationMs } from "../../src/domain/time.js";
 
 /** The period of a regular six-field NCRONTAB schedule: `*\/n` seconds, or every n minutes or hours. */
 export function schedulePeriodMs(expression: string): number {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
 import { SettingsError } from "../../config/settings.js";
 import type { HostKeys } from "./http-triggers.js";
 
@@ -80,11 +81,29 @@ function timeSpanMs(text: string): number {
  */
 export function hostKeys(data: string): HostKeys {
   const path = join(data, "host-keys.json");
-  if (existsSync(path)) return JSON.parse(readFileSync(path, "utf8")) as HostKeys;
+  if (existsSync(path)) return readKeys(path);
   const keys: HostKeys = {
     functionKey: randomBytes(30).toString("base64url"),
     masterKey: randomBytes(30).toString("base64url"),
   };
   writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
   return keys;
+}
+
+const hostKeysSchema = z.object({ functionKey: z.string().min(1), masterKey: z.string().min(1) });
+
+function readKeys(path: string): HostKeys {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  const keys = hostKeysSchema.safeParse(parsed);
+  if (!keys.success) {
+    throw new SettingsError([
+      `${path}: not the host's keys ({ "functionKey", "masterKey" }); delete it to make new ones`,
+    ]);
+  }
+  return keys.data;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { SystemClock } from "../../adapters/clock/system-clock.js";
 import { createCosmosClient, ensureStateContainers } from "../../adapters/cosmos/cosmos-client.js";
 import { CONNECTION_NAMES, PARTNER_URL_SETTING } from "../../config/names.js";
+import { isoDurationMs } from "../../domain/time.js";
 import type { Logger } from "../../ports/logger.js";
 import { answers } from "./port-probe.js";
 
@@ -119,15 +120,6 @@ function queueDefinitions(appRoot: string): QueueDefinition[] {
     QueueDefinition
   >;
   return Object.values(queues);
-}
-
-/** An ISO 8601 duration of days, hours, minutes and seconds (`P1D`, `PT1M`, `PT30S`) in milliseconds. */
-export function isoDurationMs(duration: string): number {
-  const match = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(duration);
-  if (!match || duration === "P" || duration.endsWith("T"))
-    throw new RangeError(`${duration} is not a duration of days, hours, minutes and seconds`);
-  const [, days = "0", hours = "0", minutes = "0", seconds = "0"] = match;
-  return ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 + Number(seconds) * 1_000;
 }
 
 async function cosmos(options: StandInOptions): Promise<StandIn | undefined> {
