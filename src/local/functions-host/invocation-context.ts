@@ -19,27 +19,46 @@ export interface InvocationInit {
  */
 export function invocationContextFor(fn: CapturedFunction, init: InvocationInit): InvocationContext {
   const functionName = fn.name;
-  const trigger = triggerOf(fn);
-  const named = Object.values(fn.metadata.bindings).filter(
-    (binding): binding is BindingMetadata & { name: string } => binding !== trigger && !!binding.name,
-  );
-  const extraInputs = named.filter((binding) => binding.direction === "in");
+  const options = optionsOf(fn);
   const context = new azureFunctions.InvocationContext({
     functionName,
     invocationId: randomUUID(),
     ...(init.triggerMetadata ? { triggerMetadata: init.triggerMetadata } : {}),
     logHandler: (level, ...args) =>
       init.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
-    // What `df.getClient` looks its binding up in.
-    options: {
-      ...(trigger?.name ? { trigger: { ...trigger, name: trigger.name } } : {}),
-      extraInputs,
-      extraOutputs: named.filter((binding) => binding.direction === "out"),
-    },
+    options,
   });
-  for (const binding of extraInputs) {
-    const data = init.bindingData?.(binding);
+  if (!init.bindingData) return context;
+  for (const binding of options.extraInputs) {
+    const data = init.bindingData(binding);
     if (data !== undefined) context.extraInputs.set(binding.name, data);
   }
   return context;
+}
+
+type NamedBinding = BindingMetadata & { readonly name: string };
+
+interface FunctionOptions {
+  readonly trigger?: NamedBinding;
+  readonly extraInputs: NamedBinding[];
+  readonly extraOutputs: NamedBinding[];
+}
+
+/** The options `df.getClient` looks its binding up in, worked out once per function: activities run often. */
+const optionsByFunction = new WeakMap<CapturedFunction, FunctionOptions>();
+
+function optionsOf(fn: CapturedFunction): FunctionOptions {
+  const known = optionsByFunction.get(fn);
+  if (known) return known;
+  const trigger = triggerOf(fn);
+  const named = Object.values(fn.metadata.bindings).filter(
+    (binding): binding is NamedBinding => binding !== trigger && !!binding.name,
+  );
+  const options: FunctionOptions = {
+    ...(trigger?.name ? { trigger: { ...trigger, name: trigger.name } } : {}),
+    extraInputs: named.filter((binding) => binding.direction === "in"),
+    extraOutputs: named.filter((binding) => binding.direction === "out"),
+  };
+  optionsByFunction.set(fn, options);
+  return options;
 }
