@@ -7,6 +7,8 @@ import { loadPipelineSettings, type PipelineSettings } from "../../src/config/se
 import { seededRandom } from "../../src/domain/backoff.js";
 import type { OrderMessage } from "../../src/domain/order.js";
 import { isTerminal, type StoredStateRecord } from "../../src/domain/state-record.js";
+import type { PartnerFaults } from "../../src/local/partner/faults.js";
+import type { Ledger } from "../../src/local/partner/ledger.js";
 import { type PartnerService, startPartnerService } from "../../src/local/partner/partner-service.js";
 import { LocalPipeline } from "../../src/local/pipeline.js";
 import type { DurableClient } from "../../src/ports/durable-client.js";
@@ -40,6 +42,14 @@ export interface ScenarioOptions {
   readonly undoRefusals?: boolean;
   /** Where the pipeline's spans and metrics go (default: the global no-ops). */
   readonly telemetry?: Telemetry;
+  /** The embedded database to run on, for example one restored from a snapshot (default: a new one in memory). */
+  readonly db?: EmbeddedDatabase;
+  /** The partner's books (default: new and empty). */
+  readonly ledger?: Ledger;
+  readonly partnerFaults?: Partial<PartnerFaults>;
+  readonly partnerSeed?: number;
+  /** The virtual clock's start (default START). */
+  readonly startAt?: string;
 }
 
 export interface Scenario {
@@ -56,15 +66,18 @@ export async function openScenario(
   env: Record<string, string> = {},
   options: ScenarioOptions = {},
 ): Promise<Scenario> {
-  const clock = new VirtualClock(START);
+  const clock = new VirtualClock(options.startAt ?? START);
   const logger = new MemoryLogger();
-  const db = openDatabase(":memory:");
+  const db = options.db ?? openDatabase(":memory:");
   const settings = loadPipelineSettings({ ...SCENARIO_ENV, ...env });
   const partner = await startPartnerService({
     clock,
     logger: logger.child({ component: "partner" }),
     slowMs: 60_000,
     undoRefusals: options.undoRefusals ?? false,
+    ...(options.ledger ? { ledger: options.ledger } : {}),
+    ...(options.partnerFaults ? { faults: options.partnerFaults } : {}),
+    ...(options.partnerSeed !== undefined ? { seed: options.partnerSeed } : {}),
   });
   const pipeline = await LocalPipeline.open({
     db,

@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+import type { LedgerEvent } from "../../src/local/partner/ledger.js";
+import type { TableSnapshot } from "./database-snapshot.js";
+
+/** A run of the embedded pipeline stopped as a crash stops it: its database and the partner's books. */
+export interface DurableFixture {
+  /** The virtual time the run was stopped at: a restored run starts its clock there. */
+  readonly capturedAt: string;
+  readonly agentMode: "activity" | "queue";
+  /** Each order's process state at the stop. */
+  readonly states: Readonly<Record<string, string>>;
+  readonly tables: TableSnapshot;
+  readonly partnerEvents: readonly LedgerEvent[];
+}
+
+export const FIXTURE_AGENT_MODES = ["activity", "queue"] as const;
+
+export const DURABLE_FIXTURE_ORDERS = Array.from(
+  { length: 16 },
+  (_, i) => `ord-v1-${String(i + 1).padStart(2, "0")}`,
+);
+
+/** Faults that leave orders in every state at once: slow replies past the step deadline, refusals, errors. */
+export const DURABLE_FIXTURE_PARTNER = {
+  partnerFaults: { transient: 0.1, permanent: 0.1, slow: 0.2, lostReply: 0.05 },
+  partnerSeed: 11,
+  undoRefusals: true,
+} as const;
+
+export function fixtureEnv(agentMode: "activity" | "queue", workflowVersion: string): Record<string, string> {
+  return { AGENT_MODE: agentMode, WORKFLOW_VERSION: workflowVersion };
+}
+
+export function durableFixturePath(agentMode: "activity" | "queue"): string {
+  return new URL(`../fixtures/durable-v1-${agentMode}.json`, import.meta.url).pathname;
+}
+
+export function readDurableFixture(agentMode: "activity" | "queue"): DurableFixture {
+  return JSON.parse(readFileSync(durableFixturePath(agentMode), "utf8")) as DurableFixture;
+}
