@@ -30,6 +30,7 @@ export const PARTNER_OPERATIONS: Readonly<Record<StepName, { readonly do: string
     reserveInventory: { do: "reserveInventory", undo: "releaseInventory" },
     chargePayment: { do: "chargePayment", undo: "refundPayment" },
     arrangeShipment: { do: "arrangeShipment", undo: "cancelShipment" },
+    notifyCustomer: { do: "notifyCustomer", undo: "sendCorrection" },
   };
 
 export interface PartnerAgentDeps {

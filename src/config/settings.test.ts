@@ -30,9 +30,10 @@ describe("pipeline settings", () => {
   });
 
   it("sets aside the worst case of compensation as the undo reserve, in either Agent form", () => {
-    expect(loadPipelineSettings({}).undoReservePerOrder).toBe(4 * 6 * 3);
+    // The most steps any workflow version has (4), undone, plus one in-doubt step resolved first.
+    expect(loadPipelineSettings({}).undoReservePerOrder).toBe(5 * 6 * 3);
     const queued = loadPipelineSettings({ AGENT_MODE: "queue", AGENT_REQUEST_MAX_DELIVERIES: "2" });
-    expect(queued.undoReservePerOrder).toBe(4 * 6 * 3 * 2);
+    expect(queued.undoReservePerOrder).toBe(5 * 6 * 3 * 2);
   });
 
   it("chooses what happens past the recovery limit, and refuses anything else", () => {
@@ -90,8 +91,9 @@ describe("pipeline settings", () => {
 
   it("refuses retry layers whose worst case exceeds the end-to-end budget", () => {
     const [problem] = problems({ RETRY_BUDGET_PER_ORDER: "50" });
-    // 3 steps, 3 undos and one in-doubt step resolved before its undo: 7 requests x 6 attempts x 3 calls.
-    expect(problem).toMatch(/^RETRY_BUDGET_PER_ORDER: retry layers allow 126 partner calls per order/);
+    // 4 steps (the longest version), 4 undos and one in-doubt step resolved before its undo:
+    // 9 requests x 6 attempts x 3 calls.
+    expect(problem).toMatch(/^RETRY_BUDGET_PER_ORDER: retry layers allow 162 partner calls per order/);
     expect(problems({ AGENT_MODE: "queue", AGENT_REQUEST_MAX_DELIVERIES: "10" })[0]).toMatch(
       /deliveriesPerRequest=10/,
     );

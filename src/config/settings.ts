@@ -1,6 +1,6 @@
 import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../domain/retry-budget.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
-import { ORDER_STEPS } from "../domain/workflow.js";
+import { LATEST_WORKFLOW_VERSION, MOST_STEPS, WORKFLOW_VERSIONS } from "../domain/workflow.js";
 
 /**
  * Every setting the handlers read, in one place, validated once at start-up. Names follow app-setting
@@ -39,6 +39,8 @@ export interface PipelineSettings {
    * after its last change. `Error` and `CompensationFailed` records are kept until an operator acts.
    */
   readonly retentionDays: number;
+  /** The workflow version new orders are pinned to; orders already accepted keep their own. */
+  readonly workflowVersion: number;
 }
 
 interface IntegerSetting {
@@ -62,7 +64,7 @@ export const INTEGER_SETTINGS = {
   attemptTimeoutMs: int("ATTEMPT_TIMEOUT_MS", 2 * MINUTE, 1_000, 24 * 60 * MINUTE),
   stepTimeoutMs: int("STEP_TIMEOUT_MS", 30_000, 100, 60 * MINUTE),
   agentCallsPerStep: int("AGENT_CALLS_PER_STEP", 3, 1, 100),
-  retryBudgetPerOrder: int("RETRY_BUDGET_PER_ORDER", 400, 1, 100_000),
+  retryBudgetPerOrder: int("RETRY_BUDGET_PER_ORDER", 500, 1, 100_000),
   maxRecoveries: int("MAX_RECOVERIES", 5, 0, 1_000),
   recoveryBackoffBaseMs: int("RECOVERY_BACKOFF_BASE_MS", 1_000, 0, 24 * 60 * MINUTE),
   recoveryBackoffCapMs: int("RECOVERY_BACKOFF_CAP_MS", MINUTE, 0, 24 * 60 * MINUTE),
@@ -85,6 +87,7 @@ export const INTEGER_SETTINGS = {
 } as const;
 
 export const AGENT_MODE_SETTING = "AGENT_MODE";
+export const WORKFLOW_VERSION_SETTING = "WORKFLOW_VERSION";
 export const ON_RECOVERIES_EXHAUSTED_SETTING = "ON_RECOVERIES_EXHAUSTED";
 
 export class SettingsError extends Error {
@@ -126,11 +129,13 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
       `${ON_RECOVERIES_EXHAUSTED_SETTING}=${JSON.stringify(exhausted)}: must be error or compensate`,
     );
   }
-  if (values.stepTimeoutMs * ORDER_STEPS.length > values.attemptTimeoutMs) {
+  // Every version's attempts and budgets must fit, not only the default's: older orders still run.
+  if (values.stepTimeoutMs * MOST_STEPS > values.attemptTimeoutMs) {
     problems.push(
-      `STEP_TIMEOUT_MS (${values.stepTimeoutMs}) x ${ORDER_STEPS.length} steps must fit in ATTEMPT_TIMEOUT_MS (${values.attemptTimeoutMs})`,
+      `STEP_TIMEOUT_MS (${values.stepTimeoutMs}) x ${MOST_STEPS} steps must fit in ATTEMPT_TIMEOUT_MS (${values.attemptTimeoutMs})`,
     );
   }
+  const workflowVersion = readWorkflowVersion(env, problems);
   if (values.supervisorLeaseMs % 1_000 !== 0) {
     problems.push(
       `SUPERVISOR_LEASE_MS=${values.supervisorLeaseMs}: must be whole seconds, as blob leases are`,
@@ -151,9 +156,9 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     clientCallsPerCall: 1, // the Agent's HTTP client does not retry on its own
   };
   // Forward: every step. Compensation: every undo, and the in-doubt step (at most one) resolved first.
-  const undoRequests = ORDER_STEPS.length + 1;
+  const undoRequests = MOST_STEPS + 1;
   const layers = checkRetryLayers(
-    { ...perStep, partnerSteps: ORDER_STEPS.length + undoRequests },
+    { ...perStep, partnerSteps: MOST_STEPS + undoRequests },
     values.retryBudgetPerOrder,
   );
   if (!layers.ok) problems.push(`RETRY_BUDGET_PER_ORDER: ${layers.error.message}`);
@@ -183,7 +188,19 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     agentMode,
     agentRequestMaxDeliveries: values.agentRequestMaxDeliveries,
     retentionDays: values.retentionDays,
+    workflowVersion,
   };
+}
+
+function readWorkflowVersion(env: Environment, problems: string[]): number {
+  const raw = env[WORKFLOW_VERSION_SETTING];
+  if (raw === undefined || raw.trim() === "") return LATEST_WORKFLOW_VERSION;
+  const version = Number(raw.trim());
+  if (/^\d+$/.test(raw.trim()) && WORKFLOW_VERSIONS.includes(version)) return version;
+  problems.push(
+    `${WORKFLOW_VERSION_SETTING}=${JSON.stringify(raw)}: must be a workflow version this build runs (${WORKFLOW_VERSIONS.join(", ")})`,
+  );
+  return LATEST_WORKFLOW_VERSION;
 }
 
 /** Worst-case partner calls per granted call below the Scheduler, for the budget's run-time charge. */

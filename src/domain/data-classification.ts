@@ -41,4 +41,6 @@ export const STEP_REFERENCE_CLASSES: Readonly<Record<StepName, DataClass>> = {
   reserveInventory: "none",
   chargePayment: "payment",
   arrangeShipment: "personal",
+  // A message sent to a person.
+  notifyCustomer: "personal",
 };

@@ -13,7 +13,14 @@ import {
   type ValidationError,
   validateVersioned,
 } from "./validation.js";
-import { ORDER_STEPS, type StepName, WORKFLOW_VERSION } from "./workflow.js";
+import {
+  isWorkflowVersion,
+  LATEST_WORKFLOW_VERSION,
+  ORDER_STEPS,
+  type StepName,
+  WORKFLOW_VERSIONS,
+  workflowOf,
+} from "./workflow.js";
 
 /**
  * Version 2: the references of the steps classified personal or payment (data-classification.ts) may
@@ -140,7 +147,10 @@ export const stateRecordSchema = z.strictObject({
   /** The trace of the order's submission: spans of later work on the order (attempts, recoveries) join it. */
   traceparent: traceparentSchema.nullable().default(null),
   schemaVersion: literal(STATE_SCHEMA_VERSION),
-  workflowVersion: integer(1, 1_000),
+  /** The workflow version the order was accepted under: it runs and compensates under that version only. */
+  workflowVersion: integer(1, 1_000).refine(isWorkflowVersion, {
+    error: `is not a workflow version this deployment runs (${WORKFLOW_VERSIONS.join(", ")}): a newer deployment wrote it`,
+  }),
   createdAt: isoInstantSchema,
   updatedAt: isoInstantSchema,
 });
@@ -160,10 +170,13 @@ export interface NewRecordInput {
   readonly undoReserve: number;
   /** The submission's span, when traces are kept. */
   readonly traceparent?: string | null;
+  /** The workflow version the order is pinned to (the WORKFLOW_VERSION setting; default the latest). */
+  readonly workflowVersion?: number;
 }
 
-/** The record submission writes: `Pending`, unlocked, no failures, every step not started. */
+/** The record submission writes: `Pending`, unlocked, no failures, every step of its version not started. */
 export function newPendingRecord(input: NewRecordInput): StateRecord {
+  const workflowVersion = input.workflowVersion ?? LATEST_WORKFLOW_VERSION;
   return {
     orderId: input.order.orderId,
     processState: "Pending",
@@ -173,7 +186,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     failureCount: 0,
     compensationRecoveries: 0,
     attempt: 0,
-    steps: ORDER_STEPS.map((name) => ({
+    steps: workflowOf(workflowVersion).steps.map((name) => ({
       name,
       status: "NotStarted",
       completeBy: null,
@@ -194,7 +207,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     replyTo: input.replyTo,
     traceparent: input.traceparent ?? null,
     schemaVersion: STATE_SCHEMA_VERSION,
-    workflowVersion: WORKFLOW_VERSION,
+    workflowVersion,
     createdAt: input.now,
     updatedAt: input.now,
   };

@@ -158,7 +158,7 @@ describe("finishing", () => {
       { type: "finish", instanceId: "ord-1:1", now: at(3) },
       "stepsIncomplete",
     );
-    const done = apply(withCompletedSteps(3), "orchestration", {
+    const done = apply(withCompletedSteps(ORDER_STEPS.length), "orchestration", {
       type: "finish",
       instanceId: "ord-1:1",
       now: at(3),
@@ -235,7 +235,7 @@ describe("compensation", () => {
     record = apply(record, "orchestration", undo("reserveInventory"));
     record = apply(record, "orchestration", finishUndo);
     expect(record).toMatchObject({ processState: "Compensated", lockedBy: null, completeBy: null });
-    expect(record.steps.map((s) => s.status)).toEqual(["Compensated", "Compensated", "Failed"]);
+    expect(record.steps.map((s) => s.status)).toEqual(["Compensated", "Compensated", "Failed", "NotStarted"]);
   });
 
   it("ends in CompensationFailed when an undo fails, and an operator can retry it", () => {
@@ -243,7 +243,12 @@ describe("compensation", () => {
     expectRefused(record, "orchestration", undo("reserveInventory"), "stepOutOfOrder");
     record = apply(record, "orchestration", finishUndo);
     expect(record).toMatchObject({ processState: "CompensationFailed", lockedBy: null });
-    expect(record.steps.map((s) => s.status)).toEqual(["Completed", "CompensationFailed", "Failed"]);
+    expect(record.steps.map((s) => s.status)).toEqual([
+      "Completed",
+      "CompensationFailed",
+      "Failed",
+      "NotStarted",
+    ]);
     const retry = apply(record, "operator", { type: "compensate", now: at(7), reason: "retry" });
     // Handed to the starter: unlocked and due now; the claim makes the next attempt its owner.
     expect(retry).toMatchObject({
@@ -334,7 +339,12 @@ describe("Supervisor recovery", () => {
       lastError: { kind: "timeout", code: "AttemptExpired", step: "chargePayment" },
     });
     expect(recovered.lastError?.message).toContain("chargePayment is in doubt");
-    expect(recovered.steps.map((s) => s.status)).toEqual(["Completed", "InDoubt", "NotStarted"]);
+    expect(recovered.steps.map((s) => s.status)).toEqual([
+      "Completed",
+      "InDoubt",
+      "NotStarted",
+      "NotStarted",
+    ]);
     expect(recovered.compensationLog.map((e) => [e.step, e.reference])).toEqual([
       ["reserveInventory", "ref-reserveInventory"],
       ["chargePayment", null],

@@ -12,7 +12,7 @@ import type {
   StepStatus,
 } from "./state-record.js";
 import { addMilliseconds, type IsoInstant } from "./time.js";
-import { idempotencyKeyFor, instanceIdFor, ORDER_STEPS, type StepName } from "./workflow.js";
+import { idempotencyKeyFor, instanceIdFor, type StepName } from "./workflow.js";
 
 export const ACTORS = ["submission", "starter", "orchestration", "supervisor", "operator"] as const;
 export type Actor = (typeof ACTORS)[number];
@@ -422,11 +422,18 @@ function startedSteps(record: StateRecord): StepName[] {
 }
 
 function startStep(record: StateRecord, command: CommandOf<"startStep">): Step {
+  if (!record.steps.some((s) => s.name === command.step)) {
+    return refusal(
+      "stepState",
+      `${command.step} is not a step of workflow version ${record.workflowVersion}`,
+    );
+  }
   const current = findStep(record, command.step);
   if (current.status === "Running" && current.attempt === record.attempt)
     return ok({ record, changed: false });
-  const earlier = ORDER_STEPS.slice(0, ORDER_STEPS.indexOf(command.step));
-  const unfinished = earlier.filter((name) => findStep(record, name).status !== "Completed");
+  // The order's own steps, as its workflow version lists them.
+  const earlier = record.steps.slice(0, record.steps.indexOf(current));
+  const unfinished = earlier.filter((s) => s.status !== "Completed").map((s) => s.name);
   if (unfinished.length > 0) return refusal("stepOutOfOrder", `${unfinished.join(", ")} not completed yet`);
   // An in-doubt step is retried with its idempotency key: the partner applies its effect at most once.
   if (current.status !== "NotStarted" && current.status !== "InDoubt") {

@@ -2,17 +2,66 @@ import { z } from "zod";
 import { traceparentSchema } from "./trace-context.js";
 import { integer, text } from "./validation.js";
 
-/**
- * The order workflow: its steps in the order the Scheduler runs them. Changing this list changes the
- * workflow contract, so it is versioned: records carry the version they were started under.
- */
-export const WORKFLOW_VERSION = 1;
-
-export const ORDER_STEPS = ["reserveInventory", "chargePayment", "arrangeShipment"] as const;
+/** Every step any workflow version has, in the order the versions run them. */
+export const ORDER_STEPS = [
+  "reserveInventory",
+  "chargePayment",
+  "arrangeShipment",
+  "notifyCustomer",
+] as const;
 export type StepName = (typeof ORDER_STEPS)[number];
 
 export function isStepName(value: string): value is StepName {
   return (ORDER_STEPS as readonly string[]).includes(value);
+}
+
+/** One version of the order workflow: the orchestration that runs it and its steps, in order. */
+export interface WorkflowDefinition {
+  readonly version: number;
+  /** The orchestrator function's name: each version keeps its own, so its histories replay on its code. */
+  readonly orchestration: string;
+  readonly steps: readonly StepName[];
+}
+
+/**
+ * Every version an order may be pinned to. An order runs, recovers and compensates under the version it
+ * was accepted with, whatever the default is by then; a version stays here until no order needs it
+ * (`GET /api/stats`, `workflowVersions`). docs/versioning.md says how to add and remove one.
+ */
+export const WORKFLOWS: readonly WorkflowDefinition[] = [
+  {
+    version: 1,
+    orchestration: "orderProcessing",
+    steps: ["reserveInventory", "chargePayment", "arrangeShipment"],
+  },
+  {
+    version: 2,
+    orchestration: "orderProcessingV2",
+    steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
+  },
+];
+
+/** The version new orders are pinned to unless the WORKFLOW_VERSION setting names another. */
+export const LATEST_WORKFLOW_VERSION = Math.max(...WORKFLOWS.map((w) => w.version));
+
+export const WORKFLOW_VERSIONS: readonly number[] = WORKFLOWS.map((w) => w.version);
+
+/** The most steps any version runs: what deadlines and budgets must leave room for. */
+export const MOST_STEPS = Math.max(...WORKFLOWS.map((w) => w.steps.length));
+
+export function isWorkflowVersion(version: number): boolean {
+  return WORKFLOW_VERSIONS.includes(version);
+}
+
+/** The definition of a version this build has; throws for one it does not (records are validated first). */
+export function workflowOf(version: number): WorkflowDefinition {
+  const workflow = WORKFLOWS.find((w) => w.version === version);
+  if (!workflow) {
+    throw new RangeError(
+      `workflow version ${version} is not one this deployment runs (${WORKFLOW_VERSIONS.join(", ")})`,
+    );
+  }
+  return workflow;
 }
 
 /** The stable key the partner service deduplicates on: the same for every attempt and every retry. */

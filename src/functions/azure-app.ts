@@ -1,6 +1,5 @@
 import type { InvocationContext } from "@azure/functions";
 import { durableClientOf } from "../adapters/functions-host/durable-client.js";
-import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { DurableClient } from "../ports/durable-client.js";
 import { createOperatorCommands } from "../scheduler/operator-commands.js";
 import { createStarterRuns } from "../scheduler/starter.js";
@@ -28,7 +27,6 @@ export function createAzureApp(services: AzureServices) {
     states: services.states,
     clock: services.clock,
     logger: services.logger,
-    orchestrationName: ORDER_PROCESSING,
     attemptTimeoutMs: pipeline.attemptTimeoutMs,
     maxInFlight: pipeline.maxInFlight,
     pageSize: pipeline.starterPageSize,

@@ -2,8 +2,8 @@ import type { InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { type ActivityInvocation, bindActivities } from "../orchestrators/activity-contract.js";
 import type { OrderActivities } from "../orchestrators/order-activities.js";
-import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
-import { orderProcessing } from "../orchestrators/order-processing.js";
+import { ORDER_ACTIVITIES } from "../orchestrators/order-contracts.js";
+import { ORDER_ORCHESTRATORS } from "../orchestrators/order-processing.js";
 import type { DurableClient } from "../ports/durable-client.js";
 
 /** The activities that can take an order out of `Processing`, and then nudge the starter. */
@@ -14,7 +14,8 @@ const SETTLING_ACTIVITIES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Registers the order orchestration and its activities with Durable Functions. Registration only:
+ * Registers the order orchestration of every workflow version still in use, and their activities
+ * (shared by the versions), with Durable Functions. Registration only:
  * the Azure app calls this with activities wired to Azure stores, the embedded host with SQLite ones.
  * Each activity's input is validated against its contract before the implementation sees it; the
  * settling activities get a durable client binding of their own, for the starter they nudge.
@@ -23,7 +24,7 @@ export function registerOrderProcessing(
   activities: OrderActivities,
   durableOf: (context: InvocationContext) => DurableClient,
 ): void {
-  df.app.orchestration(ORDER_PROCESSING, orderProcessing);
+  for (const [name, orchestrator] of ORDER_ORCHESTRATORS) df.app.orchestration(name, orchestrator);
   for (const { name, handler } of bindActivities(ORDER_ACTIVITIES, activities)) {
     if (!SETTLING_ACTIVITIES.has(name)) {
       df.app.activity(name, { handler: (input) => handler(input, withoutDurableClient(name)) });

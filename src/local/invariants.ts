@@ -1,6 +1,7 @@
 import { isTerminal, type StateRecord } from "../domain/state-record.js";
 import { TRANSITIONS } from "../domain/transitions.js";
-import type { PartnerLedger } from "./partner/partner-service.js";
+import { workflowOf } from "../domain/workflow.js";
+import type { EffectEntry, PartnerLedger } from "./partner/partner-service.js";
 import type { AuditedWrite } from "./state-audit.js";
 
 export interface InvariantInput {
@@ -88,8 +89,24 @@ export function checkInvariants(input: InvariantInput): InvariantReport {
       if (mayBeApplied && !record.compensationLog.some((entry) => entry.step === step.name))
         add(`7: ${orderId}: ${step.name} is ${step.status} but not in the compensation log`);
     }
+    // 8. Every order ran the steps of the workflow version it was accepted under, and no other.
+    const problem = versionProblem(record, input.ledger.effectsByOrder[orderId] ?? []);
+    if (problem) add(`8: ${orderId}: ${problem}`);
   }
   return { ok: violations.length === 0, violations };
+}
+
+function versionProblem(record: StateRecord, effects: readonly EffectEntry[]): string | undefined {
+  const steps: readonly string[] = workflowOf(record.workflowVersion).steps;
+  const names = record.steps.map((step) => step.name);
+  if (names.join() !== steps.join())
+    return `has steps ${names.join(", ")}, but version ${record.workflowVersion} has ${steps.join(", ")}`;
+  const foreign = effects.filter((effect) => !steps.includes(effect.operation));
+  if (foreign.length > 0) {
+    const operations = foreign.map((effect) => effect.operation).join(", ");
+    return `the partner applied ${operations}, not a step of version ${record.workflowVersion}`;
+  }
+  return undefined;
 }
 
 /** Why an `Error` or `CompensationFailed` record fails invariant 6, or undefined when its cause is named. */

@@ -17,7 +17,6 @@ import { seededRandom } from "../domain/backoff.js";
 import { replyEventName } from "../domain/workflow.js";
 import { registerOrderProcessing } from "../functions/order-processing.js";
 import { createOrderActivities } from "../orchestrators/order-activities.js";
-import { ORDER_PROCESSING } from "../orchestrators/order-contracts.js";
 import type { Clock } from "../ports/clock.js";
 import type { DurableClient } from "../ports/durable-client.js";
 import type { KeyRing } from "../ports/field-cipher.js";
@@ -154,7 +153,6 @@ export class LocalPipeline {
       states: this.states,
       clock: options.clock,
       logger: options.logger,
-      orchestrationName: ORDER_PROCESSING,
       attemptTimeoutMs: options.settings.attemptTimeoutMs,
       maxInFlight: options.settings.maxInFlight,
       pageSize: options.settings.starterPageSize,
@@ -333,6 +331,7 @@ export class LocalPipeline {
           Object.values(QUEUES).map((name) => [name, this.queue(name).deadLetterQueue]),
         ),
         parkedQueue: null,
+        defaultWorkflowVersion: this.options.settings.workflowVersion,
       }),
     };
   }
@@ -349,6 +348,7 @@ export class LocalPipeline {
       logger,
       retryBudgetPerOrder: settings.retryBudgetPerOrder,
       undoReservePerOrder: settings.undoReservePerOrder,
+      workflowVersion: settings.workflowVersion,
     };
   }
 

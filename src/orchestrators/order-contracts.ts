@@ -3,12 +3,12 @@ import { type AgentResponse, agentRequestSchema } from "../domain/agent-messages
 import { FAILURE_KINDS, type ProcessState } from "../domain/state-record.js";
 import { isoInstantSchema } from "../domain/time.js";
 import type { FailureInput } from "../domain/transitions.js";
-import { oneOf, text } from "../domain/validation.js";
-import { ORDER_STEPS, type StepName } from "../domain/workflow.js";
+import { integer, oneOf, text } from "../domain/validation.js";
+import { ORDER_STEPS, type StepName, workflowOf } from "../domain/workflow.js";
 import { activity } from "./activity-contract.js";
 
-/** The order orchestration's function name, as registered and as the starter and Supervisor start it. */
-export const ORDER_PROCESSING = "orderProcessing";
+/** Workflow version 1's orchestration name (each version's is in `WORKFLOWS`). */
+export const ORDER_PROCESSING = workflowOf(1).orchestration;
 
 /** Every activity that touches the record names the attempt, so the update can be fenced on it. */
 export interface AttemptRef {
@@ -106,10 +106,17 @@ const failureInput: ZodType<FailureInput> = z.strictObject({
  * hosts register `createOrderActivities` against them, which validates each input on arrival.
  */
 export const ORDER_ACTIVITIES = {
-  /** Reads the record and the order, and starts the first pending step. */
+  /**
+   * Reads the record and the order, and starts the first pending step. `workflowVersion` is the
+   * version of the orchestration asking; absent in histories recorded before versions were named: 1.
+   */
   beginAttempt: activity<AttemptPlan>()(
     "orderBeginAttempt",
-    z.strictObject({ ...attemptRef, firstDeadlineFrom: isoInstantSchema }),
+    z.strictObject({
+      ...attemptRef,
+      firstDeadlineFrom: isoInstantSchema,
+      workflowVersion: integer(1, 1_000).default(1),
+    }),
   ),
   /** The Agent in its activity form: calls the partner and answers with its reply. */
   callAgent: activity<AgentResponse>()("orderCallAgent", agentRequestSchema),

@@ -14,6 +14,7 @@ import {
   idempotencyKeyFor,
   replyEventName,
   type StepName,
+  WORKFLOWS,
 } from "../domain/workflow.js";
 import { type ActivityProxy, proxyActivities } from "./activity-contract.js";
 import {
@@ -61,6 +62,23 @@ interface Attempt {
   readonly plan: OwnedPlan;
 }
 
+/** An orchestrator function as `df.app.orchestration` registers it. */
+export type OrderOrchestrator = (context: OrchestrationContext) => Generator<Task, AttemptResult, unknown>;
+
+/**
+ * The orchestrator of each workflow version, by its function name. The versions share the code below,
+ * since they differ only in their steps, which the plan names; a version whose control flow changes
+ * gets a function of its own, and the older ones keep theirs unchanged (docs/versioning.md).
+ */
+export const ORDER_ORCHESTRATORS: ReadonlyMap<string, OrderOrchestrator> = new Map(
+  WORKFLOWS.map((workflow) => [workflow.orchestration, orderProcessingFor(workflow.version)]),
+);
+
+/** The orchestrator of one workflow version: it asks for the plan of an order pinned to that version. */
+export function orderProcessingFor(workflowVersion: number): OrderOrchestrator {
+  return (context) => orderProcessing(context, workflowVersion);
+}
+
 /**
  * The Scheduler: one attempt at one order. Steps run in order; for each it asks the Agent and races a
  * durable timer at the step's deadline against the reply. The reply first: record the step, go on.
@@ -68,14 +86,21 @@ interface Attempt {
  * deadline, and the Supervisor arranges the next attempt. A permanent fault fails the order, or undoes
  * the completed steps in reverse order when there are any. Deterministic: no clock, no I/O, no random.
  */
-export function* orderProcessing(context: OrchestrationContext): Generator<Task, AttemptResult, unknown> {
+function* orderProcessing(
+  context: OrchestrationContext,
+  workflowVersion: number,
+): Generator<Task, AttemptResult, unknown> {
   const parsed = validate("orchestration input", attemptInputSchema, context.df.getInput());
   if (!parsed.ok) throw parsed.error;
   const input = parsed.value;
   const activities = proxyActivities(context, ORDER_ACTIVITIES);
   const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
   // The first step's deadline goes with the plan: reading the plan also starts that step.
-  const plan = yield* activities.beginAttempt({ ...ref, firstDeadlineFrom: deadlineAfter(context, 0) });
+  const plan = yield* activities.beginAttempt({
+    ...ref,
+    firstDeadlineFrom: deadlineAfter(context, 0),
+    workflowVersion,
+  });
   if (!plan.owned) return { outcome: "notOwner" };
   const attempt: Attempt = { context, activities, input, ref, plan };
   if (plan.mode === "compensate") return yield* undoSteps(attempt, plan, plan.compensateBy);

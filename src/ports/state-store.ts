@@ -89,6 +89,12 @@ export type CreateResult =
  * Paged queries are keyset-ordered on fields that do not change while a record matches, so a record
  * that matches for the whole scan is returned exactly once however other records change between pages.
  */
+export interface WorkflowVersionCount {
+  readonly workflowVersion: number;
+  readonly processState: ProcessState;
+  readonly count: number;
+}
+
 export interface StateStore {
   get(orderId: string): Promise<StoredStateRecord | undefined>;
   /** Creates the record unless one with its `orderId` exists; then returns the existing one untouched. */
@@ -105,6 +111,11 @@ export interface StateStore {
   countInState(state: ProcessState): Promise<number>;
   /** How many records are in each process state now (every state present, zero included). */
   countByState(): Promise<Readonly<Record<ProcessState, number>>>;
+  /**
+   * How many records in each of `states` are pinned to each workflow version: one entry per pair with
+   * at least one record, in no promised order. What tells an operator a version is still needed.
+   */
+  countByWorkflowVersion(states: readonly ProcessState[]): Promise<readonly WorkflowVersionCount[]>;
   /**
    * The record that has been in `state` longest, judged by its last change (`updatedAt`, ties by
    * `orderId` where the store orders them), or null when no record is in `state`. One indexed read.

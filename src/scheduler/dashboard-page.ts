@@ -54,6 +54,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
       <dt>Parked</dt><dd id="parked"></dd>
       <dt>Last Supervisor scan</dt><dd id="last-scan"></dd>
       <dt>Finished per minute</dt><dd id="throughput"></dd>
+      <dt>Workflow versions</dt><dd id="workflow-versions"></dd>
     </dl>
   </section>
   <section aria-labelledby="attention-title">
@@ -155,6 +156,10 @@ export const DASHBOARD_PAGE = `<!doctype html>
     const t = stats.throughput;
     $("throughput").textContent = t.finishedPerMinute.join(" · ") + " (oldest first, the last minute up to " + t.until +
       "; " + t.perSecondLastMinute + " per second)";
+    const w = stats.workflowVersions;
+    $("workflow-versions").textContent = Object.entries(w.byVersion).map(([version, use]) =>
+      "v" + version + (Number(version) === w.default ? " (new orders)" : "") + ": " + use.inFlight +
+      " in flight, " + use.awaitingOperator + " awaiting an operator").join(" · ");
   }
 
   async function refreshAttention() {
@@ -195,7 +200,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
     $("detail").hidden = false;
     $("detail-id").textContent = record.orderId;
     $("detail-state").textContent =
-      record.processState + " · attempt " + record.attempt + " · steps: " +
+      record.processState + " · workflow v" + record.workflowVersion + " · attempt " + record.attempt + " · steps: " +
       record.steps.map((s) => s.name + " " + s.status).join(", ");
     const list = $("timeline");
     list.replaceChildren();

@@ -20,9 +20,12 @@
  *         token from another list included.
  *
  *   GET /api/stats    (the readings behind it: src/scheduler/stats.ts)
- *     200 { "counts", "inFlight", "oldestPending", "messages", "lastScan", "throughput", "unavailable" }:
+ *     200 { "counts", "inFlight", "workflowVersions", "oldestPending", "messages", "lastScan", "throughput",
+ *           "unavailable" }:
  *       counts         { <process state>: n, ... }: the records in each state now.
  *       inFlight       { "processing", "max" }: the attempts in flight against MAX_IN_FLIGHT.
+ *       workflowVersions { "default", "byVersion": { <version>: { "inFlight", "awaitingOperator" } } }:
+ *                      the orders that may still run each version's code (docs/versioning.md).
  *       oldestPending  { "orderId", "since", "ageMs" } or null: the `Pending` order whose last change
  *                      (`updatedAt`: accepted, recovered by the Supervisor, claim given back, resubmitted)
  *                      is oldest, and how long ago that was on the host's clock; orders waiting out a
@@ -306,11 +309,17 @@ async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAns
   const store = await ask(
     "stats",
     {},
-    () => Promise.all([backend.countByState(), stats.oldestPending(), stats.throughput()]),
+    () =>
+      Promise.all([
+        backend.countByState(),
+        stats.oldestPending(),
+        stats.throughput(),
+        stats.workflowVersions(),
+      ]),
     "the counts could not be read; try again",
   );
   if (!store.ok) return store.answer;
-  const [counts, oldestPending, throughput] = store.value;
+  const [counts, oldestPending, throughput, workflowVersions] = store.value;
   const failed = new Set<string>();
   const orNull = <T>(figure: string, read: () => Promise<T>): Promise<T | null> =>
     read().catch((error: unknown) => {
@@ -324,7 +333,16 @@ async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAns
   ]);
   const unavailable = ["messages", "lastScan"].filter((figure) => failed.has(figure));
   const inFlight = { processing: counts.Processing, max: backend.maxInFlight };
-  const body = { counts, inFlight, oldestPending, messages, lastScan, throughput, unavailable };
+  const body = {
+    counts,
+    inFlight,
+    workflowVersions,
+    oldestPending,
+    messages,
+    lastScan,
+    throughput,
+    unavailable,
+  };
   return { status: 200, body };
 }
 

@@ -1,6 +1,6 @@
 import type { StoredStateRecord } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, toInstant } from "../domain/time.js";
-import type { AttemptInput } from "../domain/workflow.js";
+import { type AttemptInput, workflowOf } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import { type DurableClient, InstanceAlreadyRunningError } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
@@ -22,7 +22,6 @@ export interface StarterDeps {
   readonly states: StateStore;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly orchestrationName: string;
   readonly attemptTimeoutMs: number;
   readonly maxInFlight: number;
   readonly pageSize: number;
@@ -172,9 +171,15 @@ async function startClaimed(
     attempt: claimed.attempt,
     ...(traceparent ? { traceparent } : {}),
   };
-  const fields = { orderId: claimed.orderId, attempt: claimed.attempt, instanceId };
+  const fields = {
+    orderId: claimed.orderId,
+    attempt: claimed.attempt,
+    instanceId,
+    workflowVersion: claimed.workflowVersion,
+  };
   try {
-    await durable.startNew(deps.orchestrationName, { instanceId, input });
+    // The order's own workflow version, whatever the default has become since it was accepted.
+    await durable.startNew(workflowOf(claimed.workflowVersion).orchestration, { instanceId, input });
     deps.logger.info("starter.claimed", fields);
     return true;
   } catch (error) {

@@ -47,10 +47,15 @@ const NO_SCAN: ScanJournal = { record: async () => undefined, last: async () => 
 function sources(overrides: Partial<StatsSources> = {}): StatsSources {
   return {
     clock: new VirtualClock(T0),
-    states: { oldestInState: async () => null, countFinishedBetween: async () => 0 },
+    states: {
+      oldestInState: async () => null,
+      countFinishedBetween: async () => 0,
+      countByWorkflowVersion: async () => [],
+    },
     journal: NO_SCAN,
     deadLetterQueues: {},
     parkedQueue: null,
+    defaultWorkflowVersion: 2,
     ...overrides,
   };
 }
@@ -115,6 +120,40 @@ describe("message counts", () => {
     await expect(failing.messages()).rejects.toThrow(/unreachable/);
     await expect(failing.messages()).rejects.toThrow(/unreachable/);
     expect(down.peeks).toBe(2);
+  });
+});
+
+describe("workflow versions", () => {
+  it("counts per version what is in flight and what awaits an operator, every version this build runs listed", async () => {
+    const stats = createStatsReadings(
+      sources({
+        defaultWorkflowVersion: 2,
+        states: {
+          oldestInState: async () => null,
+          countFinishedBetween: async () => 0,
+          countByWorkflowVersion: async (states) => {
+            expect([...states].sort()).toEqual(
+              ["Compensating", "CompensationFailed", "Error", "Pending", "Processing"].sort(),
+            );
+            return [
+              { workflowVersion: 2, processState: "Pending", count: 5 },
+              { workflowVersion: 2, processState: "Processing", count: 2 },
+              { workflowVersion: 2, processState: "CompensationFailed", count: 1 },
+              // Written by a newer deployment: shown, so a rollback's leftovers are not hidden.
+              { workflowVersion: 7, processState: "Compensating", count: 1 },
+            ];
+          },
+        },
+      }),
+    );
+    expect(await stats.workflowVersions()).toEqual({
+      default: 2,
+      byVersion: {
+        1: { inFlight: 0, awaitingOperator: 0 },
+        2: { inFlight: 7, awaitingOperator: 1 },
+        7: { inFlight: 1, awaitingOperator: 0 },
+      },
+    });
   });
 });
 

@@ -1,5 +1,7 @@
 import type { RecordedScan } from "../domain/recorded-scan.js";
+import type { ProcessState } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, millisecondsBetween, toInstant } from "../domain/time.js";
+import { WORKFLOW_VERSIONS } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import {
   MAX_DELIVERY_COUNT_EXCEEDED,
@@ -54,8 +56,30 @@ export interface Throughput {
   readonly perSecondLastMinute: number;
 }
 
+/** Orders of one workflow version that may still run its code. */
+export interface WorkflowVersionUse {
+  /** `Pending`, `Processing` or `Compensating`: they will run again without anyone's help. */
+  readonly inFlight: number;
+  /** `Error` or `CompensationFailed`: an operator may resubmit or compensate them, under this version. */
+  readonly awaitingOperator: number;
+}
+
+export interface WorkflowVersions {
+  /** The version new orders are pinned to (the WORKFLOW_VERSION setting). */
+  readonly default: number;
+  /**
+   * Every version this build runs, and any other the store holds, by version: a version other than
+   * the default with nothing in flight and nothing awaiting an operator can leave the next deployment.
+   */
+  readonly byVersion: Readonly<Record<string, WorkflowVersionUse>>;
+}
+
+const IN_FLIGHT_STATES: readonly ProcessState[] = ["Pending", "Processing", "Compensating"];
+const AWAITING_OPERATOR_STATES: readonly ProcessState[] = ["Error", "CompensationFailed"];
+
 /** The figures of `GET /api/stats` beyond the counts per state, each read on demand. */
 export interface StatsReadings {
+  workflowVersions(): Promise<WorkflowVersions>;
   oldestPending(): Promise<OldestPending | null>;
   messages(): Promise<MessageCounts>;
   lastScan(): Promise<RecordedScan | null>;
@@ -65,7 +89,9 @@ export interface StatsReadings {
 /** Where a host's statistics come from. */
 export interface StatsSources {
   readonly clock: Clock;
-  readonly states: Pick<StateStore, "oldestInState" | "countFinishedBetween">;
+  readonly states: Pick<StateStore, "oldestInState" | "countFinishedBetween" | "countByWorkflowVersion">;
+  /** The WORKFLOW_VERSION setting. */
+  readonly defaultWorkflowVersion: number;
   readonly journal: ScanJournal;
   /** The dead-letter sub-queue of each queue the host consumes, by the queue's name. */
   readonly deadLetterQueues: Readonly<Record<string, QueueReceiver>>;
@@ -87,10 +113,30 @@ export function createStatsReadings(sources: StatsSources): StatsReadings {
       const ageMs = Math.max(0, millisecondsBetween(oldest.updatedAt, toInstant(clock.now())));
       return { orderId: oldest.orderId, since: oldest.updatedAt, ageMs };
     },
+    workflowVersions: () => readWorkflowVersions(sources),
     messages: reusedReading(clock, STATS_REUSE_MS, () => countMessages(sources)),
     lastScan: () => sources.journal.last(),
     throughput: reusedReading(clock, STATS_REUSE_MS, () => readThroughput(sources)),
   };
+}
+
+async function readWorkflowVersions(sources: StatsSources): Promise<WorkflowVersions> {
+  const counts = await sources.states.countByWorkflowVersion([
+    ...IN_FLIGHT_STATES,
+    ...AWAITING_OPERATOR_STATES,
+  ]);
+  const byVersion: Record<string, { inFlight: number; awaitingOperator: number }> = {};
+  const use = (version: number) => {
+    byVersion[version] ??= { inFlight: 0, awaitingOperator: 0 };
+    return byVersion[version];
+  };
+  for (const version of WORKFLOW_VERSIONS) use(version);
+  for (const { workflowVersion, processState, count } of counts) {
+    const entry = use(workflowVersion);
+    if (IN_FLIGHT_STATES.includes(processState)) entry.inFlight += count;
+    else entry.awaitingOperator += count;
+  }
+  return { default: sources.defaultWorkflowVersion, byVersion };
 }
 
 /**

@@ -35,6 +35,8 @@ export interface SubmissionDeps {
   readonly retryBudgetPerOrder: number;
   /** Calls of the budget kept for compensation (see PipelineSettings.undoReservePerOrder). */
   readonly undoReservePerOrder: number;
+  /** The workflow version accepted orders are pinned to (the WORKFLOW_VERSION setting). */
+  readonly workflowVersion: number;
   /** Called after an order is accepted, so the starter claims it without waiting for its timer. */
   readonly onAccepted?: (orderId: string) => void;
   /** Where the submission's span goes (default: the global providers). */
@@ -94,6 +96,7 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
       now,
       retryBudgetLimit: deps.retryBudgetPerOrder,
       undoReserve: deps.undoReservePerOrder,
+      workflowVersion: deps.workflowVersion,
       traceparent: traceparentOf(span),
     });
     const created = await deps.states.createIfAbsent(record);

@@ -49,6 +49,8 @@ export class ProtectedStateStore implements StateStore {
   countProcessing: StateStore["countProcessing"] = () => this.inner.countProcessing();
   countInState: StateStore["countInState"] = (state) => this.inner.countInState(state);
   countByState: StateStore["countByState"] = () => this.inner.countByState();
+  countByWorkflowVersion: StateStore["countByWorkflowVersion"] = (states) =>
+    this.inner.countByWorkflowVersion(states);
   oldestInState: StateStore["oldestInState"] = (state) => this.inner.oldestInState(state);
   countFinishedBetween: StateStore["countFinishedBetween"] = (from, to) =>
     this.inner.countFinishedBetween(from, to);

@@ -22,13 +22,14 @@ describeStateStoreContract("SQLite in memory, protected fields sealed", async ()
   return { store, dispose: async () => void db.close() };
 });
 
-/** A record with every step applied and logged: the partner's references for all three steps. */
+/** A record with every step applied and logged: the partner's references for all its steps. */
 function appliedRecord(orderId: string): StateRecord {
   const base = pendingRecord(orderId);
   const references = {
     reserveInventory: "res-000042",
     chargePayment: "pay-000042",
     arrangeShipment: "shp-000042",
+    notifyCustomer: "ntf-000042",
   };
   return {
     ...base,
@@ -56,10 +57,12 @@ describe("ProtectedStateStore", () => {
       "res-000042",
       "pay-000042",
       "shp-000042",
+      "ntf-000042",
     ]);
     const raw = rawRows(db);
     expect(raw).not.toContain("pay-000042");
     expect(raw).not.toContain("shp-000042");
+    expect(raw).not.toContain("ntf-000042");
     // Inventory reservations name no person and no payment: kept in clear, as classified.
     expect(raw).toContain("res-000042");
     expect(raw).toMatch(/enc1\.k1\./);
@@ -67,6 +70,7 @@ describe("ProtectedStateStore", () => {
       "res-000042",
       "pay-000042",
       "shp-000042",
+      "ntf-000042",
     ]);
     db.close();
   });

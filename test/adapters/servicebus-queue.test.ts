@@ -174,10 +174,15 @@ describe("ServiceBusMessageQueue", () => {
     }
     const stats = createStatsReadings({
       clock: harness.clock,
-      states: { oldestInState: async () => null, countFinishedBetween: async () => 0 },
+      states: {
+        oldestInState: async () => null,
+        countFinishedBetween: async () => 0,
+        countByWorkflowVersion: async () => [],
+      },
       journal: { record: async () => undefined, last: async () => null },
       deadLetterQueues: { [QUEUE]: queue.deadLetterQueue },
       parkedQueue: queue,
+      defaultWorkflowVersion: 2,
     });
     const counted = await stats.messages();
     expect(counted.deadLettered).toEqual({ [QUEUE]: { count: 260, capped: false } });

@@ -150,6 +150,24 @@ export function describeStateStoreContract(
       expect(await store.countInState("Compensated")).toBe(0);
     });
 
+    it("counts the records of the states asked for per workflow version, leaving out pairs with none", async () => {
+      await create(pendingRecord("ord-v1a", { workflowVersion: 1 }));
+      await create(pendingRecord("ord-v1b", { workflowVersion: 1, processState: "Error" }));
+      await create(pendingRecord("ord-v1c", { workflowVersion: 1, processState: "Processed" }));
+      await create(pendingRecord("ord-v2a", { workflowVersion: 2 }));
+      await create(pendingRecord("ord-v2b", { workflowVersion: 2 }));
+      const counts = await store.countByWorkflowVersion(["Pending", "Error", "CompensationFailed"]);
+      const sorted = [...counts].sort(
+        (a, b) => a.workflowVersion - b.workflowVersion || a.processState.localeCompare(b.processState),
+      );
+      expect(sorted).toEqual([
+        { workflowVersion: 1, processState: "Error", count: 1 },
+        { workflowVersion: 1, processState: "Pending", count: 1 },
+        { workflowVersion: 2, processState: "Pending", count: 2 },
+      ]);
+      expect(await store.countByWorkflowVersion([])).toEqual([]);
+    });
+
     describe("statistics", () => {
       it("finds the record longest in a state by its last change, and null for an empty state", async () => {
         await create(pendingRecord("ord-new", { updatedAt: at(5_000) }));

@@ -151,10 +151,10 @@ describe("sas host", () => {
     sendOrders(app, 40, 12);
     const states = await untilSettled(host, orderIds(12, 40), ["Processed"], 120_000);
     expect(counts(states)).toEqual({ Processed: 40 });
-    // Three steps per order, each a request to the Agent's worker and a reply to the orchestration.
+    // Four steps per order, each a request to the Agent's worker and a reply to the orchestration.
     const delivered = host.events().filter((e) => e.event === "host.servicebus.message");
-    expect(delivered.filter((e) => e.functionName === "agentWorker").length).toBeGreaterThanOrEqual(120);
-    expect(delivered.filter((e) => e.functionName === "agentReplies").length).toBeGreaterThanOrEqual(120);
+    expect(delivered.filter((e) => e.functionName === "agentWorker").length).toBeGreaterThanOrEqual(160);
+    expect(delivered.filter((e) => e.functionName === "agentReplies").length).toBeGreaterThanOrEqual(160);
   }, 240_000);
 
   it("survives SIGKILL mid-run: restarted on the same data, every order ends Processed, each effect applied once", async () => {
@@ -189,6 +189,7 @@ describe("sas host", () => {
         reserveInventory: { applied: 1, undone: 0 },
         chargePayment: { applied: 1, undone: 0 },
         arrangeShipment: { applied: 1, undone: 0 },
+        notifyCustomer: { applied: 1, undone: 0 },
       });
     }
   }, 300_000);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
+import { WORKFLOWS } from "../../src/domain/workflow.js";
 import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
 import { triggerOf } from "../../src/local/registration-capture.js";
 import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
@@ -100,11 +101,13 @@ describe("Azure app registrations", () => {
         route: "orders/{orderId}/compensate",
         methods: ["POST"],
       },
+      // One orchestration per workflow version still in use.
       [ORDER_PROCESSING]: { type: "orchestrationTrigger" },
+      orderProcessingV2: { type: "orchestrationTrigger" },
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(14 + 1 + activities.length);
+    expect(Object.keys(summary)).toHaveLength(14 + WORKFLOWS.length + activities.length);
   });
 
   it("gives a durable client input to exactly the functions that start, signal or purge orchestrations, settling activities included", () => {
@@ -147,6 +150,7 @@ describe("Azure app handlers", () => {
       "reserveInventory",
       "chargePayment",
       "arrangeShipment",
+      "notifyCustomer",
     ]);
     const statuses = await app.queue(QUEUE_NAMES.orderStatus).peek(10);
     expect(statuses.map((m) => m.subject)).toContain("completed");

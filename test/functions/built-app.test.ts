@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
+import { WORKFLOWS } from "../../src/domain/workflow.js";
 import { registerFunctions } from "../../src/functions/app.js";
 import { createAzureApp } from "../../src/functions/azure-app.js";
 import { createAzureServices } from "../../src/functions/azure-services-factory.js";
@@ -57,7 +58,7 @@ describe("the built Azure app", () => {
       expect(triggers.filter((t) => t === "serviceBusTrigger")).toHaveLength(3);
       expect(triggers.filter((t) => t === "timerTrigger")).toHaveLength(3);
       expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(8);
-      expect(triggers.filter((t) => t === "orchestrationTrigger")).toHaveLength(1);
+      expect(triggers.filter((t) => t === "orchestrationTrigger")).toHaveLength(WORKFLOWS.length);
     } finally {
       for (const key of Object.keys(sample)) if (!(key in saved)) delete process.env[key];
     }

@@ -14,8 +14,10 @@ import {
   AGENT_MODE_SETTING,
   INTEGER_SETTINGS,
   ON_RECOVERIES_EXHAUSTED_SETTING,
+  WORKFLOW_VERSION_SETTING,
 } from "../../src/config/settings.js";
 import { backoffCeilingMs } from "../../src/domain/backoff.js";
+import { LATEST_WORKFLOW_VERSION } from "../../src/domain/workflow.js";
 import { Unresolved } from "./arm-expressions.js";
 import { type DeployedResource, moduleOutput } from "./compiled-template.js";
 
@@ -31,6 +33,7 @@ export const SETTINGS_READ: readonly string[] = [
   ...Object.values(INTEGER_SETTINGS).map((setting) => setting.name),
   AGENT_MODE_SETTING,
   ON_RECOVERIES_EXHAUSTED_SETTING,
+  WORKFLOW_VERSION_SETTING,
 ];
 
 /**
@@ -40,6 +43,7 @@ export const SETTINGS_READ: readonly string[] = [
 export const INLINE_DEFAULTS: Readonly<Record<string, string>> = {
   [AGENT_MODE_SETTING]: "activity",
   [ON_RECOVERIES_EXHAUSTED_SETTING]: "error",
+  [WORKFLOW_VERSION_SETTING]: String(LATEST_WORKFLOW_VERSION),
   [`${cosmos}__allowSelfSignedCertificate`]: "false",
 };
 

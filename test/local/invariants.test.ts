@@ -7,12 +7,23 @@ import { toAudited } from "../../src/local/state-audit.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 function ledger(
-  effects: { key: string; orderId: string }[] = [],
+  effects: { key: string; orderId: string; operation?: string }[] = [],
   calls: Record<string, number> = {},
   duplicates = 0,
 ) {
+  const effectLog = effects.map((e) => ({
+    idempotencyKey: e.key,
+    orderId: e.orderId,
+    operation: e.operation ?? "reserveInventory",
+  }));
   return {
-    effectLog: effects.map((e) => ({ idempotencyKey: e.key, orderId: e.orderId })),
+    effectLog,
+    effectsByOrder: Object.fromEntries(
+      [...new Set(effectLog.map((e) => e.orderId))].map((id) => [
+        id,
+        effectLog.filter((e) => e.orderId === id),
+      ]),
+    ),
     effectsForKey: (key: string) => effects.filter((e) => e.key === key).length,
     callsForOrder: (orderId: string) => calls[orderId] ?? 0,
     duplicateEffects: duplicates,
@@ -183,6 +194,23 @@ describe("checkInvariants", () => {
     expect(checkInvariants(input({ records })).violations).toEqual([
       "7: ord-1: reserveInventory is InDoubt but not in the compensation log",
     ]);
+  });
+
+  it("8: finds an order whose steps, or whose effects at the partner, are not those of its workflow version", () => {
+    const v1 = pendingRecord("ord-1", { workflowVersion: 1 });
+    const v1Steps = v1.steps.slice(0, 3);
+    const notified = ledger([{ key: "ord-1:notifyCustomer", orderId: "ord-1", operation: "notifyCustomer" }]);
+    const processed = { ...v1, steps: v1Steps, processState: "Processed" as const };
+    expect(
+      checkInvariants(input({ records: new Map([["ord-1", processed]]), ledger: notified })).violations,
+    ).toEqual(["8: ord-1: the partner applied notifyCustomer, not a step of version 1"]);
+    // A version-1 record with version 2's four steps.
+    expect(
+      checkInvariants(input({ records: new Map([["ord-1", { ...processed, steps: v1.steps }]]) })).violations,
+    ).toEqual([
+      "8: ord-1: has steps reserveInventory, chargePayment, arrangeShipment, notifyCustomer, but version 1 has reserveInventory, chargePayment, arrangeShipment",
+    ]);
+    expect(checkInvariants(input({ records: new Map([["ord-1", processed]]) })).ok).toBe(true);
   });
 
   it("5: finds an order that cost more partner calls than its budget", () => {

@@ -161,11 +161,12 @@ describe("calls and replays", () => {
       );
     }
     expect(references).toEqual(["res-000001", "pay-000001", "shp-000001", "res-000002"]);
-    expect(PARTNER_OPERATIONS).toHaveLength(6);
+    expect(PARTNER_OPERATIONS).toHaveLength(8);
     expect(UNDO_OF).toEqual({
       reserveInventory: "releaseInventory",
       chargePayment: "refundPayment",
       arrangeShipment: "cancelShipment",
+      notifyCustomer: "sendCorrection",
     });
   });
 

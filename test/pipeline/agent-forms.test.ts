@@ -13,11 +13,11 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
     for (const id of ids) {
       const record = await recordOf(s, id);
       expect(record).toMatchObject({ processState: "Processed", attempt: 1 });
-      expect(record.compensationLog).toHaveLength(3);
+      expect(record.compensationLog).toHaveLength(4);
     }
-    expect(s.partner.ledger()).toMatchObject({ effects: 9, duplicateEffects: 0 });
+    expect(s.partner.ledger()).toMatchObject({ effects: 12, duplicateEffects: 0 });
     if (mode === "queue") {
-      expect(s.logger.events("agent.reply.delivered")).toHaveLength(18); // 9 replies, each twice
+      expect(s.logger.events("agent.reply.delivered")).toHaveLength(24); // 12 replies, each twice
       expect(await s.pipeline.queue(QUEUES.agentRequests).peek(10)).toEqual([]);
     }
   });

@@ -54,7 +54,12 @@ describe("compensation is recoverable work", () => {
     await runUntil(s, terminal(s, orderId));
     const record = await recordOf(s, orderId);
     expect(record).toMatchObject({ processState: "Compensated", compensationRecoveries: 1, failureCount: 0 });
-    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "Failed"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Compensated",
+      "Compensated",
+      "Failed",
+      "NotStarted",
+    ]);
     const ledger = s.partner.ledger();
     expect(ledger.undos).toBe(2);
     expect(ledger.callsForKey(`${orderId}:chargePayment:undo`)).toBe(4);
@@ -125,7 +130,12 @@ describe("an undo the partner refuses for good", () => {
       message: "refund-window-closed",
       step: "chargePayment",
     });
-    expect(record.steps.map((step) => step.status)).toEqual(["Completed", "CompensationFailed", "Failed"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Completed",
+      "CompensationFailed",
+      "Failed",
+      "NotStarted",
+    ]);
     expect(s.pipeline.alerts.raised).toEqual([
       expect.objectContaining({
         kind: "CompensationFailed",
@@ -174,7 +184,12 @@ describe("recoveries exhausted with a completed and an in-doubt step", () => {
     await runUntil(s, terminal(s, orderId));
     const record = await recordOf(s, orderId);
     expect(record).toMatchObject({ processState: "Error", lastError: { code: "RecoveriesExhausted" } });
-    expect(record.steps.map((step) => step.status)).toEqual(["Completed", "InDoubt", "NotStarted"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Completed",
+      "InDoubt",
+      "NotStarted",
+      "NotStarted",
+    ]);
     expect(record.compensationLog.map((entry) => [entry.step, entry.reference === null])).toEqual([
       ["reserveInventory", false],
       ["chargePayment", true],
@@ -203,7 +218,12 @@ describe("recoveries exhausted with a completed and an in-doubt step", () => {
         processState: "Compensated",
         lastError: { code: "RecoveriesExhausted" },
       });
-      expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "NotStarted"]);
+      expect(record.steps.map((step) => step.status)).toEqual([
+        "Compensated",
+        "Compensated",
+        "NotStarted",
+        "NotStarted",
+      ]);
       const ledger = s.partner.ledger();
       // Re-sending the charge with its key replayed the effect already applied: still two, both undone.
       expect(ledger.effects).toBe(2);
@@ -231,7 +251,7 @@ describe("recoveries exhausted with a completed and an in-doubt step", () => {
     expect(await recordOf(s, orderId)).toMatchObject({ processState: "Processed" });
     const ledger = s.partner.ledger();
     expect(ledger.callsForKey(`${orderId}:chargePayment`)).toBe(7);
-    expect(ledger.effects).toBe(3);
+    expect(ledger.effects).toBe(4);
     expect(ledger.duplicateEffects).toBe(0);
   });
 
@@ -246,7 +266,12 @@ describe("recoveries exhausted with a completed and an in-doubt step", () => {
     await runUntil(s, terminal(s, orderId));
     const record = await recordOf(s, orderId);
     expect(record.processState).toBe("Compensated");
-    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "NotStarted"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Compensated",
+      "Compensated",
+      "NotStarted",
+      "NotStarted",
+    ]);
     const ledger = s.partner.ledger();
     expect(ledger.effects).toBe(2);
     expect(ledger.undos).toBe(2);
@@ -278,7 +303,12 @@ describe("recoveries exhausted with a completed and an in-doubt step", () => {
     const record = await recordOf(s, orderId);
     expect(record.processState).toBe("Compensated");
     // The charge, re-sent with its key, was refused: nothing applied, so it left the log and needs no undo.
-    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "NotStarted", "NotStarted"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Compensated",
+      "NotStarted",
+      "NotStarted",
+      "NotStarted",
+    ]);
     expect(record.compensationLog.map((entry) => entry.step)).toEqual(["reserveInventory"]);
     expect(s.partner.ledger()).toMatchObject({ effects: 1, undos: 1 });
   });

@@ -56,6 +56,6 @@ describe("infrastructure is not the order's fault", () => {
     for (const id of ids) {
       expect(await recordOf(s, id)).toMatchObject({ processState: "Processed", failureCount: 0 });
     }
-    expect(s.partner.ledger().effects).toBe(3 * ids.length);
+    expect(s.partner.ledger().effects).toBe(4 * ids.length);
   });
 });

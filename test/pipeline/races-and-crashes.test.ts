@@ -5,7 +5,6 @@ import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { seededRandom } from "../../src/domain/backoff.js";
 import { orderFromMessage } from "../../src/domain/order.js";
 import { toInstant } from "../../src/domain/time.js";
-import { ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 import { createStarter } from "../../src/scheduler/starter.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
@@ -118,7 +117,6 @@ describe("starter", () => {
         states: s.pipeline.states,
         clock: s.clock,
         logger: s.logger,
-        orchestrationName: ORDER_PROCESSING,
         attemptTimeoutMs: s.settings.attemptTimeoutMs,
         maxInFlight: 1_000,
         pageSize: 3,
@@ -131,7 +129,7 @@ describe("starter", () => {
     await runUntil(s, terminal(s, ...ids));
     for (const id of ids)
       expect(await recordOf(s, id)).toMatchObject({ processState: "Processed", attempt: 1 });
-    expect(s.partner.ledger().effects).toBe(60);
+    expect(s.partner.ledger().effects).toBe(4 * ids.length);
   });
 
   it("claims no more than MAX_IN_FLIGHT at once", async () => {

@@ -15,15 +15,20 @@ const openScenario = scenarioPerTest();
 const open = (env: Record<string, string> = {}): Promise<Scenario> => openScenario(env);
 
 describe("the happy path", () => {
-  it("processes an order through all three steps, each effect applied once", async () => {
+  it("processes an order through all four steps of the current workflow version, each effect applied once", async () => {
     const s = await open();
     await post(s, orderMessage("ord-happy"));
     await runUntil(s, terminal(s, "ord-happy"));
     const record = await recordOf(s, "ord-happy");
     expect(record).toMatchObject({ processState: "Processed", attempt: 1, failureCount: 0, lockedBy: null });
-    expect(record.steps.map((step) => step.status)).toEqual(["Completed", "Completed", "Completed"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Completed",
+      "Completed",
+      "Completed",
+      "Completed",
+    ]);
     const ledger = s.partner.ledger();
-    expect(ledger.effects).toBe(3);
+    expect(ledger.effects).toBe(4);
     expect(ledger.duplicateEffects).toBe(0);
     const statuses = await s.pipeline.queue("status-test").peek(10);
     expect(statuses.map((m) => (m.body as { status: string }).status)).toEqual([
@@ -46,7 +51,7 @@ describe("faults the pattern names", () => {
     expect(record).toMatchObject({ processState: "Processed", attempt: 1, failureCount: 0 });
     const ledger = s.partner.ledger();
     expect(ledger.callsForKey("ord-transient:reserveInventory")).toBeGreaterThanOrEqual(2);
-    expect(ledger.effects).toBe(3);
+    expect(ledger.effects).toBe(4);
     expect(ledger.duplicateEffects).toBe(0);
   });
 
@@ -71,7 +76,7 @@ describe("faults the pattern names", () => {
       attempt: 2,
       failureCount: 1,
     });
-    expect(s.partner.ledger().effects).toBe(3);
+    expect(s.partner.ledger().effects).toBe(4);
   });
 
   it("ignores a reply that arrives after the timer won, and the retry is deduplicated by the partner", async () => {
@@ -130,6 +135,7 @@ describe("faults the pattern names", () => {
       "reserveInventory",
       "chargePayment",
       "arrangeShipment",
+      "notifyCustomer",
     ]);
     expect(record.compensationLog[0]?.reference).not.toBe("res-999999");
   });
@@ -187,7 +193,12 @@ describe("faults the pattern names", () => {
     await runUntil(s, terminal(s, orderId));
     const record = await recordOf(s, orderId);
     expect(record.processState).toBe("Compensated");
-    expect(record.steps.map((step) => step.status)).toEqual(["Compensated", "Compensated", "Failed"]);
+    expect(record.steps.map((step) => step.status)).toEqual([
+      "Compensated",
+      "Compensated",
+      "Failed",
+      "NotStarted",
+    ]);
     const ledger = s.partner.ledger();
     expect(ledger.undos).toBe(2);
     const undone = s.logger.events("compensation.step").map((line) => line.step);

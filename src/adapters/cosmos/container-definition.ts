@@ -24,6 +24,7 @@ export const ORDER_STATE_CONTAINER = {
       { path: "/completeBy/?" },
       { path: "/orderId/?" },
       { path: "/updatedAt/?" },
+      { path: "/workflowVersion/?" },
     ],
     excludedPaths: [{ path: "/*" }],
     compositeIndexes: [

@@ -11,6 +11,7 @@ import {
   withoutStoreMetadata,
 } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
+import { WORKFLOW_VERSIONS } from "../../domain/workflow.js";
 import type {
   ClaimableQuery,
   CreateResult,
@@ -23,6 +24,7 @@ import type {
   RetiredQuery,
   RetiredRecord,
   StateStore,
+  WorkflowVersionCount,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
 import type { StateContainers } from "./cosmos-client.js";
@@ -138,6 +140,26 @@ export class CosmosStateStore implements StateStore {
 
   async countInState(state: ProcessState): Promise<number> {
     return this.count("c.processState = @state", [{ name: "@state", value: state }]);
+  }
+
+  /**
+   * One count per state and version this build runs, each answered from the indexes; a version that
+   * only a newer deployment runs is not counted here (its records do not parse in this one either).
+   */
+  async countByWorkflowVersion(states: readonly ProcessState[]): Promise<readonly WorkflowVersionCount[]> {
+    const pairs = states.flatMap((processState) =>
+      WORKFLOW_VERSIONS.map((workflowVersion) => ({ processState, workflowVersion })),
+    );
+    const counts = await Promise.all(
+      pairs.map(async (pair) => ({
+        ...pair,
+        count: await this.count("c.processState = @state AND c.workflowVersion = @version", [
+          { name: "@state", value: pair.processState },
+          { name: "@version", value: pair.workflowVersion },
+        ]),
+      })),
+    );
+    return counts.filter((entry) => entry.count > 0);
   }
 
   /** The state leads the ORDER BY, matching the container's (processState, updatedAt) composite index. */

@@ -24,6 +24,7 @@ import {
   type RetiredQuery,
   type RetiredRecord,
   type StateStore,
+  type WorkflowVersionCount,
 } from "../../ports/state-store.js";
 import {
   InvalidContinuationTokenError,
@@ -106,6 +107,9 @@ export const RETENTION_QUERIES = {
 export const COUNT_QUERIES = {
   byState: "SELECT process_state, COUNT(*) AS n FROM state_records GROUP BY process_state",
   inState: "SELECT COUNT(*) AS n FROM state_records WHERE process_state = ?",
+  byWorkflowVersion: `SELECT process_state, json_extract(document, '$.workflowVersion') AS version, COUNT(*) AS n
+    FROM state_records WHERE process_state IN (SELECT value FROM json_each(?))
+    GROUP BY process_state, version`,
   processing: "SELECT COUNT(*) AS n FROM state_records WHERE process_state = 'Processing'",
 };
 
@@ -127,6 +131,10 @@ export class SqliteStateStore implements StateStore {
   private readonly inState: Statement<[string], { n: number }>;
   private readonly everything: Statement<[], RecordRow>;
   private readonly byState: Statement<[], { process_state: string; n: number }>;
+  private readonly byWorkflowVersion: Statement<
+    [string],
+    { process_state: string; version: number; n: number }
+  >;
   private readonly claimable: Statement<[string, string, string, number], KeyedRow>;
   private readonly expired: Statement<[string, string, string, number], KeyedRow>;
   private readonly recentAll: Statement<[string, string, number], KeyedRow>;
@@ -153,6 +161,7 @@ export class SqliteStateStore implements StateStore {
        WHERE order_id = @orderId AND etag = @ifMatch`,
     );
     this.byState = db.prepare(COUNT_QUERIES.byState);
+    this.byWorkflowVersion = db.prepare(COUNT_QUERIES.byWorkflowVersion);
     this.everything = db.prepare("SELECT etag, document FROM state_records ORDER BY order_id");
     this.inState = db.prepare(COUNT_QUERIES.inState);
     this.processing = db.prepare(COUNT_QUERIES.processing);
@@ -217,6 +226,14 @@ export class SqliteStateStore implements StateStore {
     >;
     for (const row of this.byState.all()) counts[row.process_state as ProcessState] = row.n;
     return counts;
+  }
+
+  async countByWorkflowVersion(states: readonly ProcessState[]): Promise<readonly WorkflowVersionCount[]> {
+    return this.byWorkflowVersion.all(JSON.stringify(states)).map((row) => ({
+      workflowVersion: row.version,
+      processState: row.process_state as ProcessState,
+      count: row.n,
+    }));
   }
 
   async countProcessing(): Promise<number> {

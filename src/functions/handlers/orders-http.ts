@@ -90,6 +90,7 @@ function statsReadings(services: AzureServices): StatsReadings {
     journal: services.scanJournal,
     deadLetterQueues: Object.fromEntries(queues.map((name) => [name, services.queue(name).deadLetterQueue])),
     parkedQueue: services.queue(QUEUE_NAMES.invalidMessages),
+    defaultWorkflowVersion: services.settings.pipeline.workflowVersion,
   });
 }
 

@@ -26,6 +26,7 @@ export function createSubmissionTrigger(
       logger: services.logger,
       retryBudgetPerOrder: services.settings.pipeline.retryBudgetPerOrder,
       undoReservePerOrder: services.settings.pipeline.undoReservePerOrder,
+      workflowVersion: services.settings.pipeline.workflowVersion,
       telemetry: telemetryOf(services),
     }),
   );

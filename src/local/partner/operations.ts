@@ -1,6 +1,19 @@
-/** The partner's operations: three effects, and the undo of each (what compensation calls). */
-export const EFFECT_OPERATIONS = ["reserveInventory", "chargePayment", "arrangeShipment"] as const;
-export const UNDO_OPERATIONS = ["releaseInventory", "refundPayment", "cancelShipment"] as const;
+/**
+ * The partner's operations: four effects, and the undo of each (what compensation calls). A notice
+ * cannot be unsent: its undo sends the customer a correction.
+ */
+export const EFFECT_OPERATIONS = [
+  "reserveInventory",
+  "chargePayment",
+  "arrangeShipment",
+  "notifyCustomer",
+] as const;
+export const UNDO_OPERATIONS = [
+  "releaseInventory",
+  "refundPayment",
+  "cancelShipment",
+  "sendCorrection",
+] as const;
 export const PARTNER_OPERATIONS = [...EFFECT_OPERATIONS, ...UNDO_OPERATIONS] as const;
 
 export type EffectOperation = (typeof EFFECT_OPERATIONS)[number];
@@ -11,12 +24,14 @@ export const UNDO_OF: Readonly<Record<EffectOperation, UndoOperation>> = {
   reserveInventory: "releaseInventory",
   chargePayment: "refundPayment",
   arrangeShipment: "cancelShipment",
+  notifyCustomer: "sendCorrection",
 };
 
 export const EFFECT_OF: Readonly<Record<UndoOperation, EffectOperation>> = {
   releaseInventory: "reserveInventory",
   refundPayment: "chargePayment",
   cancelShipment: "arrangeShipment",
+  sendCorrection: "notifyCustomer",
 };
 
 /** References look like `pay-000042`: the prefix says which operation issued them. */
@@ -27,6 +42,8 @@ export const REFERENCE_PREFIX: Readonly<Record<PartnerOperation, string>> = {
   releaseInventory: "rel",
   refundPayment: "ref",
   cancelShipment: "cnl",
+  notifyCustomer: "ntf",
+  sendCorrection: "cor",
 };
 
 /** Why the partner turns an operation down when a permanent fault is injected. */
@@ -37,6 +54,8 @@ export const REJECTION_REASON: Readonly<Record<PartnerOperation, string>> = {
   releaseInventory: "stock-already-released",
   refundPayment: "refund-window-closed",
   cancelShipment: "already-shipped",
+  notifyCustomer: "recipient-unreachable",
+  sendCorrection: "recipient-unreachable",
 };
 
 export function isPartnerOperation(value: string): value is PartnerOperation {

@@ -1,6 +1,5 @@
 import { type StateRecord, stepOf } from "../../domain/state-record.js";
 import { addMilliseconds } from "../../domain/time.js";
-import { ORDER_STEPS } from "../../domain/workflow.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import type {
   AttemptPlan,
@@ -31,11 +30,22 @@ export function createAttemptActivities(
         deps.logger.warn("attempt.notOwner", { ...ref, lockedBy: record?.lockedBy ?? null });
         return { owned: false };
       }
+      if (record.workflowVersion !== input.workflowVersion) {
+        // Only the starter launches attempts, and it launches the record's own version: a bug if seen.
+        deps.logger.error("attempt.wrongWorkflowVersion", {
+          ...ref,
+          attempt: record.attempt,
+          workflowVersion: record.workflowVersion,
+          orchestrationVersion: input.workflowVersion,
+        });
+        return { owned: false };
+      }
       const mode = record.processState === "Compensating" ? "compensate" : "forward";
       deps.logger.info("attempt.started", {
         ...ref,
         attempt: record.attempt,
         failureCount: record.failureCount,
+        workflowVersion: record.workflowVersion,
         mode,
       });
       if (mode === "compensate") return compensationPlan(deps, actions, ref);
@@ -93,7 +103,10 @@ async function forwardPlan(
   const completed = record.compensationLog
     .filter(({ step }) => stepOf(record, step)?.status === "Completed")
     .map(({ step, reference }) => ({ step, reference }));
-  const pendingSteps = ORDER_STEPS.filter((step) => !completed.some((c) => c.step === step));
+  // The order's own steps, those of the workflow version it was accepted under.
+  const pendingSteps = record.steps
+    .map((s) => s.name)
+    .filter((step) => !completed.some((c) => c.step === step));
   // Reading the plan also starts the first pending step: one update fewer per attempt.
   const firstCompleteBy = addMilliseconds(attempt.firstDeadlineFrom, deps.settings.stepTimeoutMs);
   const first = pendingSteps[0];

@@ -12,6 +12,7 @@ export function stepPayloads(order: Order): Readonly<Record<StepName, Record<str
     reserveInventory: { items },
     chargePayment: { amountMinor: orderTotalMinor(order), currency, customerId },
     arrangeShipment: { customerId, items },
+    notifyCustomer: { customerId },
   };
 }
 

@@ -22,7 +22,7 @@ describe("sas start --partner-url", () => {
     expect(host.output()).toContain("demo batch finished");
     const ledger = partner.ledger();
     expect(Object.keys(ledger.effectsByOrder)).toHaveLength(4);
-    expect(ledger.effects).toBe(12);
+    expect(ledger.effects).toBe(16); // four steps each
     expect(host.rss()).toBeGreaterThan(10 * 1_048_576);
 
     const pid = host.pid;
