@@ -12,7 +12,7 @@ import { prepareHostDatabase, readStoredEvidence, type StoredEvidence } from "./
  * the orders in flight one or more, and none of that is the order's fault. The budget of partner
  * calls grows to match, as the settings check demands. Both can be overridden from the environment.
  */
-export const CHAOS_ENVIRONMENT: Environment = { MAX_RECOVERIES: "20", RETRY_BUDGET_PER_ORDER: "1500" };
+export const CHAOS_ENVIRONMENT: Environment = { MAX_RECOVERIES: "20", RETRY_BUDGET_PER_ORDER: "1800" };
 
 /** `base`, overridden by this process's environment, so MAX_RECOVERIES and the like can be set as usual. */
 export function hostEnvironment(base: Environment): Environment {
