@@ -6,10 +6,12 @@ import {
 } from "../domain/agent-messages.js";
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "../domain/backoff.js";
 import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
+import { stepPayload } from "../domain/step-payloads.js";
 import { toInstant } from "../domain/time.js";
 import type { StepName } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
+import type { OrdersRepository } from "../ports/orders-repository.js";
 import { instrumentsOf } from "../telemetry/instruments.js";
 import {
   type Context,
@@ -44,6 +46,8 @@ export interface PartnerAgentDeps {
   readonly callTimeoutMs: number;
   /** Where the step's span and each call's span go (default: the global providers). */
   readonly telemetry?: Telemetry;
+  /** The orders database, where the Agent reads what the partner needs for a step (`stepPayload`). */
+  readonly orders: Pick<OrdersRepository, "get">;
 }
 
 type CallResult =
@@ -74,7 +78,14 @@ export function createPartnerAgent(
       attributes: { ...attributes, "sas.max_calls": request.maxCalls },
       startTime: started,
     });
-    const response = await runStep({ ...deps, telemetry }, request, contextOf(span));
+    let response: AgentResponse;
+    try {
+      response = await runStep({ ...deps, telemetry }, request, contextOf(span));
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      span.end(deps.clock.now());
+      throw error;
+    }
     const outcome = response.fault ? response.fault.kind : response.outcome;
     span.setAttributes({ "sas.outcome": outcome, "sas.calls_made": response.callsMade });
     if (response.fault) span.setStatus({ code: SpanStatusCode.ERROR, message: response.fault.code });
@@ -103,6 +114,7 @@ async function runStep(
     operation,
     idempotencyKey: request.idempotencyKey,
   });
+  const body = JSON.stringify({ orderId: request.orderId, ...(await payloadOf(deps.orders, request)) });
   let calls = 0;
   let lastFault: AgentFault = {
     kind: "transient",
@@ -115,7 +127,7 @@ async function runStep(
     calls++;
     // A call already under way may outlive the deadline (the seed allows work in progress to go on);
     // only new calls are refused once it has passed.
-    const result = await callPartner(deps, operation, request, { call: calls, parent });
+    const result = await callPartner(deps, operation, request, { call: calls, parent, body });
     if (result.kind === "success") {
       // A payment's or a shipment's reference is not for the logs (data-classification.ts).
       const loggable = isProtected(STEP_REFERENCE_CLASSES[request.step])
@@ -170,7 +182,7 @@ async function callPartner(
   deps: PartnerAgentDeps & { readonly telemetry: Telemetry },
   operation: string,
   request: AgentRequest,
-  at: { readonly call: number; readonly parent: Context },
+  at: { readonly call: number; readonly parent: Context; readonly body: string },
 ): Promise<CallResult> {
   const url = new URL(`${deps.partnerUrl}/operations/${operation}`);
   const http = {
@@ -186,7 +198,7 @@ async function callPartner(
     startTime: started,
   });
   const traceparent = traceparentOf(span);
-  const result = await sendCall(deps, url, request, traceparent);
+  const result = await sendCall(deps, url, request, { body: at.body, traceparent });
   const status = result.status === undefined ? {} : { "http.response.status_code": result.status };
   const errorType = result.outcome.kind === "success" ? undefined : result.outcome.fault.code;
   span.setAttributes({ ...status, ...(errorType ? { "error.type": errorType } : {}) });
@@ -213,13 +225,13 @@ async function sendCall(
   deps: PartnerAgentDeps,
   url: URL,
   request: AgentRequest,
-  traceparent: string | null,
+  { body, traceparent }: { readonly body: string; readonly traceparent: string | null },
 ): Promise<{ readonly outcome: CallResult; readonly status?: number }> {
   try {
     const answer = await postJson(
       url,
       { "idempotency-key": request.idempotencyKey, ...(traceparent ? { traceparent } : {}) },
-      JSON.stringify({ orderId: request.orderId, ...request.payload }),
+      body,
       { clock: deps.clock, timeoutMs: deps.callTimeoutMs },
     );
     return { outcome: classify(answer.status, answer.body), status: answer.status };
@@ -236,6 +248,21 @@ async function sendCall(
       },
     };
   }
+}
+
+/**
+ * What the partner needs besides the order id: an undo, the reference of the effect to undo; a step,
+ * its part of the order. A request whose order is missing is a broken store, not a partner's fault:
+ * it throws, and the Scheduler treats it as the Agent failing.
+ */
+async function payloadOf(
+  orders: Pick<OrdersRepository, "get">,
+  request: AgentRequest,
+): Promise<Record<string, unknown>> {
+  if (request.operation === "undo") return { reference: request.reference };
+  const order = await orders.get(request.orderId);
+  if (!order) throw new Error(`order ${request.orderId} has an Agent request but no order row`);
+  return stepPayload(order, request.step);
 }
 
 /** Timeouts, 408, 429 and 5xx may pass; any other 4xx will not, however often it is retried. */

@@ -2,10 +2,42 @@ import { z } from "zod";
 import type { Result } from "./result.js";
 import { isoInstantSchema } from "./time.js";
 import { traceparentSchema } from "./trace-context.js";
-import { integer, literal, oneOf, text, type ValidationError, validateVersioned } from "./validation.js";
+import {
+  integer,
+  literal,
+  oneOf,
+  text,
+  type Upgrades,
+  upgradeToCurrent,
+  type ValidationError,
+  validateVersioned,
+} from "./validation.js";
 import { instanceIdFor, ORDER_STEPS, requestIdFor, type StepName } from "./workflow.js";
 
-export const AGENT_MESSAGE_SCHEMA_VERSION = 1;
+/**
+ * Version 2: the request carries the reference of the effect to undo (`reference`) and no payload: the
+ * Agent reads what the partner needs from the orders database when it calls, so the order's personal
+ * and payment fields stay out of the request queue and the durable histories (data-classification.ts).
+ * The steps include `notifyCustomer` (workflow version 2), which a version-1 reader does not know.
+ */
+export const AGENT_MESSAGE_SCHEMA_VERSION = 2;
+
+/**
+ * A version-1 request carried the partner's payload; all a version-2 one keeps of it is the reference
+ * to undo. The rest is read again from the order, which does not change once accepted.
+ */
+export const AGENT_REQUEST_UPGRADES: Upgrades = {
+  1: ({ payload, ...v1 }) => {
+    const reference =
+      typeof payload === "object" && payload !== null && "reference" in payload ? payload.reference : null;
+    return { ...v1, schemaVersion: 2, reference: typeof reference === "string" ? reference : null };
+  },
+};
+
+/** A version-1 reply differs only in its version. */
+export const AGENT_RESPONSE_UPGRADES: Upgrades = {
+  1: (v1) => ({ ...v1, schemaVersion: 2 }),
+};
 
 /** Partner operations: one per step, and the undo of each. */
 export const AGENT_OPERATIONS = ["do", "undo"] as const;
@@ -37,12 +69,18 @@ export const agentRequestSchema = z.strictObject({
   replyEvent: identifier,
   completeBy: isoInstantSchema,
   maxCalls: integer(1, 1_000),
-  /** Data the partner needs (amounts, items, the reference of the effect to undo). */
-  payload: z.record(z.string(), z.unknown()),
+  /** An undo's: the partner's reference for the effect to undo (null for a step's own request). */
+  reference: text(0, 256).nullable(),
   /** The attempt's trace, so the Agent's spans join the order's trace (absent when none is recorded). */
   traceparent: traceparentSchema.optional(),
 });
 export type AgentRequest = z.infer<typeof agentRequestSchema>;
+
+/** An Agent request as an activity's input: a version-1 one (from an older history) is upgraded first. */
+export const agentRequestInputSchema = z.preprocess(
+  (input) => upgradeToCurrent(input, AGENT_MESSAGE_SCHEMA_VERSION, AGENT_REQUEST_UPGRADES),
+  agentRequestSchema,
+);
 
 export const AGENT_FAULT_KINDS = ["transient", "permanent"] as const;
 
@@ -79,7 +117,13 @@ export function agentRequestIdFor(
 }
 
 export function parseAgentRequest(input: unknown): Result<AgentRequest, ValidationError> {
-  return validateVersioned("agent request", agentRequestSchema, AGENT_MESSAGE_SCHEMA_VERSION, input);
+  return validateVersioned(
+    "agent request",
+    agentRequestSchema,
+    AGENT_MESSAGE_SCHEMA_VERSION,
+    input,
+    AGENT_REQUEST_UPGRADES,
+  );
 }
 
 /**
@@ -104,5 +148,6 @@ export function parseAgentResponse(input: unknown): Result<AgentResponse, Valida
       }),
     AGENT_MESSAGE_SCHEMA_VERSION,
     input,
+    AGENT_RESPONSE_UPGRADES,
   );
 }

@@ -5,7 +5,7 @@ import { parseStateRecord } from "./state-record.js";
 import { parseStatusMessage, statusMessageId } from "./status-message.js";
 
 const request = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   requestId: "ord-1:1:chargePayment",
   orderId: "ord-1",
   attempt: 1,
@@ -16,10 +16,10 @@ const request = {
   replyEvent: "reply-chargePayment",
   completeBy: "2026-01-01T00:00:30.000Z",
   maxCalls: 3,
-  payload: { amountMinor: 2598, currency: "EUR" },
+  reference: null,
 };
 const response = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   requestId: "ord-1:1:chargePayment",
   orderId: "ord-1",
   attempt: 1,

@@ -105,7 +105,8 @@ export function validateVersioned<T>(
   return validate(subject, schema, upgraded);
 }
 
-function upgradeToCurrent(input: unknown, currentVersion: number, upgrades: Upgrades): unknown {
+/** `input` upgraded a version at a time to `currentVersion`, as far as `upgrades` go; anything else as it is. */
+export function upgradeToCurrent(input: unknown, currentVersion: number, upgrades: Upgrades): unknown {
   let value = input;
   for (;;) {
     if (typeof value !== "object" || value === null || !("schemaVersion" in value)) return value;

@@ -60,13 +60,14 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   };
   const random = Math.random;
   const leases = leaseContainer(settings);
+  const orders =
+    settings.sql.kind === "sqliteFile"
+      ? embeddedOrders(settings.sql.file, clock)
+      : lazyOrders(toPoolConnection(settings.sql), clock);
   return {
     settings,
     states,
-    orders:
-      settings.sql.kind === "sqliteFile"
-        ? embeddedOrders(settings.sql.file, clock)
-        : lazyOrders(toPoolConnection(settings.sql), clock),
+    orders,
     lease: lazyLease(leases, clock),
     scanJournal: new BlobScanJournal(leases),
     queue,
@@ -79,6 +80,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
       logger,
       backoff: settings.pipeline.agentBackoff,
       callTimeoutMs: settings.pipeline.partnerCallTimeoutMs,
+      orders,
     }),
     clock,
     random,

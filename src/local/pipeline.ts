@@ -199,6 +199,7 @@ export class LocalPipeline {
       backoff: settings.agentBackoff,
       callTimeoutMs: settings.partnerCallTimeoutMs,
       telemetry,
+      orders,
     });
     // Fault injection for the activity form: a duplicated answer reaches the instance as a stray event.
     const agent = async (request: AgentRequest): Promise<AgentResponse> => {

@@ -1,5 +1,5 @@
 import { type ZodType, z } from "zod";
-import { type AgentResponse, agentRequestSchema } from "../domain/agent-messages.js";
+import { type AgentResponse, agentRequestInputSchema } from "../domain/agent-messages.js";
 import { FAILURE_KINDS, type ProcessState } from "../domain/state-record.js";
 import { isoInstantSchema } from "../domain/time.js";
 import type { FailureInput } from "../domain/transitions.js";
@@ -41,7 +41,6 @@ export interface ForwardPlan extends PlanBasics {
   readonly pendingSteps: readonly StepName[];
   /** Partner references of the steps completed by earlier attempts, in completion order. */
   readonly completed: readonly CompletedStep[];
-  readonly payloads: Readonly<Record<StepName, Record<string, unknown>>>;
   /** The first pending step, already started with a deadline of `firstCompleteBy`. */
   readonly firstStart: StepStart;
   readonly firstCompleteBy: string;
@@ -61,7 +60,11 @@ export interface CompletedStep {
 
 /** A step to undo. One in doubt is first resolved by re-sending its request (`redo`) with its idempotency key. */
 export interface UndoStep extends CompletedStep {
-  readonly redo: Record<string, unknown> | null;
+  /**
+   * Plans recorded before Agent messages v2 hold the step's payload here for an in-doubt step and null
+   * otherwise; the orchestrator reads the field only for its truth, which means the same in both.
+   */
+  readonly redo: boolean;
 }
 
 /** What a compensation attempt undoes, and the calls granted for each partner request (0: budget spent). */
@@ -118,10 +121,14 @@ export const ORDER_ACTIVITIES = {
       workflowVersion: integer(1, 1_000).default(1),
     }),
   ),
-  /** The Agent in its activity form: calls the partner and answers with its reply. */
-  callAgent: activity<AgentResponse>()("orderCallAgent", agentRequestSchema),
+  /**
+   * The Agent in its activity form: calls the partner and answers with its reply. Histories recorded
+   * before Agent messages version 2 hold version-1 requests as this input and the next: upgraded on
+   * arrival, like a message.
+   */
+  callAgent: activity<AgentResponse>()("orderCallAgent", agentRequestInputSchema),
   /** The Agent in its queue form: puts the request on the Agent's request queue. */
-  sendAgentRequest: activity<void>()("orderSendAgentRequest", agentRequestSchema),
+  sendAgentRequest: activity<void>()("orderSendAgentRequest", agentRequestInputSchema),
   /** Records a completed step and starts the next one, or finishes the order after the last. */
   advance: activity<Advance>()(
     "orderAdvance",

@@ -116,7 +116,7 @@ function* orderProcessing(
           operation: "do",
           completeBy,
           maxCalls: started.allowance,
-          payload: plan.payloads[step],
+          reference: null,
         })
       : {
           outcome: "failed",
@@ -204,7 +204,7 @@ function* undoSteps(
       operation: "undo",
       completeBy,
       maxCalls: work.allowance,
-      payload: { reference },
+      reference,
     });
     if (reply === undefined) return { outcome: "timedOut", step };
     if (reply.fault?.kind === "transient") return { outcome: "gaveUp", step };
@@ -247,7 +247,7 @@ function* resolveDoubt(
     operation: "do",
     completeBy,
     maxCalls,
-    payload: undo.redo ?? {},
+    reference: null,
   });
   if (reply === undefined) return { kind: "stop", result: { outcome: "timedOut", step } };
   if (reply.fault?.kind === "transient") return { kind: "stop", result: { outcome: "gaveUp", step } };
@@ -267,7 +267,8 @@ interface AgentAsk {
   readonly operation: "do" | "undo";
   readonly completeBy: string;
   readonly maxCalls: number;
-  readonly payload: Record<string, unknown>;
+  /** An undo's: the effect to undo. */
+  readonly reference: string | null;
 }
 
 /**
@@ -289,7 +290,7 @@ function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply |
     replyEvent: replyEventName(ask.step, ask.operation),
     completeBy: ask.completeBy,
     maxCalls: ask.maxCalls,
-    payload: ask.payload,
+    reference: ask.reference,
     // Data from the input, never a span: the orchestrator creates no telemetry of its own on replay.
     ...(input.traceparent ? { traceparent: input.traceparent } : {}),
   };

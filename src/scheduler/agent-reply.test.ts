@@ -7,7 +7,7 @@ import type { JsonValue } from "../ports/message-queue.js";
 import { createAgentReplyHandler, INVALID_AGENT_RESPONSE } from "./agent-reply.js";
 
 const reply: AgentResponse = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   requestId: "ord-1:1:reserveInventory",
   orderId: "ord-1",
   attempt: 1,

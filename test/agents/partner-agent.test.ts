@@ -5,6 +5,8 @@ import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { classify, createPartnerAgent } from "../../src/agents/partner-agent.js";
 import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../../src/domain/agent-messages.js";
+import type { Order } from "../../src/domain/order.js";
+import { sampleOrder } from "../support/records.js";
 
 const servers: Server[] = [];
 
@@ -38,7 +40,7 @@ function request(clock: VirtualClock, maxCalls = 1): AgentRequest {
     replyEvent: "reply.reserveInventory",
     completeBy: new Date(clock.now().getTime() + 60_000).toISOString(),
     maxCalls,
-    payload: { items: [] },
+    reference: null,
   };
 }
 
@@ -50,7 +52,20 @@ function agentFor(partnerUrl: string, clock: VirtualClock) {
     logger: new MemoryLogger(),
     backoff: { baseMs: 10, capMs: 10 },
     callTimeoutMs: 1_000,
+    orders: ordersOf(sampleOrder()),
   });
+}
+
+/** An orders database holding `orders`, counting its reads. */
+function ordersOf(...orders: Order[]) {
+  const reads: string[] = [];
+  return {
+    reads,
+    get: async (orderId: string) => {
+      reads.push(orderId);
+      return orders.find((order) => order.orderId === orderId);
+    },
+  };
 }
 
 describe("partner Agent over HTTP", () => {
@@ -67,6 +82,7 @@ describe("partner Agent over HTTP", () => {
       logger,
       backoff: { baseMs: 10, capMs: 10 },
       callTimeoutMs: 1_000,
+      orders: ordersOf(sampleOrder()),
     });
     for (const step of ["reserveInventory", "chargePayment", "arrangeShipment"] as const) {
       const reply = await agent({ ...request(clock), step, requestId: `ord-1:1:${step}` });
@@ -112,6 +128,69 @@ describe("partner Agent over HTTP", () => {
     const response = await agentFor(url, clock)(request(clock));
     expect(response).toMatchObject({ outcome: "succeeded", reference: "res-000001", callsMade: 1 });
     expect(keys).toEqual(["ord-1:reserveInventory"]);
+  });
+
+  it("reads a step's payload from the order, and sends an undo the reference it names, not the order", async () => {
+    const clock = new VirtualClock();
+    const calls: { url: string | undefined; body: unknown }[] = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        calls.push({ url: req.url, body: JSON.parse(body) });
+        res.end(JSON.stringify({ reference: "pay-1" }));
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const orders = ordersOf(sampleOrder());
+    const agent = createPartnerAgent({
+      partnerUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      clock,
+      random: () => 0.5,
+      logger: new MemoryLogger(),
+      backoff: { baseMs: 10, capMs: 10 },
+      callTimeoutMs: 1_000,
+      orders,
+    });
+    const charge = { ...request(clock), step: "chargePayment" as const, requestId: "ord-1:1:chargePayment" };
+    await agent(charge);
+    await agent({
+      ...charge,
+      operation: "undo",
+      requestId: "ord-1:1:chargePayment:undo",
+      reference: "pay-1",
+    });
+    expect(calls).toEqual([
+      {
+        url: "/operations/chargePayment",
+        body: { orderId: "ord-1", amountMinor: 2598, currency: "EUR", customerId: "cust-1" },
+      },
+      { url: "/operations/refundPayment", body: { orderId: "ord-1", reference: "pay-1" } },
+    ]);
+    expect(orders.reads).toEqual(["ord-1"]);
+  });
+
+  it("throws, calling nothing, for a step whose order the orders database does not hold", async () => {
+    const clock = new VirtualClock();
+    let called = 0;
+    const url = await partner((_req, res) => {
+      called++;
+      res.end("{}");
+    });
+    const agent = createPartnerAgent({
+      partnerUrl: url,
+      clock,
+      random: () => 0.5,
+      logger: new MemoryLogger(),
+      backoff: { baseMs: 10, capMs: 10 },
+      callTimeoutMs: 1_000,
+      orders: ordersOf(),
+    });
+    await expect(agent(request(clock))).rejects.toThrow("order ord-1 has an Agent request but no order row");
+    expect(called).toBe(0);
   });
 });
 

@@ -315,7 +315,7 @@ describe("Azure app handlers", () => {
 
     const reply = succeeded(
       {
-        schemaVersion: 1,
+        schemaVersion: 2,
         requestId: "ord-9:1:reserveInventory",
         orderId: "ord-9",
         attempt: 1,
@@ -326,7 +326,7 @@ describe("Azure app handlers", () => {
         replyEvent: "reply:reserveInventory:do",
         completeBy: "2026-01-01T00:01:00.000Z",
         maxCalls: 3,
-        payload: {},
+        reference: null,
       },
       app.clock.now(),
     );

@@ -6,8 +6,8 @@ import {
   STEP_REFERENCE_CLASSES,
 } from "../../src/domain/data-classification.js";
 import { orderMessageSchema } from "../../src/domain/order.js";
+import { stepPayload } from "../../src/domain/step-payloads.js";
 import { ORDER_STEPS } from "../../src/domain/workflow.js";
-import { stepPayloads } from "../../src/orchestrators/activities/undo-work.js";
 import { sampleOrder } from "../support/records.js";
 
 describe("the data classification", () => {
@@ -16,7 +16,7 @@ describe("the data classification", () => {
   });
 
   it("classes every field any step's Agent payload carries, and every step's reference", () => {
-    const fields = Object.values(stepPayloads(sampleOrder())).flatMap((payload) => Object.keys(payload));
+    const fields = ORDER_STEPS.flatMap((step) => Object.keys(stepPayload(sampleOrder(), step)));
     for (const field of new Set([...fields, "reference"])) {
       expect(DATA_CLASSES, field).toContain(AGENT_PAYLOAD_FIELD_CLASSES[field]);
     }

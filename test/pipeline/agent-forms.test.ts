@@ -22,6 +22,26 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
     }
   });
 
+  it("keeps the order's personal and payment fields out of the durable histories, undos included", async () => {
+    const s = await openScenario({ AGENT_MODE: mode });
+    s.partner.setFaults({ transient: 0.3, permanent: 0.2, slow: 0, lostReply: 0 });
+    const ids = Array.from({ length: 8 }, (_, i) => `ord-pii-${i}`);
+    for (const id of ids) await post(s, orderMessage(id, { customerId: "cust-secret-4471" }));
+    await runUntil(s, terminal(s, ...ids), { stepMs: 100 });
+    const states = await Promise.all(ids.map(async (id) => (await recordOf(s, id)).processState));
+    expect(states).toContain("Processed");
+    expect(states).toContain("Compensated");
+    expect(s.partner.ledger().undos).toBeGreaterThan(0);
+    const histories = s.db
+      .prepare<[], { events: string }>("SELECT events FROM df_history")
+      .all()
+      .map((row) => row.events)
+      .join("\n");
+    expect(histories).toContain("orderBeginAttempt");
+    expect(histories).not.toContain("cust-secret-4471");
+    expect(histories).not.toContain("amountMinor");
+  });
+
   it("recovers from a partner that is down for longer than a step's deadline", async () => {
     const s = await openScenario({ AGENT_MODE: mode });
     s.partner.setFaults({ transient: 1 });

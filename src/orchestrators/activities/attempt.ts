@@ -10,7 +10,7 @@ import type {
 } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
 import type { RecordActions } from "./record-actions.js";
-import { orderOf, stepPayloads, undoGrantRequest, undoWork } from "./undo-work.js";
+import { undoGrantRequest, undoWork } from "./undo-work.js";
 
 /** `beginAttempt`: the attempt's plan, read once so the orchestrator does no I/O. */
 export function createAttemptActivities(
@@ -85,19 +85,18 @@ async function compensationPlan(
   return {
     ...planBasics(deps),
     mode: "compensate",
-    ...(await undoWork(deps, granted.record)),
+    ...undoWork(granted.record),
     compensateBy: granted.record.completeBy ?? actions.now(),
   };
 }
 
-/** The steps still to run, their payloads, and the first of them started. */
+/** The steps still to run and the first of them started. */
 async function forwardPlan(
   deps: OrderActivityDeps,
   actions: RecordActions,
   attempt: { readonly ref: AttemptRef; readonly record: StateRecord; readonly firstDeadlineFrom: string },
 ): Promise<ForwardPlan> {
   const { ref, record } = attempt;
-  const order = await orderOf(deps, record);
   await actions.notify(record, "processing");
   // An in-doubt step is pending: it runs again with its idempotency key, applied at most once.
   const completed = record.compensationLog
@@ -123,7 +122,6 @@ async function forwardPlan(
     mode: "forward",
     pendingSteps,
     completed,
-    payloads: stepPayloads(order),
     firstStart,
     firstCompleteBy,
   };

@@ -33,7 +33,7 @@ export function createCompensationActivities(
         await actions.notify(outcome.record, "compensating", failure.message);
         await deps.onOrderSettled(invocation.durableClient()); // no longer Processing: its admission slot is free
       }
-      return { ok: true, ...(await undoWork(deps, outcome.record)) };
+      return { ok: true, ...undoWork(outcome.record) };
     },
 
     async finishCompensation({ failure, ...ref }) {

@@ -130,7 +130,7 @@ function otherType(field: FieldRule, choice: number): JsonValue {
     ...(type === "bool" ? [] : [true]),
     ...(field.nullable ? [] : [null]),
     [],
-    ...(type === "object" || type === "record" ? [] : [{}]),
+    ...(type === "object" ? [] : [{}]),
   ];
   return candidates[choice % candidates.length] as JsonValue;
 }

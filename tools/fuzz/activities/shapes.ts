@@ -9,9 +9,7 @@ export type Rule =
   | { readonly type: "instant" }
   | { readonly type: "oneOf"; readonly values: readonly string[] }
   | { readonly type: "literal"; readonly value: number }
-  | { readonly type: "object"; readonly shape: Shape }
-  /** Any object (a payload): only its type can be wrong. */
-  | { readonly type: "record" };
+  | { readonly type: "object"; readonly shape: Shape };
 
 export interface FieldRule {
   readonly rule: Rule;
@@ -22,7 +20,7 @@ export interface FieldRule {
 
 export type Shape = Readonly<Record<string, FieldRule>>;
 
-const STEPS = ["reserveInventory", "chargePayment", "arrangeShipment"];
+const STEPS = ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"];
 const FAILURE_KINDS = ["transient", "permanent", "timeout", "stalled", "budget", "operator"];
 const field = (rule: Rule, extra: Omit<FieldRule, "rule"> = {}): FieldRule => ({ rule, ...extra });
 
@@ -41,7 +39,7 @@ const failure: Rule = {
   },
 };
 const agentRequest: Shape = {
-  schemaVersion: field({ type: "literal", value: 1 }),
+  schemaVersion: field({ type: "literal", value: 2 }),
   requestId: field({ type: "text", min: 1, max: 128 }),
   orderId: field({ type: "text", min: 1, max: 64 }),
   attempt: field({ type: "int", min: 1, max: 1_000_000 }),
@@ -52,7 +50,7 @@ const agentRequest: Shape = {
   replyEvent: field({ type: "text", min: 1, max: 128 }),
   completeBy: field({ type: "instant" }),
   maxCalls: field({ type: "int", min: 1, max: 1_000 }),
-  payload: field({ type: "record" }),
+  reference: field({ type: "text", min: 0, max: 256 }, { nullable: true }),
 };
 
 export const ACTIVITY_SHAPES = {

@@ -2,7 +2,6 @@ import fc from "fast-check";
 import { agentRequestIdFor } from "../../../src/domain/agent-messages.js";
 import type { JsonValue } from "../../../src/ports/message-queue.js";
 import type { JsonObject } from "../orders/json-object.js";
-import { jsonValue } from "../orders/mutations.js";
 import { ACTIVITY_SHAPES, type ActivityName, type FieldRule, type Shape } from "./shapes.js";
 
 /** The order and attempt an input is about; filled in when the run knows them. */
@@ -44,8 +43,6 @@ function ruleValue({ rule }: FieldRule): fc.Arbitrary<JsonValue> {
       return fc.constant(rule.value);
     case "object":
       return objectOf(rule.shape);
-    case "record":
-      return fc.dictionary(fc.string({ maxLength: 8 }), jsonValue(1), { maxKeys: 3 });
   }
 }
 
