@@ -47,7 +47,8 @@ export class Cast {
     this.partnerPort = new URL(this.partner.url).port;
   }
 
-  async startHost(generation: number): Promise<void> {
+  /** Starts the host; `env` adds to the run's environment for this start only. */
+  async startHost(generation: number, env: Environment = {}): Promise<void> {
     const { agent, duplicateReplies, seed } = this.options;
     const host = await startSas(
       [
@@ -56,7 +57,7 @@ export class Cast {
         ...["--duplicate-replies", String(duplicateReplies), "--seed", String(seed + generation)],
       ],
       HOST_READY,
-      { env: this.hostEnv },
+      { env: { ...this.hostEnv, ...env } },
     );
     this.hostPort = new URL(host.url).port;
     this.host = host;

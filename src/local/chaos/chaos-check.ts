@@ -48,7 +48,9 @@ function unrefused(record: StateRecord, ledger: PartnerLedger): string | undefin
 function effectProblems(record: StateRecord, ledger: PartnerLedger): string[] {
   const effects = ledger.effectsByOrder[record.orderId] ?? [];
   const problems: string[] = [];
-  for (const operation of EFFECT_OPERATIONS) {
+  // The order's own steps: another version's steps are invariant 8's to report.
+  const own = EFFECT_OPERATIONS.filter((operation) => record.steps.some((step) => step.name === operation));
+  for (const operation of own) {
     const applied = effects.filter((e) => e.operation === operation);
     const live = applied.filter((e) => !e.undone).length;
     if (applied.length > 1) problems.push(`${operation} applied ${applied.length} times`);

@@ -25,6 +25,11 @@ export interface ChaosOptions extends RunOptions {
   /** Times the partner is killed and kept down for `outageSeconds`, then started on the same ledger. */
   readonly partnerOutages: number;
   readonly outageSeconds: number;
+  /**
+   * Start the host with workflow version 1 and, from the first kill on, with the default: a deployment
+   * of a new workflow version under orders in flight.
+   */
+  readonly upgrade: boolean;
 }
 
 export const CHAOS_USAGE = `usage: sas chaos [flags]   (npm run chaos -- [flags])
@@ -42,6 +47,9 @@ or CompensationFailed was refused for good. Exits 1 on any violation.
   --partner-outages <n>       partner outages (default 1)
   --outage-seconds <n>        length of each outage (default 10: twice the step deadline)
   --agent activity|queue      the Agent's form (default activity)
+  --upgrade                   start the host with workflow version 1 and restart it after the first
+                              kill (aimed at a compensation) with the default version: the orders
+                              accepted before it run version 1 to the end, the later ones the default
   --transient-faults, --permanent-faults, --slow, --lost-replies, --duplicate-replies <rate>
                               fault rates, 0 to 1 (defaults 0.1, 0.01, 0.02, 0.02, 0.05)
   --seed <n>                  seed of the orders, the faults and the moments of the kills (default 1)
@@ -87,15 +95,23 @@ export function parseChaosOptions(args: readonly string[]): ChaosOptions | null 
       kills: { type: "string" },
       "partner-outages": { type: "string" },
       "outage-seconds": { type: "string" },
+      upgrade: { type: "boolean" },
     },
   });
   if (values.help) return null;
   const flags = values as Flags;
+  const kills = integer(flags, "kills", 3, 0, 1_000);
+  const upgrade = values.upgrade === true;
+  if (upgrade && kills === 0)
+    throw new UsageError(
+      "--upgrade needs --kills of at least 1: the upgrade is the restart after the first kill",
+    );
   return {
     ...runOptions(flags, 50),
     orders: integer(flags, "orders", 1_000, 1, 1_000_000),
-    kills: integer(flags, "kills", 3, 0, 1_000),
+    kills,
     partnerOutages: integer(flags, "partner-outages", 1, 0, 1_000),
     outageSeconds: integer(flags, "outage-seconds", 10, 1, 3_600),
+    upgrade,
   };
 }

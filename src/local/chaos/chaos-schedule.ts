@@ -18,6 +18,7 @@ export function chaosSchedule(
     readonly rate: number;
     readonly kills: number;
     readonly partnerOutages: number;
+    readonly upgrade?: boolean;
   },
   random: RandomSource,
 ): ChaosSchedule {
@@ -26,10 +27,18 @@ export function chaosSchedule(
   const times = (count: number, end: number) =>
     Array.from({ length: count }, () => round(1 + random() * Math.max(0, end - 1))).sort((a, b) => a - b);
   const killTimes = times(options.kills, until);
+  // The upgrade's kill falls in the first third of the sending, so both versions accept orders.
+  if (options.upgrade && killTimes.length > 0)
+    killTimes[0] = Math.min(killTimes[0] ?? 1, firstThird(sending));
   return {
     kills: killTimes.map((at) => ({ at, downSeconds: round(0.2 + random() * 1.8) })),
     outages: times(options.partnerOutages, Math.max(2, sending)),
   };
+}
+
+/** The latest moment the upgrade's kill may strike at: a third of the way through the sending, not before 1 s. */
+export function firstThird(sendingSeconds: number): number {
+  return round(Math.max(1, sendingSeconds / 3));
 }
 
 function round(seconds: number): number {

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { seededRandom } from "../../domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../../domain/state-record.js";
+import { LATEST_WORKFLOW_VERSION } from "../../domain/workflow.js";
 import { demoOrder } from "../demo.js";
 import type { Cast } from "./cast.js";
 import type { StoredEvidence } from "./chaos-evidence.js";
 import type { ChaosOptions } from "./chaos-options.js";
-import { chaosSchedule } from "./chaos-schedule.js";
+import { chaosSchedule, firstThird } from "./chaos-schedule.js";
 import { type OrderSender, type OutgoingOrder, type SenderReport, startSender } from "./order-sender.js";
 import { RunStage } from "./run-stage.js";
 
@@ -33,6 +34,9 @@ export interface ChaosSummary {
   readonly partnerOutages: number;
   readonly outageSeconds: number;
   readonly outcomes: Readonly<Record<string, number>>;
+  /** The records pinned to each workflow version. */
+  readonly workflowVersions: Readonly<Record<string, number>>;
+  readonly upgrade: boolean;
   readonly deadLettered: number;
   readonly partner: {
     readonly calls: number;
@@ -63,6 +67,7 @@ export async function runChaos(
     const { stored, violations } = await stage.finish(report.accepted);
     violations.unshift(
       ...[...report.refused].map(([orderId, answer]) => `${orderId}: a valid order was refused: ${answer}`),
+      ...(options.upgrade ? upgradeViolations(stored.records.values()) : []),
     );
     ok = violations.length === 0;
     return summarize(options, report, kills, stored, violations, started, stage.kept(ok));
@@ -92,7 +97,15 @@ async function playChaos(
   const killing = (async () => {
     for (const [n, kill] of schedule.kills.entries()) {
       await at(kill.at);
-      const during = await momentToKill(cast, sender, n % 3 === 2);
+      // The upgrade's kill, like every third, waits for a compensation to strike in; it waits no longer
+      // than two thirds of the sending, so that the new version still accepts orders.
+      const upgrading = options.upgrade && n === 0;
+      const aimFor = upgrading
+        ? Math.max(0, 2 * firstThird(options.orders / options.rate) - kill.at)
+        : n % 3 === 2
+          ? AIM_SECONDS
+          : 0;
+      const during = await momentToKill(cast, sender, aimFor);
       await cast.host?.kill();
       cast.host = null;
       kills.push({ at: round((performance.now() - t0) / 1_000), during });
@@ -120,15 +133,19 @@ async function playChaos(
 const AIM_SECONDS = 10;
 
 /**
- * Reads what the host is doing; a kill `aimed` at a compensation (every third) polls for up to
- * AIM_SECONDS until an order is Compensating, because compensations are few and short and a kill
- * at a random moment would seldom catch one.
+ * Reads what the host is doing; a kill aimed at a compensation polls for up to `aimSeconds` until an
+ * order is Compensating, because compensations are few and short and a kill at a random moment would
+ * seldom catch one.
  */
-async function momentToKill(cast: Cast, sender: OrderSender, aimed: boolean): Promise<KillRecord["during"]> {
-  const deadline = performance.now() + AIM_SECONDS * 1_000;
+async function momentToKill(
+  cast: Cast,
+  sender: OrderSender,
+  aimSeconds: number,
+): Promise<KillRecord["during"]> {
+  const deadline = performance.now() + aimSeconds * 1_000;
   for (;;) {
     const during = await activity(cast, sender);
-    if (!aimed || during.includes("compensation") || performance.now() > deadline) return during;
+    if (during.includes("compensation") || performance.now() >= deadline) return during;
     await sleep(50);
   }
 }
@@ -201,6 +218,8 @@ function summarize(
     partnerOutages: options.partnerOutages,
     outageSeconds: options.outageSeconds,
     outcomes: outcomesOf(stored.records.values()),
+    workflowVersions: workflowVersionsOf(stored.records.values()),
+    upgrade: options.upgrade,
     deadLettered: stored.deadLettered.size,
     partner: {
       calls: ledger.calls,
@@ -221,6 +240,24 @@ export function outcomesOf(records: Iterable<{ readonly processState: string }>)
   const outcomes = Object.fromEntries(PROCESS_STATES.map((s) => [s, 0])) as Record<string, number>;
   for (const record of records) outcomes[record.processState] = (outcomes[record.processState] ?? 0) + 1;
   return outcomes;
+}
+
+/** How many records are pinned to each workflow version. */
+function workflowVersionsOf(records: Iterable<{ readonly workflowVersion: number }>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { workflowVersion } of records) counts[workflowVersion] = (counts[workflowVersion] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * An upgrade run must have run both versions: orders accepted by the first host under version 1, the
+ * rest under the default. Each order keeping to its own version's steps is invariant 8.
+ */
+function upgradeViolations(records: Iterable<{ readonly workflowVersion: number }>): string[] {
+  const counts = workflowVersionsOf(records);
+  return [1, LATEST_WORKFLOW_VERSION]
+    .filter((version) => !counts[version])
+    .map((version) => `the upgrade run has no order of workflow version ${version}`);
 }
 
 export function outgoing(order: { readonly orderId: string }): OutgoingOrder {

@@ -31,7 +31,7 @@ export class RunStage {
   private readonly settings;
 
   constructor(
-    private readonly options: CastOptions & { readonly data?: string },
+    private readonly options: CastOptions & { readonly data?: string; readonly upgrade?: boolean },
     name: string,
   ) {
     const hostEnv = hostEnvironment(CHAOS_ENVIRONMENT);
@@ -44,7 +44,8 @@ export class RunStage {
 
   async start(): Promise<void> {
     await this.cast.startPartner();
-    await this.cast.startHost(0);
+    // An upgrade run's first host runs version 1; every restart, the default the settings give.
+    await this.cast.startHost(0, this.options.upgrade ? { WORKFLOW_VERSION: "1" } : {});
   }
 
   /** Stops both processes and checks the stores and the ledger they left. */

@@ -28,6 +28,17 @@ describe("the chaos schedule", () => {
     }
     for (const outage of outages) expect(outage).toBeLessThanOrEqual(sending);
   });
+
+  it("with --upgrade, strikes the first kill in the first third of the sending, the others where they fell", () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const plain = chaosSchedule(plan, seededRandom(seed));
+      const upgrade = chaosSchedule({ ...plan, upgrade: true }, seededRandom(seed));
+      const sending = plan.orders / plan.rate;
+      expect(upgrade.kills[0]?.at).toBeLessThanOrEqual(sending / 3);
+      expect(upgrade.kills[0]?.at).toBe(Math.min(plain.kills[0]?.at ?? 0, sending / 3));
+      expect(upgrade.kills.slice(1)).toEqual(plain.kills.slice(1));
+    }
+  });
 });
 
 describe("sas chaos flags", () => {
@@ -40,7 +51,9 @@ describe("sas chaos flags", () => {
       json: true,
       rate: 50,
       partnerOutages: 1,
+      upgrade: false,
     });
+    expect(parseChaosOptions(["--upgrade"])).toMatchObject({ upgrade: true, kills: 3 });
   });
 
   it.each([
@@ -49,6 +62,7 @@ describe("sas chaos flags", () => {
     [["--agent", "thread"], /--agent must be activity or queue/],
     [["--transient-faults", "2"], /--transient-faults must be a number from 0 to 1/],
     [["--data", ":memory:"], /--data must be a directory/],
+    [["--upgrade", "--kills", "0"], /--upgrade needs --kills of at least 1/],
   ])("refuses %j naming the flag", (args, message) => {
     expect(() => parseChaosOptions(args)).toThrow(UsageError);
     expect(() => parseChaosOptions(args)).toThrow(message);
