@@ -25,6 +25,7 @@ import {
   traceparentOf,
 } from "../telemetry/telemetry.js";
 import { HttpTimeoutError, postJson } from "./http-post.js";
+import { recentOrders } from "./recent-orders.js";
 
 /** The partner operation behind each step, and the one that undoes it. */
 export const PARTNER_OPERATIONS: Readonly<Record<StepName, { readonly do: string; readonly undo: string }>> =
@@ -46,7 +47,10 @@ export interface PartnerAgentDeps {
   readonly callTimeoutMs: number;
   /** Where the step's span and each call's span go (default: the global providers). */
   readonly telemetry?: Telemetry;
-  /** The orders database, where the Agent reads what the partner needs for a step (`stepPayload`). */
+  /**
+   * The orders database, where the Agent reads what the partner needs for a step (`stepPayload`); it
+   * keeps the orders it read last (`recentOrders`).
+   */
   readonly orders: Pick<OrdersRepository, "get">;
 }
 
@@ -63,6 +67,7 @@ type CallResult =
 export function createPartnerAgent(
   deps: PartnerAgentDeps,
 ): (request: AgentRequest) => Promise<AgentResponse> {
+  const orders = recentOrders(deps.orders);
   return async (request) => {
     const telemetry = deps.telemetry ?? globalTelemetry();
     const started = deps.clock.now();
@@ -80,7 +85,7 @@ export function createPartnerAgent(
     });
     let response: AgentResponse;
     try {
-      response = await runStep({ ...deps, telemetry }, request, contextOf(span));
+      response = await runStep({ ...deps, orders, telemetry }, request, contextOf(span));
     } catch (error) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
       span.end(deps.clock.now());
