@@ -1,5 +1,9 @@
 import fc from "fast-check";
-import { AGENT_OPERATIONS, type AgentResponse } from "../../../src/domain/agent-messages.js";
+import {
+  AGENT_MESSAGE_SCHEMA_VERSION,
+  AGENT_OPERATIONS,
+  type AgentResponse,
+} from "../../../src/domain/agent-messages.js";
 import { ORDER_STEPS } from "../../../src/domain/workflow.js";
 import type { JsonValue } from "../../../src/ports/message-queue.js";
 import { notAnInstant } from "../instants.js";
@@ -39,7 +43,8 @@ export type ReplyMutation =
   | { readonly kind: "mismatch" };
 
 const RANGES: Record<NumberField, { min: number; max: number }> = {
-  schemaVersion: { min: 1, max: 1 },
+  // Version 1 is upgraded on read: both it and the current one are valid.
+  schemaVersion: { min: 1, max: AGENT_MESSAGE_SCHEMA_VERSION },
   attempt: { min: 1, max: 1_000_000 },
   callsMade: { min: 0, max: 1_000 },
 };
