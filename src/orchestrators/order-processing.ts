@@ -75,7 +75,7 @@ export const ORDER_ORCHESTRATORS: ReadonlyMap<string, OrderOrchestrator> = new M
 );
 
 /** The orchestrator of one workflow version: it asks for the plan of an order pinned to that version. */
-export function orderProcessingFor(workflowVersion: number): OrderOrchestrator {
+function orderProcessingFor(workflowVersion: number): OrderOrchestrator {
   return (context) => orderProcessing(context, workflowVersion);
 }
 

@@ -1,5 +1,5 @@
 import type { RecordedScan } from "../domain/recorded-scan.js";
-import type { ProcessState } from "../domain/state-record.js";
+import { isTerminal, PROCESS_STATES, RETIRED_STATES, TERMINAL_STATES } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, millisecondsBetween, toInstant } from "../domain/time.js";
 import { WORKFLOW_VERSIONS } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
@@ -74,8 +74,10 @@ export interface WorkflowVersions {
   readonly byVersion: Readonly<Record<string, WorkflowVersionUse>>;
 }
 
-const IN_FLIGHT_STATES: readonly ProcessState[] = ["Pending", "Processing", "Compensating"];
-const AWAITING_OPERATOR_STATES: readonly ProcessState[] = ["Error", "CompensationFailed"];
+/** Not terminal: the order's code still runs. */
+const IN_FLIGHT_STATES = PROCESS_STATES.filter((state) => !isTerminal(state));
+/** Terminal but not retired: an operator may resubmit or compensate it, under its own version. */
+const AWAITING_OPERATOR_STATES = TERMINAL_STATES.filter((state) => !RETIRED_STATES.includes(state));
 
 /** The figures of `GET /api/stats` beyond the counts per state, each read on demand. */
 export interface StatsReadings {

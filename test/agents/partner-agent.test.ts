@@ -3,9 +3,11 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { classify, createPartnerAgent } from "../../src/agents/partner-agent.js";
+import { classify, createPartnerAgent, PARTNER_OPERATIONS } from "../../src/agents/partner-agent.js";
 import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../../src/domain/agent-messages.js";
 import type { Order } from "../../src/domain/order.js";
+import { ORDER_STEPS } from "../../src/domain/workflow.js";
+import { EFFECT_OPERATIONS, type EffectOperation, UNDO_OF } from "../../src/local/partner/operations.js";
 import { sampleOrder } from "../support/records.js";
 
 const servers: Server[] = [];
@@ -191,6 +193,20 @@ describe("partner Agent over HTTP", () => {
     });
     await expect(agent(request(clock))).rejects.toThrow("order ord-1 has an Agent request but no order row");
     expect(called).toBe(0);
+  });
+});
+
+describe("the Agent's partner operations", () => {
+  it("are the partner's: each step's effect, and the undo the partner pairs with it", () => {
+    expect(Object.keys(PARTNER_OPERATIONS).sort()).toEqual([...ORDER_STEPS].sort());
+    expect(
+      Object.values(PARTNER_OPERATIONS)
+        .map((op) => op.do)
+        .sort(),
+    ).toEqual([...EFFECT_OPERATIONS].sort());
+    for (const { do: effect, undo } of Object.values(PARTNER_OPERATIONS)) {
+      expect(undo).toBe(UNDO_OF[effect as EffectOperation]);
+    }
   });
 });
 
