@@ -17,7 +17,8 @@ export function recentOrders(
       if (hit) return hit;
       const order = await orders.get(orderId);
       if (!order) return undefined;
-      if (kept.size >= capacity) kept.delete(kept.keys().next().value as string);
+      const oldest = kept.keys().next();
+      if (kept.size >= capacity && !oldest.done) kept.delete(oldest.value);
       kept.set(orderId, order);
       return order;
     },

@@ -97,15 +97,7 @@ async function playChaos(
   const killing = (async () => {
     for (const [n, kill] of schedule.kills.entries()) {
       await at(kill.at);
-      // The upgrade's kill, like every third, waits for a compensation to strike in; it waits no longer
-      // than two thirds of the sending, so that the new version still accepts orders.
-      const upgrading = options.upgrade && n === 0;
-      const aimFor = upgrading
-        ? Math.max(0, 2 * firstThird(options.orders / options.rate) - kill.at)
-        : n % 3 === 2
-          ? AIM_SECONDS
-          : 0;
-      const during = await momentToKill(cast, sender, aimFor);
+      const during = await momentToKill(cast, sender, aimSeconds(options, n, kill.at));
       await cast.host?.kill();
       cast.host = null;
       kills.push({ at: round((performance.now() - t0) / 1_000), during });
@@ -131,6 +123,16 @@ async function playChaos(
 
 /** How long a kill aimed at a compensation waits for one to be under way before it strikes anyway. */
 const AIM_SECONDS = 10;
+
+/**
+ * How long kill `n` may wait for a compensation to strike in: every third waits AIM_SECONDS; an
+ * upgrade's (the first) waits until two thirds of the sending at most, so that the new version still
+ * accepts orders; the others strike at once.
+ */
+function aimSeconds(options: ChaosOptions, n: number, killAt: number): number {
+  if (options.upgrade && n === 0) return Math.max(0, 2 * firstThird(options.orders / options.rate) - killAt);
+  return n % 3 === 2 ? AIM_SECONDS : 0;
+}
 
 /**
  * Reads what the host is doing; a kill aimed at a compensation polls for up to `aimSeconds` until an
