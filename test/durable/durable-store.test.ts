@@ -65,6 +65,7 @@ function commitEverything(store: DurableStore, instanceId: string, status: "Runn
           : [],
       timers: [],
       canceledTimerIds: [],
+      children: [],
       status,
       output: null,
       failure: null,
@@ -102,6 +103,60 @@ describe("DurableStore inbox", () => {
     expect(store.instancesWithInbox()).toEqual(fresh.instancesWithInbox());
   });
 
+  it("on continue-as-new keeps only the raised events that came after the last episode's inbox", () => {
+    const { store, reopen } = fileStore();
+    startInstance(store, "a");
+    commitEverything(store, "a", "Running");
+    store.raiseEvent("a", history.eventRaised(AT, "taken", undefined));
+    const consumedUpTo = store.inbox("a").at(-1)?.id ?? 0;
+    // Arrived while the last episode replayed: a raised event, and a timer of the ending execution.
+    store.raiseEvent("a", history.eventRaised(AT, "later", undefined));
+    store.raiseEvent("a", history.timerFired(AT, 0, AT));
+    const next = { ...history.executionStarted(AT, "test", "2") };
+    store.commitEpisodes([
+      {
+        instanceId: "a",
+        executionId: "a-exec",
+        consumedUpTo,
+        completedActivityIds: [],
+        events: [],
+        activities: [],
+        timers: [],
+        canceledTimerIds: [],
+        children: [],
+        status: "Running",
+        output: null,
+        failure: null,
+        customStatus: null,
+        at: AT.getTime(),
+        continueAsNew: {
+          row: {
+            instanceId: "a",
+            executionId: "a-exec-2",
+            name: "test",
+            status: "Pending",
+            input: "2",
+            output: null,
+            failure: null,
+            customStatus: null,
+            createdAt: AT.getTime(),
+            updatedAt: AT.getTime(),
+          },
+          started: next,
+        },
+      },
+    ]);
+    for (const view of [store, reopen()]) {
+      expect(view.inbox("a").map((entry) => [entry.event.EventType, entry.event.Name])).toEqual([
+        [15, "later"],
+        [0, "test"],
+      ]);
+      expect(view.instance("a")).toMatchObject({ executionId: "a-exec-2", status: "Pending", input: "2" });
+      expect(view.history("a")).toEqual([]);
+      expect(view.activities()).toEqual([]);
+    }
+  });
+
   it("keeps nothing of a transaction that failed", () => {
     const { store, reopen } = fileStore();
     startInstance(store, "a");
@@ -126,7 +181,7 @@ describe("DurableStore inbox", () => {
     startInstance(store, "b");
     commitEverything(store, "b", "Running");
     store.raiseEvent("b", history.eventRaised(AT, "late", undefined));
-    store.terminate("b", "stop", AT.getTime());
+    store.terminate("b", "stop", AT.getTime(), () => history.eventRaised(AT, "unused", undefined));
     expect(store.inbox("b")).toEqual([]);
     store.raiseEvent("a", history.eventRaised(AT, "early", undefined));
     commitEverything(store, "a", "Completed");

@@ -167,4 +167,14 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX IF EXISTS state_records_expiring;
     `,
   },
+  {
+    version: 8,
+    description:
+      "local durable runtime: a sub-orchestration's parent (instance, execution and the task that waits for it)",
+    sql: `
+      ALTER TABLE df_instances ADD COLUMN parent_instance_id TEXT;
+      ALTER TABLE df_instances ADD COLUMN parent_execution_id TEXT;
+      ALTER TABLE df_instances ADD COLUMN parent_task_id INTEGER;
+    `,
+  },
 ];

@@ -13,6 +13,23 @@ export interface InstanceRow {
   readonly customStatus: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** A sub-orchestration's parent; absent for an instance a client started. */
+  readonly parent?: ParentLink;
+}
+
+/** Where a sub-orchestration reports its end: its parent's execution and the task waiting for it. */
+export interface ParentLink {
+  readonly instanceId: string;
+  readonly executionId: string;
+  readonly taskId: number;
+}
+
+/** A sub-orchestration an episode starts, with the events to record for it. */
+export interface ChildStart {
+  readonly row: InstanceRow & { readonly parent: ParentLink };
+  readonly started: HistoryEvent;
+  /** What the parent gets instead if an instance with the child's id is still running. */
+  readonly refused: HistoryEvent;
 }
 
 export interface InboxEntry {
@@ -39,6 +56,10 @@ export interface TimerWork {
 export interface QueuedWork {
   readonly activities: readonly ActivityWork[];
   readonly timers: readonly TimerWork[];
+  /** The sub-orchestrations started, as written. */
+  readonly children: readonly InstanceRow[];
+  /** Instances that got an event from this episode: its parent, or itself when a child was refused. */
+  readonly notified: readonly string[];
 }
 
 export interface EpisodeCommit {
@@ -57,6 +78,11 @@ export interface EpisodeCommit {
   readonly failure: string | null;
   readonly customStatus: string | null;
   readonly at: number;
+  readonly children: readonly ChildStart[];
+  /** A finished sub-orchestration's word to its parent. */
+  readonly toParent?: { readonly link: ParentLink; readonly event: HistoryEvent };
+  /** The execution that replaces this one (`continueAsNew`): same instance, new input, fresh history. */
+  readonly continueAsNew?: { readonly row: InstanceRow; readonly started: HistoryEvent };
 }
 
 interface RawInstance {
@@ -70,6 +96,9 @@ interface RawInstance {
   custom_status: string | null;
   created_at: number;
   updated_at: number;
+  parent_instance_id: string | null;
+  parent_execution_id: string | null;
+  parent_task_id: number | null;
 }
 
 /**
@@ -112,12 +141,31 @@ export class DurableStore {
         "INSERT INTO df_inbox (instance_id, execution_id, event) VALUES (?, ?, ?)",
       ),
       consumeInbox: s<[string, number]>("DELETE FROM df_inbox WHERE instance_id = ? AND id <= ?"),
-      upsertInstance: s<[string, string, string, string, string | null, number, number]>(
-        `INSERT INTO df_instances (instance_id, execution_id, name, status, input, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
+      upsertInstance: s<
+        [
+          string,
+          string,
+          string,
+          string,
+          string | null,
+          number,
+          number,
+          string | null,
+          string | null,
+          number | null,
+        ]
+      >(
+        `INSERT INTO df_instances (instance_id, execution_id, name, status, input, created_at, updated_at,
+           parent_instance_id, parent_execution_id, parent_task_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (instance_id) DO UPDATE SET execution_id = excluded.execution_id, name = excluded.name,
            status = excluded.status, input = excluded.input, output = NULL, failure = NULL,
-           custom_status = NULL, created_at = excluded.created_at, updated_at = excluded.updated_at`,
+           custom_status = NULL, created_at = excluded.created_at, updated_at = excluded.updated_at,
+           parent_instance_id = excluded.parent_instance_id, parent_execution_id = excluded.parent_execution_id,
+           parent_task_id = excluded.parent_task_id`,
+      ),
+      deleteStaleInbox: s<[string]>(
+        "DELETE FROM df_inbox WHERE instance_id = ? AND json_extract(event, '$.EventType') != 15",
       ),
       updateInstance: s<[RuntimeStatus, string | null, string | null, string | null, number, string, string]>(
         `UPDATE df_instances SET status = ?, output = ?, failure = ?, custom_status = ?, updated_at = ?
@@ -147,11 +195,9 @@ export class DurableStore {
       ),
       deleteTimer: s<[number]>("DELETE FROM df_timers WHERE id = ?"),
       cancelTimer: s<[string, number]>("DELETE FROM df_timers WHERE instance_id = ? AND timer_id = ?"),
-      deleteWork: [
-        s<[string]>("DELETE FROM df_inbox WHERE instance_id = ?"),
-        s<[string]>("DELETE FROM df_activities WHERE instance_id = ?"),
-        s<[string]>("DELETE FROM df_timers WHERE instance_id = ?"),
-      ],
+      deleteInbox: s<[string]>("DELETE FROM df_inbox WHERE instance_id = ?"),
+      deleteActivities: s<[string]>("DELETE FROM df_activities WHERE instance_id = ?"),
+      deleteTimers: s<[string]>("DELETE FROM df_timers WHERE instance_id = ?"),
       deleteHistory: s<[string]>("DELETE FROM df_history WHERE instance_id = ?"),
       deleteInstance: s<[string]>("DELETE FROM df_instances WHERE instance_id = ?"),
       createdBefore: s<[number], RawInstance>(
@@ -193,17 +239,24 @@ export class DurableStore {
   ): void {
     this.transaction(() => {
       if (replacing) this.deleteEverything(row.instanceId);
-      this.statements.upsertInstance.run(
-        row.instanceId,
-        row.executionId,
-        row.name,
-        row.status,
-        row.input,
-        row.createdAt,
-        row.updatedAt,
-      );
+      this.writeInstance(row);
       this.addInbox(row.instanceId, row.executionId, started);
     });
+  }
+
+  private writeInstance(row: Omit<InstanceRow, "output" | "failure" | "customStatus">): void {
+    this.statements.upsertInstance.run(
+      row.instanceId,
+      row.executionId,
+      row.name,
+      row.status,
+      row.input,
+      row.createdAt,
+      row.updatedAt,
+      row.parent?.instanceId ?? null,
+      row.parent?.executionId ?? null,
+      row.parent?.taskId ?? null,
+    );
   }
 
   /**
@@ -252,7 +305,56 @@ export class DurableStore {
       instanceId,
       executionId,
     );
-    return { activities, timers };
+    const notified: string[] = [];
+    const children = (finished ? [] : commit.children).flatMap((child) => {
+      if (this.startChild(child)) return [child.row];
+      this.addInbox(instanceId, executionId, child.refused);
+      notified.push(instanceId);
+      return [];
+    });
+    if (commit.toParent && this.tellParent(commit.toParent.link, commit.toParent.event)) {
+      notified.push(commit.toParent.link.instanceId);
+    }
+    if (commit.continueAsNew) this.continueAsNew(commit.continueAsNew.row, commit.continueAsNew.started);
+    return { activities, timers, children, notified };
+  }
+
+  /** Starts a sub-orchestration; false, starting nothing, if an instance with its id is still active. */
+  private startChild(child: ChildStart): boolean {
+    const existing = this.instance(child.row.instanceId);
+    if (existing && isActive(existing.status)) return false;
+    if (existing) this.deleteEverything(child.row.instanceId);
+    this.writeInstance(child.row);
+    this.addInbox(child.row.instanceId, child.row.executionId, child.started);
+    return true;
+  }
+
+  /** Gives a parent its child's result, if the parent's execution that asked is still running. */
+  private tellParent(link: ParentLink, event: HistoryEvent): boolean {
+    const parent = this.instance(link.instanceId);
+    if (!parent || parent.executionId !== link.executionId || !isActive(parent.status)) return false;
+    this.addInbox(link.instanceId, link.executionId, event);
+    return true;
+  }
+
+  /**
+   * Replaces a finished execution with a new one of the same instance: its history and outstanding
+   * work go (its activities' results and its timers would mean nothing to the new one), while events
+   * raised to the instance and not yet taken stay for the new execution, as under the extension.
+   */
+  private continueAsNew(row: InstanceRow, started: HistoryEvent): void {
+    const { instanceId } = row;
+    this.statements.deleteHistory.run(instanceId);
+    this.statements.deleteActivities.run(instanceId);
+    this.statements.deleteTimers.run(instanceId);
+    this.statements.deleteStaleInbox.run(instanceId);
+    this.stage((inboxes) => {
+      const raised = inboxes.get(instanceId)?.filter((entry) => entry.event.EventType === 15) ?? [];
+      if (raised.length > 0) inboxes.set(instanceId, raised);
+      else inboxes.delete(instanceId);
+    });
+    this.writeInstance(row);
+    this.addInbox(instanceId, row.executionId, started);
   }
 
   /** All outstanding activity work, oldest first: what a runtime opening the file must run. */
@@ -324,10 +426,19 @@ export class DurableStore {
     });
   }
 
-  terminate(instanceId: string, reason: string, at: number): boolean {
+  /**
+   * Ends an active instance as Terminated. A sub-orchestration's parent is told, with the event
+   * `toParent` makes. Returns whether the instance was active, and the parent told, if any.
+   */
+  terminate(
+    instanceId: string,
+    reason: string,
+    at: number,
+    toParent: (instance: InstanceRow) => HistoryEvent,
+  ): { terminated: boolean; notified?: string } {
     return this.transaction(() => {
       const instance = this.instance(instanceId);
-      if (!instance || !isActive(instance.status)) return false;
+      if (!instance || !isActive(instance.status)) return { terminated: false };
       this.deleteWork(instanceId);
       this.statements.updateInstance.run(
         "Terminated",
@@ -338,7 +449,10 @@ export class DurableStore {
         instanceId,
         instance.executionId,
       );
-      return true;
+      const link = instance.parent;
+      if (link && this.tellParent(link, toParent(instance)))
+        return { terminated: true, notified: link.instanceId };
+      return { terminated: true };
     });
   }
 
@@ -374,7 +488,9 @@ export class DurableStore {
   }
 
   private deleteWork(instanceId: string): void {
-    for (const remove of this.statements.deleteWork) remove.run(instanceId);
+    this.statements.deleteInbox.run(instanceId);
+    this.statements.deleteActivities.run(instanceId);
+    this.statements.deleteTimers.run(instanceId);
     this.stage((inboxes) => inboxes.delete(instanceId));
   }
 
@@ -432,5 +548,14 @@ function toInstance(row: RawInstance): InstanceRow {
     customStatus: row.custom_status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(row.parent_instance_id !== null && row.parent_execution_id !== null && row.parent_task_id !== null
+      ? {
+          parent: {
+            instanceId: row.parent_instance_id,
+            executionId: row.parent_execution_id,
+            taskId: row.parent_task_id,
+          },
+        }
+      : {}),
   };
 }

@@ -4,15 +4,15 @@ import {
   firstMismatch,
   history,
   recordedTasks,
-  scheduledTasks,
+  summarizeActions,
   UnsupportedActionError,
 } from "./history.js";
 
 const at = new Date("2026-01-01T00:00:00.000Z");
 const fireAt = new Date("2026-01-01T00:01:00.000Z");
 
-describe("scheduledTasks", () => {
-  it("numbers activities and timers depth first through compound actions, skipping event waits", () => {
+describe("summarizeActions", () => {
+  it("finds a continueAsNew anywhere in the list, through compound actions", () => {
     const actions = [
       [
         { actionType: ActionType.CallActivity, functionName: "a", input: 1 },
@@ -20,25 +20,25 @@ describe("scheduledTasks", () => {
           actionType: ActionType.WhenAny,
           compoundActions: [
             { actionType: ActionType.WaitForExternalEvent },
-            {
-              actionType: ActionType.WhenAll,
-              compoundActions: [{ actionType: ActionType.CallActivity, functionName: "b" }],
-            },
             { actionType: ActionType.CreateTimer, fireAt, isCanceled: true },
           ],
         },
+        { actionType: ActionType.ContinueAsNew, input: { round: 2 } },
       ],
     ];
-    expect(scheduledTasks(actions as never)).toEqual([
-      { kind: "activity", name: "a", input: 1 },
-      { kind: "activity", name: "b", input: undefined },
-      { kind: "timer", fireAt, canceled: true },
-    ]);
+    expect(summarizeActions(actions as never)).toEqual({ continueAsNew: { input: { round: 2 } } });
+    expect(summarizeActions([[]])).toEqual({ continueAsNew: undefined });
   });
 
-  it("refuses actions the runtime cannot carry out", () => {
-    expect(() => scheduledTasks([[{ actionType: ActionType.CallSubOrchestrator }]] as never)).toThrow(
-      UnsupportedActionError,
+  it.each([
+    ["CallEntity", ActionType.CallEntity],
+    ["SignalEntity", ActionType.SignalEntity],
+    ["CallHttp", ActionType.CallHttp],
+  ])("refuses %s actions by name, even inside a compound action", (name, actionType) => {
+    const nested = [[{ actionType: ActionType.WhenAll, compoundActions: [{ actionType }] }]];
+    expect(() => summarizeActions(nested as never)).toThrow(UnsupportedActionError);
+    expect(() => summarizeActions(nested as never)).toThrow(
+      `the local durable runtime does not support ${name} actions`,
     );
   });
 });

@@ -5,10 +5,14 @@
 export const EventType = {
   ExecutionStarted: 0,
   ExecutionCompleted: 1,
-  ExecutionTerminated: 2,
+  ExecutionFailed: 2,
+  ExecutionTerminated: 3,
   TaskScheduled: 4,
   TaskCompleted: 5,
   TaskFailed: 6,
+  SubOrchestrationInstanceCreated: 7,
+  SubOrchestrationInstanceCompleted: 8,
+  SubOrchestrationInstanceFailed: 9,
   TimerCreated: 10,
   TimerFired: 11,
   OrchestratorStarted: 12,
@@ -49,6 +53,16 @@ function event(type: number, at: Date, fields: Record<string, unknown> = {}, eve
   return { EventType: type, EventId: eventId, IsPlayed: false, Timestamp: at.toISOString(), ...fields };
 }
 
+/** A task's failure, in the fields the SDK reads: the details, and the older reason and details strings. */
+function failed(type: number, at: Date, taskId: number, failure: FailureDetails): HistoryEvent {
+  return event(type, at, {
+    TaskScheduledId: taskId,
+    Reason: failure.ErrorMessage,
+    Details: failure.StackTrace ?? "",
+    FailureDetails: failure,
+  });
+}
+
 /** JSON as the extension carries payloads: a string, or absent for `undefined`. */
 export function toPayload(value: unknown): string | undefined {
   return value === undefined ? undefined : JSON.stringify(value);
@@ -66,12 +80,24 @@ export const history = {
   taskCompleted: (at: Date, taskId: number, result: string | undefined) =>
     event(EventType.TaskCompleted, at, { TaskScheduledId: taskId, Result: result }),
   taskFailed: (at: Date, taskId: number, failure: FailureDetails) =>
-    event(EventType.TaskFailed, at, {
-      TaskScheduledId: taskId,
-      Reason: failure.ErrorMessage,
-      Details: failure.StackTrace ?? "",
-      FailureDetails: failure,
-    }),
+    failed(EventType.TaskFailed, at, taskId, failure),
+  subOrchestrationCreated: (
+    at: Date,
+    taskId: number,
+    name: string,
+    instanceId: string,
+    input: string | undefined,
+  ) =>
+    event(
+      EventType.SubOrchestrationInstanceCreated,
+      at,
+      { Name: name, InstanceId: instanceId, Input: input },
+      taskId,
+    ),
+  subOrchestrationCompleted: (at: Date, taskId: number, result: string | undefined) =>
+    event(EventType.SubOrchestrationInstanceCompleted, at, { TaskScheduledId: taskId, Result: result }),
+  subOrchestrationFailed: (at: Date, taskId: number, failure: FailureDetails) =>
+    failed(EventType.SubOrchestrationInstanceFailed, at, taskId, failure),
   timerCreated: (at: Date, timerId: number, fireAt: Date) =>
     event(EventType.TimerCreated, at, { FireAt: fireAt.toISOString() }, timerId),
   timerFired: (at: Date, timerId: number, fireAt: Date) =>
@@ -91,17 +117,36 @@ export function failureDetailsOf(error: unknown): FailureDetails {
   return { ErrorType: "Error", ErrorMessage: String(error) };
 }
 
-/** One unit of work an orchestrator asked for, in the order the extension numbers them. */
+/**
+ * One unit of work an orchestrator asked for, in the order the extension numbers them. A task with
+ * retries is one of these per attempt, and a timer with `retry` between each failed attempt and the next.
+ */
 export type ScheduledTask =
   | { readonly kind: "activity"; readonly name: string; readonly input: unknown }
-  | { readonly kind: "timer"; readonly fireAt: Date; readonly canceled: boolean };
+  | {
+      readonly kind: "subOrchestration";
+      readonly name: string;
+      readonly input: unknown;
+      /** As the orchestrator gave it; undefined: the runtime makes one up. */
+      readonly instanceId: string | undefined;
+    }
+  | {
+      readonly kind: "timer";
+      readonly fireAt: Date;
+      readonly canceled: boolean;
+      /** `expired`: the retry timeout has passed, so the extension would schedule no such timer. */
+      readonly retry?: {
+        /** The activity or orchestration being retried. */
+        readonly task: string;
+        readonly failures: number;
+        readonly timeoutMs: number | undefined;
+        readonly expired: boolean;
+      };
+    };
 
 interface SdkAction {
   readonly actionType: number;
-  readonly functionName?: string;
   readonly input?: unknown;
-  readonly fireAt?: Date | string;
-  readonly isCanceled?: boolean;
   readonly compoundActions?: readonly SdkAction[];
 }
 
@@ -113,25 +158,29 @@ export class UnsupportedActionError extends Error {
   }
 }
 
+/** What an orchestrator's list of actions says beyond its tasks: whether it continues as new, with what. */
+export interface ActionSummary {
+  readonly continueAsNew: { readonly input: unknown } | undefined;
+}
+
 /**
- * Flattens the SDK's action list, depth first, into the tasks the extension would number: activities
- * and timers take sequence numbers 0, 1, 2, ... in this order; waits for external events take none.
+ * Reads the SDK's action list, depth first: refuses the kinds of action this runtime does not run
+ * (entities, durable HTTP), and finds a `continueAsNew`. The tasks themselves are numbered from what
+ * the SDK tracked (sdk-tasks.ts), since a task with retries takes numbers no action shows.
  */
-export function scheduledTasks(actions: readonly (readonly SdkAction[])[]): ScheduledTask[] {
-  const tasks: ScheduledTask[] = [];
+export function summarizeActions(actions: readonly (readonly SdkAction[])[]): ActionSummary {
+  let continueAsNew: ActionSummary["continueAsNew"];
   const visit = (action: SdkAction): void => {
     switch (action.actionType) {
       case ActionType.CallActivity:
-        tasks.push({ kind: "activity", name: action.functionName ?? "", input: action.input });
-        return;
+      case ActionType.CallActivityWithRetry:
+      case ActionType.CallSubOrchestrator:
+      case ActionType.CallSubOrchestratorWithRetry:
       case ActionType.CreateTimer:
-        tasks.push({
-          kind: "timer",
-          fireAt: new Date(action.fireAt ?? 0),
-          canceled: action.isCanceled === true,
-        });
-        return;
       case ActionType.WaitForExternalEvent:
+        return;
+      case ActionType.ContinueAsNew:
+        continueAsNew = { input: action.input };
         return;
       case ActionType.WhenAll:
       case ActionType.WhenAny:
@@ -142,7 +191,7 @@ export function scheduledTasks(actions: readonly (readonly SdkAction[])[]): Sche
     }
   };
   for (const batch of actions) for (const action of batch) visit(action);
-  return tasks;
+  return { continueAsNew };
 }
 
 /** The tasks a history says were scheduled, by sequence number. */
@@ -156,6 +205,15 @@ export function recordedTasks(events: readonly HistoryEvent[]): RecordedTask[] {
     if (e.EventType === EventType.TaskScheduled) {
       return [{ id: e.EventId, task: { kind: "activity", name: String(e.Name), input: e.Input } as const }];
     }
+    if (e.EventType === EventType.SubOrchestrationInstanceCreated) {
+      const task = {
+        kind: "subOrchestration",
+        name: String(e.Name),
+        input: e.Input,
+        instanceId: String(e.InstanceId),
+      } as const;
+      return [{ id: e.EventId, task }];
+    }
     if (e.EventType === EventType.TimerCreated) {
       const task = { kind: "timer", fireAt: new Date(String(e.FireAt)), canceled: false } as const;
       return [{ id: e.EventId, task }];
@@ -165,7 +223,9 @@ export function recordedTasks(events: readonly HistoryEvent[]): RecordedTask[] {
 }
 
 function describe(task: ScheduledTask): string {
-  return task.kind === "activity" ? `activity ${task.name}` : `timer at ${task.fireAt.toISOString()}`;
+  if (task.kind === "activity") return `activity ${task.name}`;
+  if (task.kind === "subOrchestration") return `sub-orchestration ${task.name}`;
+  return `timer at ${task.fireAt.toISOString()}`;
 }
 
 /**
@@ -181,10 +241,9 @@ export function firstMismatch(
     if (!now)
       return `history has ${describe(task)} as task ${id}, but the orchestrator no longer schedules it`;
     const same =
-      now.kind === task.kind &&
-      (now.kind === "activity"
-        ? task.kind === "activity" && now.name === task.name
-        : task.kind === "timer" && now.fireAt.getTime() === task.fireAt.getTime());
+      now.kind === "timer"
+        ? task.kind === "timer" && now.fireAt.getTime() === task.fireAt.getTime()
+        : task.kind !== "timer" && now.kind === task.kind && now.name === task.name;
     if (!same) return `task ${id} was ${describe(task)} in history, but replay scheduled ${describe(now)}`;
   }
   return undefined;

@@ -16,13 +16,16 @@ import { type BindingData, invocationContextFor } from "../functions-host/invoca
 import type { CapturedFunction, FunctionRegistry } from "../registration-capture.js";
 import {
   type ActivityWork,
+  type ChildStart,
   DurableStore,
   type EpisodeCommit,
   type InstanceRow,
   isActive,
+  type ParentLink,
   type TimerWork,
 } from "./durable-store.js";
 import {
+  type FailureDetails,
   failureDetailsOf,
   firstMismatch,
   type HistoryEvent,
@@ -30,11 +33,12 @@ import {
   type RecordedTask,
   recordedTasks,
   type ScheduledTask,
-  scheduledTasks,
+  summarizeActions,
   toPayload,
 } from "./history.js";
 // @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
 import { ReplaySession } from "./replay-session.js";
+import { executorOf, numberedTasks, trackSdkTasks } from "./sdk-tasks.js";
 import { TimerQueue } from "./timer-queue.js";
 
 export interface LocalDurableRuntimeOptions {
@@ -91,6 +95,8 @@ interface Replay {
   readonly failure: string | undefined;
   readonly customStatus: unknown;
   readonly tasks: readonly ScheduledTask[];
+  /** Set when the orchestrator called `continueAsNew`, with the new execution's input. */
+  readonly continueAsNew: { readonly input: unknown } | undefined;
 }
 
 /** The latest replay schema the SDK knows (V4), as a current extension offers it. */
@@ -163,6 +169,7 @@ export class LocalDurableRuntime implements DurableClient {
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
   private constructor(options: LocalDurableRuntimeOptions) {
+    trackSdkTasks();
     this.timers = new TimerQueue(
       options.clock,
       (due) => this.fireTimers(due),
@@ -272,11 +279,19 @@ export class LocalDurableRuntime implements DurableClient {
 
   async terminate(instanceId: string, reason: string): Promise<void> {
     this.assertRunning();
-    if (this.store.terminate(instanceId, reason, this.clock.now().getTime())) {
-      this.forget(instanceId);
-      this.logger.warn("durable.instance.terminated", { instanceId, reason });
-      this.notifyIfFinished(instanceId);
-    }
+    const now = this.clock.now();
+    const { terminated, notified } = this.store.terminate(instanceId, reason, now.getTime(), (row) =>
+      history.subOrchestrationFailed(
+        now,
+        row.parent?.taskId ?? -1,
+        childFailure(row, `was terminated: ${reason}`),
+      ),
+    );
+    if (!terminated) return;
+    this.forget(instanceId);
+    this.logger.warn("durable.instance.terminated", { instanceId, reason });
+    this.notifyIfFinished(instanceId);
+    if (notified) this.schedule(notified);
   }
 
   async purge(instanceId: string): Promise<boolean> {
@@ -485,7 +500,7 @@ export class LocalDurableRuntime implements DurableClient {
     let session = this.resumable(instanceId, past.length);
     const resumed = session?.resume(fresh.map((event) => this.sdkEvent(event)));
     let replay: Replay;
-    if (resumed) replay = replayOf(resumed, undefined);
+    if (resumed) replay = replayOf(resumed, undefined, session?.sdkExecutor);
     else if (orchestrator) {
       const full = await this.replay(orchestrator, instance, [...past, ...fresh]);
       replay = full.replay;
@@ -494,21 +509,27 @@ export class LocalDurableRuntime implements DurableClient {
       replay = replayOf(
         { isDone: false, actions: [] },
         `no orchestration named ${instance.name} is registered`,
+        undefined,
       );
       session = undefined;
     }
 
     const recorded = this.recorded.get(instanceId) ?? recordedTasks(past);
     const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
-    const failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
-    const status: RuntimeStatus = failure !== undefined ? "Failed" : replay.done ? "Completed" : "Running";
-
-    const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded } =
-      failure === undefined ? newWork(recorded, replay.tasks, at) : noNewWork(recorded);
+    let failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
+    let work = failure === undefined ? newWork(recorded, replay.tasks, at, instance.executionId) : undefined;
+    if (work?.failure !== undefined) failure = work.failure;
+    // The last episode of an execution that continues as new: what it scheduled goes with it.
+    const continuing = failure === undefined && replay.done ? replay.continueAsNew : undefined;
+    if (failure !== undefined || continuing || !work) work = noNewWork(recorded);
+    const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded, children } = work;
+    const status: RuntimeStatus =
+      failure !== undefined ? "Failed" : replay.done && !continuing ? "Completed" : "Running";
     const result = status === "Completed" ? toPayload(replay.output) : failure;
-    const closing = status === "Running" ? [] : [history.executionCompleted(at, status, result)];
+    const closing =
+      status === "Completed" || status === "Failed" ? [history.executionCompleted(at, status, result)] : [];
     const events = [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing];
-    if (session && status === "Running") {
+    if (session && status === "Running" && !continuing) {
       session.historyLength = past.length + events.length;
       this.sessions.set(instanceId, session);
     }
@@ -532,7 +553,68 @@ export class LocalDurableRuntime implements DurableClient {
         failure: failure ?? null,
         customStatus: toPayload(replay.customStatus) ?? null,
         at: at.getTime(),
+        children: children.map((child) => this.childStart(instance, child, at)),
+        ...(instance.parent && (status === "Completed" || status === "Failed")
+          ? {
+              toParent: {
+                link: instance.parent,
+                event: parentEvent(instance, instance.parent, status, result, at),
+              },
+            }
+          : {}),
+        ...(continuing ? { continueAsNew: this.nextExecution(instance, continuing.input, at) } : {}),
       },
+    };
+  }
+
+  /** A sub-orchestration the episode starts: a new instance linked to the task waiting for it. */
+  private childStart(parent: InstanceRow, child: NewChild, at: Date): ChildStart {
+    const link: ParentLink = {
+      instanceId: parent.instanceId,
+      executionId: parent.executionId,
+      taskId: child.taskId,
+    };
+    return {
+      row: {
+        instanceId: child.instanceId,
+        executionId: randomUUID(),
+        name: child.name,
+        status: "Pending",
+        input: child.input,
+        output: null,
+        failure: null,
+        customStatus: null,
+        createdAt: at.getTime(),
+        updatedAt: at.getTime(),
+        parent: link,
+      },
+      started: history.executionStarted(at, child.name, child.input ?? undefined),
+      refused: history.subOrchestrationFailed(at, child.taskId, {
+        ErrorType: "InstanceAlreadyRunning",
+        ErrorMessage: `sub-orchestration ${child.name} was not started: instance ${child.instanceId} is already running`,
+      }),
+    };
+  }
+
+  /** The execution a `continueAsNew` starts: same instance (and parent), new input, fresh history. */
+  private nextExecution(
+    instance: InstanceRow,
+    input: unknown,
+    at: Date,
+  ): { row: InstanceRow; started: HistoryEvent } {
+    const payload = (typeof input === "string" ? input : toPayload(input)) ?? null;
+    return {
+      row: {
+        ...instance,
+        executionId: randomUUID(),
+        status: "Pending",
+        input: payload,
+        output: null,
+        failure: null,
+        customStatus: null,
+        updatedAt: at.getTime(),
+      },
+      started: history.executionStarted(at, instance.name, payload ?? undefined),
     };
   }
 
@@ -554,6 +636,17 @@ export class LocalDurableRuntime implements DurableClient {
       this.takeCompletions(commit.instanceId, episode.completions);
       const work = queued[index];
       for (const timer of work?.timers ?? []) this.armTimer(timer);
+      for (const child of work?.children ?? []) this.track(child);
+      for (const notified of work?.notified ?? []) this.schedule(notified);
+      if (commit.continueAsNew) {
+        this.forget(commit.instanceId);
+        this.track(commit.continueAsNew.row);
+        this.logger.info("durable.instance.continuedAsNew", {
+          instanceId: commit.instanceId,
+          orchestration: instance.name,
+        });
+        continue;
+      }
       if (commit.status === "Running") {
         for (const event of commit.events) episode.past.push(event);
         this.histories.set(commit.instanceId, episode.past);
@@ -583,6 +676,14 @@ export class LocalDurableRuntime implements DurableClient {
     }
   }
 
+  /** Holds a new execution, as committed, and queues its first episode. */
+  private track(row: InstanceRow): void {
+    this.instances.set(row.instanceId, row);
+    this.histories.set(row.instanceId, []);
+    this.recorded.set(row.instanceId, []);
+    this.schedule(row.instanceId);
+  }
+
   private takeCompletions(instanceId: string, count: number): void {
     if (count === 0) return;
     const rest = this.completions.get(instanceId)?.slice(count) ?? [];
@@ -601,7 +702,7 @@ export class LocalDurableRuntime implements DurableClient {
       input: instance.input === null ? undefined : JSON.parse(instance.input),
       instanceId: instance.instanceId,
       isReplaying: events.some((e) => e.EventType === 13),
-      parentInstanceId: "",
+      parentInstanceId: instance.parent?.instanceId ?? "",
       upperSchemaVersion: UPPER_SCHEMA_VERSION,
       maximumShortTimerDuration: "6.00:00:00",
       longRunningTimerIntervalDuration: "3.00:00:00",
@@ -611,11 +712,12 @@ export class LocalDurableRuntime implements DurableClient {
     try {
       const state = (await orchestrator.handler(trigger, context)) as SdkState;
       const session = this.replaySessions && !state.isDone ? ReplaySession.after(context, 0) : undefined;
-      return { replay: replayOf(state, undefined), session };
+      return { replay: replayOf(state, undefined, executorOf(context)), session };
     } catch (error) {
       const embedded = stateEmbeddedIn(error);
       const failure = embedded?.error ?? (error instanceof Error ? error.message : String(error));
-      return { replay: replayOf(embedded ?? { isDone: false, actions: [] }, failure), session: undefined };
+      const replay = replayOf(embedded ?? { isDone: false, actions: [] }, failure, undefined);
+      return { replay, session: undefined };
     }
   }
 
@@ -731,23 +833,44 @@ export class LocalDurableRuntime implements DurableClient {
   }
 }
 
+/** A sub-orchestration a replay asked for, its instance id chosen. */
+interface NewChild {
+  readonly taskId: number;
+  readonly name: string;
+  readonly instanceId: string;
+  readonly input: string | null;
+}
+
 interface NewWork {
-  /** TaskScheduled and TimerCreated events for the tasks the replay asked for beyond the history. */
+  /** TaskScheduled, TimerCreated and SubOrchestrationInstanceCreated events for the new tasks. */
   readonly scheduledEvents: HistoryEvent[];
   readonly activities: { taskId: number; name: string; input: string | null }[];
   readonly timers: { timerId: number; fireAt: number }[];
+  readonly children: NewChild[];
+  /** Set when the new work cannot be carried out: the instance fails with this. */
+  readonly failure?: string;
   /** Timers armed in an earlier episode and cancelled since; one cancelled in the episode that made it was never armed. */
   readonly canceledTimerIds: number[];
   /** The tasks the history will have scheduled: the replayed ones stand for the recorded ones (they matched). */
   readonly nowRecorded: RecordedTask[];
 }
 
-/** What a replay that matched its history adds to it: the tasks past the recorded ones, and cancellations. */
-function newWork(recorded: readonly RecordedTask[], replayed: readonly ScheduledTask[], at: Date): NewWork {
+/**
+ * What a replay that matched its history adds to it: the tasks past the recorded ones, and
+ * cancellations. A sub-orchestration without an instance id gets the Durable Task Framework's: the
+ * parent's execution id, a colon and the task's number.
+ */
+function newWork(
+  recorded: readonly RecordedTask[],
+  replayed: readonly ScheduledTask[],
+  at: Date,
+  executionId: string,
+): NewWork {
   const work: NewWork = {
     scheduledEvents: [],
     activities: [],
     timers: [],
+    children: [],
     canceledTimerIds: [],
     nowRecorded: replayed.map((task, id) => ({ id, task })),
   };
@@ -759,6 +882,15 @@ function newWork(recorded: readonly RecordedTask[], replayed: readonly Scheduled
       const input = typeof task.input === "string" ? task.input : (toPayload(task.input) ?? null);
       work.scheduledEvents.push(history.taskScheduled(at, taskId, task.name, input ?? undefined));
       work.activities.push({ taskId, name: task.name, input });
+    } else if (task.kind === "subOrchestration") {
+      const instanceId = task.instanceId ?? `${executionId}:${taskId}`;
+      const input = toPayload(task.input) ?? null;
+      work.scheduledEvents.push(
+        history.subOrchestrationCreated(at, taskId, task.name, instanceId, input ?? undefined),
+      );
+      work.children.push({ taskId, name: task.name, instanceId, input });
+    } else if (task.retry?.expired) {
+      return { ...work, failure: retryTimeoutFailure(task.retry) };
     } else {
       work.scheduledEvents.push(history.timerCreated(at, taskId, task.fireAt));
       if (!task.canceled) work.timers.push({ timerId: taskId, fireAt: task.fireAt.getTime() });
@@ -773,8 +905,45 @@ function noNewWork(recorded: readonly RecordedTask[]): NewWork {
     scheduledEvents: [],
     activities: [],
     timers: [],
+    children: [],
     canceledTimerIds: [],
     nowRecorded: [...recorded],
+  };
+}
+
+/**
+ * Past a retry's timeout the extension schedules no timer, and the SDK waits for one forever: the
+ * orchestration hangs, Running (azure-functions-durable-js issue 629). Failing it, saying why, is
+ * the more useful thing for a runtime that tests orchestrations.
+ */
+function retryTimeoutFailure(retry: {
+  task: string;
+  failures: number;
+  timeoutMs: number | undefined;
+}): string {
+  return (
+    `${retry.task} failed ${retry.failures} time(s) and its retry timeout (${retry.timeoutMs} ms) has passed: ` +
+    "the Durable Functions extension would leave this orchestration waiting forever, so this runtime fails it"
+  );
+}
+
+/** What a finished sub-orchestration's parent records: the child's result, or why it failed. */
+function parentEvent(
+  child: InstanceRow,
+  link: ParentLink,
+  status: "Completed" | "Failed",
+  result: string | undefined,
+  at: Date,
+): HistoryEvent {
+  return status === "Completed"
+    ? history.subOrchestrationCompleted(at, link.taskId, result ?? "null")
+    : history.subOrchestrationFailed(at, link.taskId, childFailure(child, `failed: ${result ?? ""}`));
+}
+
+function childFailure(child: InstanceRow, what: string): FailureDetails {
+  return {
+    ErrorType: "SubOrchestrationFailed",
+    ErrorMessage: `sub-orchestration ${child.name} (instance ${child.instanceId}) ${what}`,
   };
 }
 
@@ -782,15 +951,20 @@ function isCanceledTimer(task: ScheduledTask | undefined): boolean {
   return task?.kind === "timer" && task.canceled;
 }
 
-/** The replay's result in the runtime's terms; a malformed list of actions is the orchestrator's failure. */
-function replayOf(state: SdkState, failure: string | undefined): Replay {
+/**
+ * The replay's result in the runtime's terms: its tasks as the SDK's executor numbered them. A kind of
+ * action this runtime does not run is the orchestrator's failure.
+ */
+function replayOf(state: SdkState, failure: string | undefined, executor: unknown): Replay {
   try {
+    const { continueAsNew } = summarizeActions(state.actions);
     return {
       done: state.isDone,
       output: state.output,
       failure,
       customStatus: state.customStatus,
-      tasks: scheduledTasks(state.actions),
+      tasks: failure === undefined ? numberedTasks(executor) : [],
+      continueAsNew,
     };
   } catch (error) {
     return {
@@ -799,6 +973,7 @@ function replayOf(state: SdkState, failure: string | undefined): Replay {
       failure: (error as Error).message,
       customStatus: state.customStatus,
       tasks: [],
+      continueAsNew: undefined,
     };
   }
 }

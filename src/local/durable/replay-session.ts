@@ -65,6 +65,11 @@ export class ReplaySession {
     return new ReplaySession(context, executor as Executor, historyLength);
   }
 
+  /** The SDK's executor this session drives: it knows which tasks it has numbered. */
+  get sdkExecutor(): unknown {
+    return this.executor;
+  }
+
   /**
    * Feeds the new events (in the SDK's form), as the SDK's own loop would after a replay, and returns
    * the state it would return; undefined when the orchestrator failed (the caller replays in full,

@@ -1,0 +1,195 @@
+/**
+ * The tasks an orchestrator asked for, by sequence number, as the SDK numbered them.
+ *
+ * The SDK numbers a task when it first tracks it. For most tasks that is the order of its list of
+ * actions, but a task with retries (`callActivityWithRetry`, `callSubOrchestratorWithRetry`) has one
+ * action and takes a new number for every retry timer and every further attempt, at the moment its
+ * executor processes the failure or the timer: numbers that no list of actions shows. So this module
+ * records what the SDK's executor tracks, as it tracks it (a hook on the pinned SDK's
+ * `TaskOrchestrationExecutor`), with the orchestration's time at that moment, which a retry's timer
+ * is scheduled from, as the extension schedules it.
+ */
+import { createRequire } from "node:module";
+import { ActionType, type ScheduledTask, UnsupportedActionError } from "./history.js";
+
+/** The SDK's `RetryOptions`, as an orchestrator passes them. */
+export interface SdkRetryOptions {
+  readonly firstRetryIntervalInMilliseconds: number;
+  readonly maxNumberOfAttempts: number;
+  readonly backoffCoefficient?: number;
+  readonly maxRetryIntervalInMilliseconds?: number;
+  readonly retryTimeoutInMilliseconds?: number;
+}
+
+interface SdkAction {
+  readonly actionType: number;
+  readonly functionName?: string;
+  readonly input?: unknown;
+  readonly instanceId?: string;
+  readonly fireAt?: Date | string;
+  readonly isCanceled?: boolean;
+  readonly retryOptions?: SdkRetryOptions;
+}
+
+/** The parts of an SDK task this module reads. */
+interface SdkTask {
+  readonly id: number | string | false;
+  readonly actionObj: unknown;
+  readonly parent?: SdkTask & { readonly children?: readonly SdkTask[] };
+}
+
+interface Tracked {
+  readonly id: number;
+  readonly task: SdkTask;
+  /** The orchestration's time when the task was numbered. */
+  readonly at: Date;
+  /** The task as converted last time: a session's executor is asked again on every episode. */
+  converted?: ScheduledTask;
+}
+
+interface Executor {
+  readonly context?: { readonly currentUtcDateTime?: Date };
+  trackOpenTask(task: SdkTask): void;
+  [TRACKED]?: Tracked[];
+}
+
+const TRACKED = Symbol("tasks the executor numbered");
+let installed = false;
+
+/**
+ * Hooks the SDK's executor so that every task it numbers is recorded on the executor, once per
+ * process. Throws if the SDK is not the one this runtime was written against.
+ */
+export function trackSdkTasks(): void {
+  if (installed) return;
+  const require = createRequire(import.meta.url);
+  const module = require("durable-functions/lib/src/orchestrations/TaskOrchestrationExecutor.js") as {
+    TaskOrchestrationExecutor?: { prototype: Executor };
+  };
+  const prototype = module.TaskOrchestrationExecutor?.prototype;
+  const original = prototype?.trackOpenTask;
+  if (!prototype || typeof original !== "function") {
+    throw new Error(
+      "durable-functions has no TaskOrchestrationExecutor.trackOpenTask: the local durable runtime needs the SDK version pinned in package.json",
+    );
+  }
+  prototype.trackOpenTask = function trackOpenTask(this: Executor, task: SdkTask): void {
+    const unnumbered = task.id === false;
+    original.call(this, task);
+    if (unnumbered && typeof task.id === "number") {
+      const tracked = this[TRACKED] ?? [];
+      // The SDK replaces its current time on each episode rather than changing it: no copy needed.
+      tracked.push({ id: task.id, task, at: this.context?.currentUtcDateTime ?? new Date(0) });
+      this[TRACKED] = tracked;
+    }
+  };
+  installed = true;
+}
+
+/** The SDK's executor, which it leaves on the orchestration context it ran with. */
+export function executorOf(context: object & { readonly df?: unknown }): unknown {
+  return (context.df as { taskOrchestratorExecutor?: unknown } | undefined)?.taskOrchestratorExecutor;
+}
+
+/**
+ * Every task the executor numbered so far, in number order, as the extension would schedule it.
+ * Throws `UnsupportedActionError` for a kind of task this runtime does not run.
+ */
+export function numberedTasks(executor: unknown): ScheduledTask[] {
+  // Numbers are handed out one by one as tasks are tracked, so the list is already in number order.
+  const tracked = (executor as Executor | undefined)?.[TRACKED] ?? [];
+  let numberedAt: Map<SdkTask, Date> | undefined;
+  const when = (task: SdkTask) => {
+    numberedAt ??= new Map(tracked.map((entry) => [entry.task, entry.at]));
+    return numberedAt.get(task);
+  };
+  return tracked.map((entry) => {
+    // Only a timer changes once numbered (it can be cancelled); everything else converts once.
+    if (entry.converted && entry.converted.kind !== "timer") return entry.converted;
+    entry.converted = scheduledTask(entry.task, entry.at, when);
+    return entry.converted;
+  });
+}
+
+function scheduledTask(
+  task: SdkTask,
+  at: Date,
+  numberedAt: (task: SdkTask) => Date | undefined,
+): ScheduledTask {
+  const parent = task.parent;
+  const retryAction = parent && isRetry(parent.actionObj) ? (parent.actionObj as SdkAction) : undefined;
+  if (task.actionObj === "noOp" && parent && retryAction) {
+    // A retrying task's children: the first attempt, then a timer and an attempt for each failure.
+    const index = parent.children?.indexOf(task) ?? -1;
+    const first = parent.children?.[0];
+    if (index < 1 || !first) throw new Error(`a retry's task ${String(task.id)} is not among its children`);
+    // Its retry timeout counts from when the first attempt was numbered.
+    if (index % 2 === 1) return retryTimer(retryAction, (index + 1) / 2, at, numberedAt(first));
+    return work(retryAction);
+  }
+  const action = task.actionObj as SdkAction | undefined;
+  if (!action || typeof action.actionType !== "number") {
+    throw new Error(`the orchestrator tracked task ${String(task.id)} without an action`);
+  }
+  if (action.actionType === ActionType.CreateTimer) {
+    // A timer longer than the SDK's maximum is a chain of shorter ones under one task, cancelled as one.
+    const whole = parent?.actionObj as SdkAction | undefined;
+    const canceled =
+      action.isCanceled === true ||
+      (whole?.actionType === ActionType.CreateTimer && whole.isCanceled === true);
+    return { kind: "timer", fireAt: new Date(action.fireAt ?? 0), canceled };
+  }
+  return work(action);
+}
+
+function isRetry(action: unknown): boolean {
+  const type = (action as SdkAction | undefined)?.actionType;
+  return type === ActionType.CallActivityWithRetry || type === ActionType.CallSubOrchestratorWithRetry;
+}
+
+/** An activity or sub-orchestration, the first attempt of a retrying one included. */
+function work(action: SdkAction): Exclude<ScheduledTask, { kind: "timer" }> {
+  switch (action.actionType) {
+    case ActionType.CallActivity:
+    case ActionType.CallActivityWithRetry:
+      return {
+        kind: "activity",
+        name: action.functionName ?? "",
+        input: action.input,
+      };
+    case ActionType.CallSubOrchestrator:
+    case ActionType.CallSubOrchestratorWithRetry:
+      return {
+        kind: "subOrchestration",
+        name: action.functionName ?? "",
+        input: action.input,
+        instanceId: action.instanceId || undefined,
+      };
+    default:
+      throw new UnsupportedActionError(action.actionType);
+  }
+}
+
+/**
+ * The timer between a retrying task's failed attempt and its next, as the Durable Task Framework's
+ * retry interceptor computes it: the first interval times the backoff coefficient to the power of the
+ * failures before this one, at most the maximum interval, from the time the failure was processed.
+ * The extension schedules one after the last allowed attempt too (the SDK waits for it before failing
+ * the task). Past the retry timeout it schedules none, which the SDK cannot be told: see `expired`.
+ */
+function retryTimer(
+  action: SdkAction,
+  failures: number,
+  at: Date,
+  firstAttempt: Date | undefined,
+): ScheduledTask {
+  const options = action.retryOptions as SdkRetryOptions;
+  const interval =
+    options.firstRetryIntervalInMilliseconds * (options.backoffCoefficient ?? 1) ** (failures - 1);
+  const delay = Math.min(interval, options.maxRetryIntervalInMilliseconds ?? Number.POSITIVE_INFINITY);
+  const timeout = options.retryTimeoutInMilliseconds;
+  const expired =
+    timeout !== undefined && firstAttempt !== undefined && at.getTime() >= firstAttempt.getTime() + timeout;
+  const retry = { task: action.functionName ?? "", failures, timeoutMs: timeout, expired };
+  return { kind: "timer", fireAt: new Date(at.getTime() + delay), canceled: false, retry };
+}

@@ -1,0 +1,185 @@
+import type { OrchestrationContext } from "durable-functions";
+import * as df from "durable-functions";
+
+/**
+ * A Durable Functions app that uses the parts of the API beyond activities, timers and events:
+ * retries, sub-orchestrations and continue-as-new, written as the official samples write them. The
+ * local durable runtime's feature tests run it; what each orchestration returns is documented
+ * beside it, and the tests hold the runtime to that.
+ */
+export interface FeatureAppDeps {
+  readonly calls: string[];
+  /** How many more times `flaky` fails for a key before it succeeds. */
+  readonly failuresLeft: Map<string, number>;
+  /** Awaited by `gated` before it answers. */
+  gate?: Promise<void>;
+}
+
+export const FEATURES = {
+  /** `flaky` with retries: `{ value, attempts }` once an attempt succeeds. */
+  retry: "featureRetry",
+  /** `flaky` failing every time: catches the error and returns `{ caught }`. */
+  retryExhausted: "featureRetryExhausted",
+  /** A retry timeout shorter than the first interval: the second failure comes after it. */
+  retryTimeout: "featureRetryTimeout",
+  /** A retrying task and a plain activity at once, then another activity: numbering across retries. */
+  retryBeside: "featureRetryBeside",
+  /** Two children, one with an explicit instance id, one without: `{ named, generated }`. */
+  parent: "featureParent",
+  child: "featureChild",
+  /** A child that fails: the parent catches it and returns `{ caught }`. */
+  parentOfFailing: "featureParentOfFailing",
+  failingChild: "featureFailingChild",
+  /** A child that waits on `gated`, called with an explicit id: the caller's input. */
+  parentOfGated: "featureParentOfGated",
+  gatedChild: "featureGatedChild",
+  /** A child that fails until `flaky` succeeds, called with retries. */
+  parentRetryingChild: "featureParentRetryingChild",
+  flakyChild: "featureFlakyChild",
+  /** Waits a minute, then continues as new with `count + 1` until it reaches `until`; returns the count. */
+  counter: "featureCounter",
+  /** Waits for an `add` event, then continues as new with the sum until it reaches 10; returns the sum. */
+  adder: "featureAdder",
+  /** A ten-day timer (longer than the SDK's six-day maximum): returns the time it woke at. */
+  longTimer: "featureLongTimer",
+} as const;
+
+export const RETRY = { firstMs: 1_000, coefficient: 2, maxIntervalMs: 3_000 } as const;
+
+function retryOptions(maxAttempts: number): df.RetryOptions {
+  const options = new df.RetryOptions(RETRY.firstMs, maxAttempts);
+  options.backoffCoefficient = RETRY.coefficient;
+  options.maxRetryIntervalInMilliseconds = RETRY.maxIntervalMs;
+  return options;
+}
+
+export function registerFeatureApp(deps: FeatureAppDeps): void {
+  df.app.activity("flaky", {
+    handler: (key: string) => {
+      deps.calls.push(`flaky(${key})`);
+      const left = deps.failuresLeft.get(key) ?? 0;
+      if (left > 0) {
+        deps.failuresLeft.set(key, left - 1);
+        throw new Error(`flaky ${key} failed, ${left - 1} failure(s) left`);
+      }
+      return { value: `ok ${key}`, attempts: deps.calls.filter((call) => call === `flaky(${key})`).length };
+    },
+  });
+  df.app.activity("echo", {
+    handler: (value: string) => {
+      deps.calls.push(`echo(${value})`);
+      return value;
+    },
+  });
+  df.app.activity("gated", {
+    handler: async (value: string) => {
+      deps.calls.push(`gated(${value})`);
+      await deps.gate;
+      return value;
+    },
+  });
+
+  df.app.orchestration(FEATURES.retry, function* (context: OrchestrationContext) {
+    const key = context.df.getInput() as string;
+    return yield context.df.callActivityWithRetry("flaky", retryOptions(5), key);
+  });
+
+  df.app.orchestration(FEATURES.retryExhausted, function* (context: OrchestrationContext) {
+    try {
+      yield context.df.callActivityWithRetry("flaky", retryOptions(3), context.df.getInput() as string);
+      return "not reached";
+    } catch (error) {
+      return { caught: (error as Error).message };
+    }
+  });
+
+  df.app.orchestration(FEATURES.retryTimeout, function* (context: OrchestrationContext) {
+    const options = retryOptions(5);
+    options.retryTimeoutInMilliseconds = 500;
+    return yield context.df.callActivityWithRetry("flaky", options, context.df.getInput() as string);
+  });
+
+  df.app.orchestration(FEATURES.retryBeside, function* (context: OrchestrationContext) {
+    const key = context.df.getInput() as string;
+    const [flaky, echoed] = (yield context.df.Task.all([
+      context.df.callActivityWithRetry("flaky", retryOptions(5), key),
+      context.df.callActivity("echo", "beside"),
+    ])) as [unknown, string];
+    const after = yield context.df.callActivity("echo", "after");
+    return { flaky, echoed, after };
+  });
+
+  df.app.orchestration(FEATURES.parent, function* (context: OrchestrationContext) {
+    const input = context.df.getInput() as string;
+    const named = yield context.df.callSubOrchestrator(FEATURES.child, `${input}-named`, `${input}-child`);
+    const generated = yield context.df.callSubOrchestrator(FEATURES.child, `${input}-generated`);
+    return { named, generated };
+  });
+
+  df.app.orchestration(FEATURES.child, function* (context: OrchestrationContext) {
+    const echoed = yield context.df.callActivity("echo", context.df.getInput() as string);
+    return { echoed, instanceId: context.df.instanceId, parent: context.df.parentInstanceId };
+  });
+
+  df.app.orchestration(FEATURES.parentOfFailing, function* (context: OrchestrationContext) {
+    try {
+      yield context.df.callSubOrchestrator(FEATURES.failingChild, "boom");
+      return "not reached";
+    } catch (error) {
+      return { caught: (error as Error).message };
+    }
+  });
+
+  df.app.orchestration(FEATURES.failingChild, function* (context: OrchestrationContext) {
+    yield context.df.callActivity("echo", "before failing");
+    throw new Error(`child gave up on ${context.df.getInput() as string}`);
+  });
+
+  df.app.orchestration(FEATURES.parentOfGated, function* (context: OrchestrationContext) {
+    const input = context.df.getInput() as string;
+    try {
+      return yield context.df.callSubOrchestrator(FEATURES.gatedChild, input, `${input}-gated`);
+    } catch (error) {
+      return { caught: (error as Error).message };
+    }
+  });
+
+  df.app.orchestration(FEATURES.gatedChild, function* (context: OrchestrationContext) {
+    return yield context.df.callActivity("gated", context.df.getInput() as string);
+  });
+
+  df.app.orchestration(FEATURES.parentRetryingChild, function* (context: OrchestrationContext) {
+    const key = context.df.getInput() as string;
+    return yield context.df.callSubOrchestratorWithRetry(FEATURES.flakyChild, retryOptions(3), key);
+  });
+
+  df.app.orchestration(FEATURES.flakyChild, function* (context: OrchestrationContext) {
+    // One attempt of the activity: a failure fails this child, and the parent's retry starts another.
+    return yield context.df.callActivity("flaky", context.df.getInput() as string);
+  });
+
+  df.app.orchestration(FEATURES.counter, function* (context: OrchestrationContext) {
+    const { count, until } = context.df.getInput() as { count: number; until: number };
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 60_000));
+    if (count + 1 < until) {
+      context.df.continueAsNew({ count: count + 1, until });
+      return undefined;
+    }
+    return count + 1;
+  });
+
+  df.app.orchestration(FEATURES.longTimer, function* (context: OrchestrationContext) {
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 10 * 86_400_000));
+    return context.df.currentUtcDateTime.toISOString();
+  });
+
+  df.app.orchestration(FEATURES.adder, function* (context: OrchestrationContext) {
+    const sum = (context.df.getInput() as number | undefined) ?? 0;
+    const added = (yield context.df.waitForExternalEvent("add")) as number;
+    if (sum + added < 10) {
+      context.df.continueAsNew(sum + added);
+      return undefined;
+    }
+    return sum + added;
+  });
+}
