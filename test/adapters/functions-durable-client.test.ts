@@ -119,6 +119,62 @@ describe("the durable adapter over the SDK client and the extension's HTTP API",
   });
 });
 
+describe("the SDK client's queries, purges and waits, as an app's HTTP starter uses them", () => {
+  it("lists instances by creation time and state with getStatusBy, and purges finished ones with purgeInstanceHistoryBy", async () => {
+    const { runtime, sdk } = await open();
+    const clock = harness?.clock;
+    if (!clock) throw new Error("no harness");
+    const t0 = clock.now();
+    await sdk.startNew(T.sequence, { instanceId: "early", input: 1 });
+    clock.advance(60_000);
+    const t1 = clock.now();
+    await sdk.startNew(T.sequence, { instanceId: "late", input: 2 });
+    await sdk.startNew(T.race, { instanceId: "waiting", input: race });
+    await runtime.waitForCompletion("early");
+    await runtime.waitForCompletion("late");
+    await runtime.idle();
+    const ids = (statuses: readonly { instanceId: string }[]) => statuses.map((s) => s.instanceId).sort();
+    expect(ids(await sdk.getStatusBy({ createdTimeFrom: t1 }))).toEqual(["late", "waiting"]);
+    expect(ids(await sdk.getStatusBy({ createdTimeFrom: t0, createdTimeTo: t1 }))).toEqual(["early"]);
+    expect(ids(await sdk.getStatusBy({ runtimeStatus: [df.OrchestrationRuntimeStatus.Running] }))).toEqual([
+      "waiting",
+    ]);
+    // Every instance matches; only the finished ones go, the running one stays.
+    const purged = await sdk.purgeInstanceHistoryBy({ createdTimeFrom: t0 });
+    expect(purged.instancesDeleted).toBe(2);
+    expect(ids(await sdk.getStatusBy({}))).toEqual(["waiting"]);
+    expect((await sdk.purgeInstanceHistoryBy({ createdTimeFrom: t0 })).instancesDeleted).toBe(0);
+  });
+
+  it("answers an HTTP starter's wait with the output once the instance completes, or the check-status links", async () => {
+    const { runtime, sdk } = await open();
+    const request = new azureFunctions.HttpRequest({
+      url: "http://localhost:7071/api/start",
+      method: "POST",
+    });
+    await sdk.startNew(T.sequence, { instanceId: "quick", input: 3 });
+    await runtime.waitForCompletion("quick");
+    const done = await sdk.waitForCompletionOrCreateCheckStatusResponse(request, "quick", {
+      timeoutInMilliseconds: 2_000,
+      retryIntervalInMilliseconds: 50,
+    });
+    expect(done.status).toBe(200);
+    expect(await done.json()).toBe(96);
+    await sdk.startNew(T.race, { instanceId: "slow", input: race });
+    const pending = await sdk.waitForCompletionOrCreateCheckStatusResponse(request, "slow", {
+      timeoutInMilliseconds: 200,
+      retryIntervalInMilliseconds: 50,
+    });
+    expect(pending.status).toBe(202);
+    const links = (await pending.json()) as { id: string; statusQueryGetUri: string };
+    expect(links.id).toBe("slow");
+    // The links name the request's host, where the extension serves them; here its API stands in.
+    const status = await fetch(links.statusQueryGetUri.replace("http://localhost:7071", `${api?.url}`));
+    expect(status.status).toBe(202);
+    expect(await status.json()).toMatchObject({ instanceId: "slow", runtimeStatus: "Running" });
+  });
+});
+
 describe("the extension's HTTP API, asked what the SDK would never ask", () => {
   async function call(method: string, path: string, body?: string) {
     const response = await fetch(`${api?.url}/durabletask/${path}`, {

@@ -113,6 +113,13 @@ function isValidInstanceId(id: string): boolean {
 
 type RuntimeState = "running" | "closing" | "closed" | "halted";
 
+/** Which instances a query or a purge is about; every bound is optional. */
+export interface InstanceFilter {
+  readonly createdFrom?: Date;
+  readonly createdBefore?: Date;
+  readonly statuses?: readonly RuntimeStatus[];
+}
+
 /**
  * Runs Durable Functions orchestrators without the Functions host: the app's registered orchestrator
  * functions replay their history through the SDK's own executor, as under the extension, while this
@@ -304,18 +311,32 @@ export class LocalDurableRuntime implements DurableClient {
   }
 
   /**
-   * The instances created before a time (all of them without one), in the given states (any without
-   * them), oldest first: the query the SDK's `getStatusBy` makes.
+   * The instances created from one time (inclusive) to another (exclusive), each bound optional, in
+   * the given states (any without them), oldest first: the query the SDK's `getStatusBy` makes.
    */
-  async listStatuses(filter: {
-    readonly createdBefore?: Date;
-    readonly statuses?: readonly RuntimeStatus[];
-  }): Promise<OrchestrationStatus[]> {
+  async listStatuses(filter: InstanceFilter): Promise<OrchestrationStatus[]> {
+    return this.matching(filter).map(toStatus);
+  }
+
+  /**
+   * Purges the finished instances (Completed, Failed, Terminated) that match the filter, as the SDK's
+   * `purgeInstanceHistoryBy` asks; a running one is left alone, whatever the filter says, since its
+   * history is what it runs on. Returns how many were purged.
+   */
+  async purgeMatching(filter: InstanceFilter): Promise<number> {
+    let purged = 0;
+    for (const row of this.matching(filter)) {
+      if (FINISHED_STATUSES.includes(row.status) && (await this.purge(row.instanceId))) purged++;
+    }
+    return purged;
+  }
+
+  private matching(filter: InstanceFilter): InstanceRow[] {
     const before = filter.createdBefore?.getTime() ?? Number.MAX_SAFE_INTEGER;
+    const from = filter.createdFrom?.getTime() ?? Number.MIN_SAFE_INTEGER;
     return this.store
       .instancesCreatedBefore(before)
-      .filter((row) => !filter.statuses || filter.statuses.includes(row.status))
-      .map(toStatus);
+      .filter((row) => row.createdAt >= from && (!filter.statuses || filter.statuses.includes(row.status)));
   }
 
   /** The instance's history as recorded: for tests and for operators investigating a failure. */

@@ -7,7 +7,7 @@ import {
   type OrchestrationStatus,
   RUNTIME_STATUSES,
 } from "../../ports/durable-client.js";
-import type { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import type { InstanceFilter, LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { type JsonAnswer, sendJson } from "../json-response.js";
 import { readBodyUpTo } from "./request-body.js";
 
@@ -57,6 +57,11 @@ export interface DurableExtensionApiOptions {
 }
 
 const ROOT = "/durabletask/";
+/**
+ * Where the management links the SDK hands out point (`createCheckStatusResponse` and the
+ * `statusQueryGetUri` a starter returns): the extension serves the same API there.
+ */
+const WEBHOOKS_ROOT = "/runtime/webhooks/durabletask/";
 const ID_PLACEHOLDER = "INSTANCEID";
 /** Inputs and event data travel in these bodies; the extension's own limit is far larger than any here. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -98,7 +103,7 @@ export async function startDurableExtensionApi(
 
 /** Binding data in the extension's shape; the SDK uses `rpcBaseUrl` and needs the rest to be present. */
 function clientDataFor(url: string, taskHubName: string): DurableClientData {
-  const webhooks = `${url}/runtime/webhooks/durabletask`;
+  const webhooks = `${url}${WEBHOOKS_ROOT.slice(0, -1)}`;
   const query = `taskHub=${taskHubName}&connection=Storage&code=local`;
   const instance = `${webhooks}/instances/${ID_PLACEHOLDER}`;
   return {
@@ -122,10 +127,11 @@ function clientDataFor(url: string, taskHubName: string): DurableClientData {
 
 async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promise<JsonAnswer> {
   const url = new URL(req.url ?? "/", "http://local");
-  if (!url.pathname.startsWith(ROOT)) return failed(404, `no route ${url.pathname}`);
+  const root = [ROOT, WEBHOOKS_ROOT].find((prefix) => url.pathname.startsWith(prefix));
+  if (!root) return failed(404, `no route ${url.pathname}`);
   let parts: string[];
   try {
-    parts = url.pathname.slice(ROOT.length).split("/").map(decodeURIComponent);
+    parts = url.pathname.slice(root.length).split("/").map(decodeURIComponent);
   } catch {
     return failed(400, `the path ${url.pathname} is not validly percent-encoded`);
   }
@@ -140,7 +146,16 @@ async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promi
   }
   if (collection !== "instances") return failed(404, `no route ${url.pathname}`);
   if (!id) {
-    if (method === "GET") return query(runtime, url.searchParams);
+    const filter = filterOf(url.searchParams);
+    if (typeof filter === "string") return failed(400, filter);
+    if (method === "GET")
+      return { status: 200, body: (await runtime.listStatuses(filter)).map(toExtensionStatus) };
+    if (method === "DELETE") {
+      const purged = await runtime.purgeMatching(filter);
+      return purged > 0
+        ? { status: 200, body: { instancesDeleted: purged } }
+        : failed(404, "no finished instance matches");
+    }
     return failed(405, `${method} instances/ is not served here`);
   }
   if (method === "GET" && !action) return statusOf(await runtime.getStatus(id), id);
@@ -180,20 +195,23 @@ async function start(runtime: LocalDurableRuntime, name: string, instanceId: str
   return { status: 202, body: { id: instanceId } };
 }
 
-async function query(runtime: LocalDurableRuntime, params: URLSearchParams): Promise<JsonAnswer> {
-  const createdTimeTo = params.get("createdTimeTo");
-  const createdBefore = createdTimeTo ? new Date(createdTimeTo) : undefined;
-  if (createdBefore && Number.isNaN(createdBefore.getTime())) {
-    return failed(400, `createdTimeTo ${createdTimeTo} is not a time`);
+/** The query string of `instances/` as the SDK writes it for `getStatusBy` and `purgeInstanceHistoryBy`. */
+function filterOf(params: URLSearchParams): InstanceFilter | string {
+  const times: { createdFrom?: Date; createdBefore?: Date } = {};
+  for (const [key, field] of [
+    ["createdTimeFrom", "createdFrom"],
+    ["createdTimeTo", "createdBefore"],
+  ] as const) {
+    const raw = params.get(key);
+    if (raw === null) continue;
+    const time = new Date(raw);
+    if (Number.isNaN(time.getTime())) return `${key} ${raw} is not a time`;
+    times[field] = time;
   }
   // States this runtime has no word for (Suspended, Canceled, ...) match none of its instances.
   const asked = params.get("runtimeStatus")?.split(",");
   const statuses = asked && RUNTIME_STATUSES.filter((status) => asked.includes(status));
-  const found = await runtime.listStatuses({
-    ...(createdBefore ? { createdBefore } : {}),
-    ...(statuses ? { statuses } : {}),
-  });
-  return { status: 200, body: found.map(toExtensionStatus) };
+  return { ...times, ...(statuses ? { statuses } : {}) };
 }
 
 function statusOf(status: OrchestrationStatus | undefined, id: string): JsonAnswer {
