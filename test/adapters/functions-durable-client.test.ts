@@ -146,6 +146,16 @@ describe("the SDK client's queries, purges and waits, as an app's HTTP starter u
     expect((await sdk.purgeInstanceHistoryBy({ createdTimeFrom: t0 })).instancesDeleted).toBe(0);
   });
 
+  it("signals an entity and reads its state with signalEntity and readEntityState", async () => {
+    const { runtime, sdk } = await open();
+    const tally = new df.EntityId("tally", "k");
+    expect(await sdk.readEntityState(tally)).toMatchObject({ entityExists: false });
+    await sdk.signalEntity(tally, "add", 2);
+    await sdk.signalEntity(tally, "add", 3);
+    await runtime.idle();
+    expect(await sdk.readEntityState(tally)).toMatchObject({ entityExists: true, entityState: 5 });
+  });
+
   it("answers an HTTP starter's wait with the output once the instance completes, or the check-status links", async () => {
     const { runtime, sdk } = await open();
     const request = new azureFunctions.HttpRequest({

@@ -297,6 +297,64 @@ describe.each([
   });
 });
 
+describe.each([
+  ["full replays", false],
+  ["replay sessions", true],
+])("durable entities, with %s", (_name, sessions) => {
+  const counter = (key: string) => ({ name: "Counter", key });
+
+  it("answers an orchestration's calls and takes its signals, in the order they were sent", async () => {
+    const f = await open({ sessions });
+    await f.runtime.startNew(F.entityUser, { instanceId: "user", input: "a" });
+    const status = await f.runtime.waitForCompletion("user");
+    expect(status.output).toBe(7);
+    expect(await f.runtime.readEntityState(counter("a"))).toEqual({ state: 7 });
+    const sent = f.runtime.historyOf("user").filter((e) => e.EventType === EventType.EventSent);
+    expect(sent.map((e) => [e.EventId, e.InstanceId, JSON.parse(String(e.Input)).operation])).toEqual([
+      [0, "@counter@a", "add"],
+      [1, "@counter@a", "add"],
+      [2, "@counter@a", "get"],
+    ]);
+  });
+
+  it("runs operations on one entity one at a time: twenty callers, no update lost", async () => {
+    const f = await open({ sessions });
+    for (let i = 0; i < 20; i++) await f.runtime.startNew(F.entityAdder, { instanceId: `adder-${i}` });
+    for (let i = 0; i < 20; i++)
+      expect((await f.runtime.waitForCompletion(`adder-${i}`)).output).toBe("added");
+    expect(await f.runtime.readEntityState(counter("shared"))).toEqual({ state: 20 });
+  });
+
+  it("takes a client's signals, deletes an entity that destructs, and forwards signals between entities", async () => {
+    const f = await open({ sessions });
+    await f.runtime.signalEntity(counter("b"), "add", 3);
+    await f.runtime.signalEntity(counter("b"), "forward");
+    await f.runtime.idle();
+    expect(await f.runtime.readEntityState(counter("b"))).toEqual({ state: 3 });
+    expect(await f.runtime.readEntityState(counter("b-copy"))).toEqual({ state: 3 });
+    await f.runtime.signalEntity(counter("b"), "reset");
+    await f.runtime.idle();
+    expect(await f.runtime.readEntityState(counter("b"))).toBeUndefined();
+  });
+
+  it("answers a call to an entity no function serves with an error saying so", async () => {
+    const f = await open({ sessions });
+    await f.runtime.startNew(F.entityUnknown, { instanceId: "entity-unknown" });
+    const status = await f.runtime.waitForCompletion("entity-unknown");
+    expect(status.output).toEqual({ caught: "no entity named nobody is registered" });
+    expect(await f.runtime.readEntityState({ name: "Nobody", key: "x" })).toBeUndefined();
+  });
+
+  it("surfaces an operation that throws in the calling orchestration as a catchable error", async () => {
+    const f = await open({ sessions });
+    await f.runtime.startNew(F.entityFailure, { instanceId: "entity-failure" });
+    const status = await f.runtime.waitForCompletion("entity-failure");
+    expect(status.runtimeStatus).toBe("Completed");
+    expect(status.output).toEqual({ caught: expect.any(String) });
+    expect(f.logger.events("durable.entity.operation.failed")).toHaveLength(1);
+  });
+});
+
 describe("long timers", () => {
   it("waits past the SDK's six-day maximum as a chain of three-day timers, waking at the deadline", async () => {
     const f = await open();
@@ -346,6 +404,26 @@ describe("crash and resume in the middle of the wider API", () => {
       const status = await second.runtime.waitForCompletion("crash-parent");
       expect(status.output).toBe("v");
       expect(deps.calls).toEqual(["gated(v)"]);
+    } finally {
+      remove();
+    }
+  });
+
+  it("runs an entity's operations queued before the process died, and keeps its state across restarts", async () => {
+    const { path, remove } = temporaryDatabasePath();
+    try {
+      const clock = new VirtualClock(START);
+      const first = await open({ path, clock });
+      await first.runtime.signalEntity({ name: "Counter", key: "kept" }, "add", 4);
+      await first.runtime.idle();
+      await first.runtime.signalEntity({ name: "Counter", key: "kept" }, "add", 6);
+      first.runtime.halt(); // before the second signal's batch could run
+      const second = await open({ path, clock });
+      await second.runtime.idle();
+      expect(await second.runtime.readEntityState({ name: "Counter", key: "kept" })).toEqual({ state: 10 });
+      second.runtime.halt();
+      const third = await open({ path, clock });
+      expect(await third.runtime.readEntityState({ name: "Counter", key: "kept" })).toEqual({ state: 10 });
     } finally {
       remove();
     }

@@ -157,12 +157,12 @@ describe("running orchestrations", () => {
 });
 
 describe("unsupported features", () => {
-  it("fails an instance that calls an entity, saying so, rather than ignoring the call", async () => {
+  it("fails an instance that enters a critical section on entities, saying so, rather than ignoring it", async () => {
     const { runtime, deps } = await open();
-    await runtime.startNew(T.entityCaller, { instanceId: "entity-1" });
+    await runtime.startNew(T.entityLocker, { instanceId: "entity-1" });
     const status = await runtime.waitForCompletion("entity-1");
     expect(status.runtimeStatus).toBe("Failed");
-    expect(status.failure).toBe("the local durable runtime does not support CallEntity actions");
+    expect(status.failure).toBe("the local durable runtime does not support LockEntities actions");
     expect(deps.calls).toEqual([]);
   });
 });

@@ -3,9 +3,9 @@ import * as df from "durable-functions";
 
 /**
  * A Durable Functions app that uses the parts of the API beyond activities, timers and events:
- * retries, sub-orchestrations and continue-as-new, written as the official samples write them. The
- * local durable runtime's feature tests run it; what each orchestration returns is documented
- * beside it, and the tests hold the runtime to that.
+ * retries, sub-orchestrations, continue-as-new and durable entities, written as the official samples
+ * write them. The local durable runtime's feature tests run it; what each orchestration returns is
+ * documented beside it, and the tests hold the runtime to that.
  */
 export interface FeatureAppDeps {
   readonly calls: string[];
@@ -42,6 +42,14 @@ export const FEATURES = {
   adder: "featureAdder",
   /** A ten-day timer (longer than the SDK's six-day maximum): returns the time it woke at. */
   longTimer: "featureLongTimer",
+  /** Calls `counter` (its key the input) to add 5, signals it to add 2, then calls `get`: returns 7 on a new key. */
+  entityUser: "featureEntityUser",
+  /** Calls `counter`'s `fail`: returns `{ caught }`. */
+  entityFailure: "featureEntityFailure",
+  /** Calls an entity no function serves: returns `{ caught }`. */
+  entityUnknown: "featureEntityUnknown",
+  /** Calls `counter` (key `shared`) to add 1. */
+  entityAdder: "featureEntityAdder",
 } as const;
 
 export const RETRY = { firstMs: 1_000, coefficient: 2, maxIntervalMs: 3_000 } as const;
@@ -166,6 +174,60 @@ export function registerFeatureApp(deps: FeatureAppDeps): void {
       return undefined;
     }
     return count + 1;
+  });
+
+  /**
+   * A counter: `add` (its input), `get` (returns the count), `reset` (deletes the entity), `fail`
+   * (throws), `forward` (signals the entity `<key>-copy` to add the count).
+   */
+  df.app.entity("Counter", (context) => {
+    const count = context.df.getState(() => 0) as number;
+    switch (context.df.operationName) {
+      case "add":
+        context.df.setState(count + (context.df.getInput() as number));
+        return;
+      case "get":
+        context.df.return(count);
+        return;
+      case "reset":
+        context.df.destructOnExit();
+        return;
+      case "fail":
+        throw new Error("the counter refuses");
+      case "forward":
+        context.df.signalEntity(new df.EntityId("Counter", `${context.df.entityKey}-copy`), "add", count);
+        return;
+    }
+  });
+
+  df.app.orchestration(FEATURES.entityUser, function* (context: OrchestrationContext) {
+    const counter = new df.EntityId("Counter", context.df.getInput() as string);
+    yield context.df.callEntity(counter, "add", 5);
+    context.df.signalEntity(counter, "add", 2);
+    return yield context.df.callEntity(counter, "get");
+  });
+
+  df.app.orchestration(FEATURES.entityFailure, function* (context: OrchestrationContext) {
+    try {
+      yield context.df.callEntity(new df.EntityId("Counter", "failing"), "fail");
+      return "not reached";
+    } catch (error) {
+      return { caught: String((error as Error).message) };
+    }
+  });
+
+  df.app.orchestration(FEATURES.entityUnknown, function* (context: OrchestrationContext) {
+    try {
+      yield context.df.callEntity(new df.EntityId("Nobody", "x"), "add", 1);
+      return "not reached";
+    } catch (error) {
+      return { caught: String((error as Error).message) };
+    }
+  });
+
+  df.app.orchestration(FEATURES.entityAdder, function* (context: OrchestrationContext) {
+    yield context.df.callEntity(new df.EntityId("Counter", "shared"), "add", 1);
+    return "added";
   });
 
   df.app.orchestration(FEATURES.longTimer, function* (context: OrchestrationContext) {

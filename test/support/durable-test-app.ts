@@ -24,7 +24,7 @@ export const TEST_ORCHESTRATIONS = {
   blockingSequence: "testBlockingSequence",
   clockReader: "testClockReader",
   unhandled: "testUnhandled",
-  entityCaller: "testEntityCaller",
+  entityLocker: "testEntityLocker",
   voidActivity: "testVoidActivity",
 } as const;
 
@@ -62,6 +62,11 @@ export function registerTestApp(deps: TestAppDeps, variant: "v1" | "v2" = "v1"):
       deps.calls.push(`explode(${reason})`);
       throw new Error(`partner refused: ${reason}`);
     },
+  });
+
+  df.app.entity("tally", (context) => {
+    const count = context.df.getState(() => 0) as number;
+    if (context.df.operationName === "add") context.df.setState(count + (context.df.getInput() as number));
   });
 
   df.app.orchestration(TEST_ORCHESTRATIONS.sequence, function* (context: OrchestrationContext) {
@@ -123,8 +128,9 @@ export function registerTestApp(deps: TestAppDeps, variant: "v1" | "v2" = "v1"):
     return { result: result ?? "nothing came back" };
   });
 
-  df.app.orchestration(TEST_ORCHESTRATIONS.entityCaller, function* (context: OrchestrationContext) {
-    return yield context.df.callEntity(new df.EntityId("counter", "one"), "add", 1);
+  df.app.orchestration(TEST_ORCHESTRATIONS.entityLocker, function* (context: OrchestrationContext) {
+    yield context.df.lock([new df.EntityId("counter", "one")]);
+    return "locked";
   });
 
   df.app.orchestration(TEST_ORCHESTRATIONS.fanOut, function* (context: OrchestrationContext) {

@@ -177,4 +177,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE df_instances ADD COLUMN parent_task_id INTEGER;
     `,
   },
+  {
+    version: 9,
+    description: "local durable runtime: durable entities' state, and the operations waiting for each",
+    sql: `
+      CREATE TABLE df_entities (
+        entity_id  TEXT PRIMARY KEY,
+        state      TEXT,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE df_entity_requests (
+        id        INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity_id TEXT NOT NULL,
+        request   TEXT NOT NULL
+      );
+      CREATE INDEX df_entity_requests_entity ON df_entity_requests (entity_id, id);
+    `,
+  },
 ];

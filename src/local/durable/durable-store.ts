@@ -32,6 +32,41 @@ export interface ChildStart {
   readonly refused: HistoryEvent;
 }
 
+/** An operation for a durable entity, as queued for it. */
+export interface EntityRequest {
+  /** The id the caller's answer is raised under (the SDK waits for an event of that name). */
+  readonly id: string;
+  readonly operation: string;
+  readonly signal: boolean;
+  /** JSON, or null for none. */
+  readonly input: string | null;
+  /** The orchestration waiting for the answer of a call; absent for a signal. */
+  readonly caller?: { readonly instanceId: string; readonly executionId: string };
+}
+
+export interface QueuedEntityRequest {
+  readonly rowId: number;
+  readonly request: EntityRequest;
+}
+
+/** What one run of an entity's operations leaves behind, written in one transaction. */
+export interface EntityBatch {
+  /** The entity's scheduler id, `@name@key`. */
+  readonly entityId: string;
+  readonly exists: boolean;
+  readonly state: string | null;
+  /** The last request of the batch: it and the ones before it are done. */
+  readonly upToRowId: number;
+  /** Answers to the calls of the batch, each for its caller's inbox. */
+  readonly answers: readonly {
+    readonly caller: { readonly instanceId: string; readonly executionId: string };
+    readonly event: HistoryEvent;
+  }[];
+  /** Signals the entity sent to entities (itself included). */
+  readonly signals: readonly { readonly entityId: string; readonly request: EntityRequest }[];
+  readonly at: number;
+}
+
 export interface InboxEntry {
   readonly id: number;
   readonly event: HistoryEvent;
@@ -60,6 +95,8 @@ export interface QueuedWork {
   readonly children: readonly InstanceRow[];
   /** Instances that got an event from this episode: its parent, or itself when a child was refused. */
   readonly notified: readonly string[];
+  /** Entities the episode sent operations to. */
+  readonly entities: readonly string[];
 }
 
 export interface EpisodeCommit {
@@ -79,6 +116,8 @@ export interface EpisodeCommit {
   readonly customStatus: string | null;
   readonly at: number;
   readonly children: readonly ChildStart[];
+  /** Operations the episode sent to entities (calls and signals). */
+  readonly entityRequests: readonly { readonly entityId: string; readonly request: EntityRequest }[];
   /** A finished sub-orchestration's word to its parent. */
   readonly toParent?: { readonly link: ParentLink; readonly event: HistoryEvent };
   /** The execution that replaces this one (`continueAsNew`): same instance, new input, fresh history. */
@@ -164,6 +203,24 @@ export class DurableStore {
            parent_instance_id = excluded.parent_instance_id, parent_execution_id = excluded.parent_execution_id,
            parent_task_id = excluded.parent_task_id`,
       ),
+      addEntityRequest: s<[string, string]>(
+        "INSERT INTO df_entity_requests (entity_id, request) VALUES (?, ?)",
+      ),
+      entityRequests: s<[string, number], { id: number; request: string }>(
+        "SELECT id, request FROM df_entity_requests WHERE entity_id = ? ORDER BY id LIMIT ?",
+      ),
+      entitiesWithRequests: s<[], { entity_id: string }>(
+        "SELECT entity_id FROM df_entity_requests GROUP BY entity_id ORDER BY MIN(id)",
+      ),
+      doneEntityRequests: s<[string, number]>(
+        "DELETE FROM df_entity_requests WHERE entity_id = ? AND id <= ?",
+      ),
+      entity: s<[string], { state: string | null }>("SELECT state FROM df_entities WHERE entity_id = ?"),
+      saveEntity: s<[string, string | null, number]>(
+        `INSERT INTO df_entities (entity_id, state, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (entity_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+      ),
+      deleteEntity: s<[string]>("DELETE FROM df_entities WHERE entity_id = ?"),
       deleteStaleInbox: s<[string]>(
         "DELETE FROM df_inbox WHERE instance_id = ? AND json_extract(event, '$.EventType') != 15",
       ),
@@ -306,17 +363,68 @@ export class DurableStore {
       executionId,
     );
     const notified: string[] = [];
-    const children = (finished ? [] : commit.children).flatMap((child) => {
-      if (this.startChild(child)) return [child.row];
-      this.addInbox(instanceId, executionId, child.refused);
-      notified.push(instanceId);
-      return [];
-    });
+    const children: InstanceRow[] = [];
+    for (const child of finished ? [] : commit.children) {
+      if (this.startChild(child)) children.push(child.row);
+      else {
+        this.addInbox(instanceId, executionId, child.refused);
+        notified.push(instanceId);
+      }
+    }
     if (commit.toParent && this.tellParent(commit.toParent.link, commit.toParent.event)) {
       notified.push(commit.toParent.link.instanceId);
     }
     if (commit.continueAsNew) this.continueAsNew(commit.continueAsNew.row, commit.continueAsNew.started);
-    return { activities, timers, children, notified };
+    const entities: string[] = [];
+    for (const { entityId, request } of commit.entityRequests) {
+      this.addEntityRequest(entityId, request);
+      if (!entities.includes(entityId)) entities.push(entityId);
+    }
+    return { activities, timers, children, notified, entities };
+  }
+
+  private addEntityRequest(entityId: string, request: EntityRequest): void {
+    this.statements.addEntityRequest.run(entityId, JSON.stringify(request));
+  }
+
+  /** Queues an operation for an entity (a client's signal), in a transaction of its own. */
+  queueEntityRequest(entityId: string, request: EntityRequest): void {
+    this.transaction(() => this.addEntityRequest(entityId, request));
+  }
+
+  /** The entity's oldest waiting operations, at most `limit`. */
+  entityRequests(entityId: string, limit: number): QueuedEntityRequest[] {
+    return this.statements.entityRequests
+      .all(entityId, limit)
+      .map((row) => ({ rowId: row.id, request: JSON.parse(row.request) as EntityRequest }));
+  }
+
+  /** Entities with operations waiting, the one waiting longest first. */
+  entitiesWithRequests(): string[] {
+    return this.statements.entitiesWithRequests.all().map((row) => row.entity_id);
+  }
+
+  /** An entity's state: absent if it does not exist (never written, or deleted). */
+  entity(entityId: string): { readonly state: string | null } | undefined {
+    return this.statements.entity.get(entityId);
+  }
+
+  /**
+   * Records a run of an entity's operations: its new state (or its deletion), the operations done,
+   * the answers to their callers that are still running, and the signals it sent. Returns the
+   * instances that got an answer and the entities that got a signal.
+   */
+  commitEntityBatch(batch: EntityBatch): { notified: string[]; entities: string[] } {
+    return this.transaction(() => {
+      if (batch.exists) this.statements.saveEntity.run(batch.entityId, batch.state, batch.at);
+      else this.statements.deleteEntity.run(batch.entityId);
+      this.statements.doneEntityRequests.run(batch.entityId, batch.upToRowId);
+      const notified = batch.answers
+        .filter(({ caller, event }) => this.tellParent(caller, event))
+        .map(({ caller }) => caller.instanceId);
+      for (const { entityId, request } of batch.signals) this.addEntityRequest(entityId, request);
+      return { notified, entities: [...new Set(batch.signals.map((s) => s.entityId))] };
+    });
   }
 
   /** Starts a sub-orchestration; false, starting nothing, if an instance with its id is still active. */
@@ -329,8 +437,8 @@ export class DurableStore {
     return true;
   }
 
-  /** Gives a parent its child's result, if the parent's execution that asked is still running. */
-  private tellParent(link: ParentLink, event: HistoryEvent): boolean {
+  /** Gives a parent its child's result (or a caller an entity's answer), if the execution that asked still runs. */
+  private tellParent(link: { instanceId: string; executionId: string }, event: HistoryEvent): boolean {
     const parent = this.instance(link.instanceId);
     if (!parent || parent.executionId !== link.executionId || !isActive(parent.status)) return false;
     this.addInbox(link.instanceId, link.executionId, event);

@@ -31,8 +31,7 @@ describe("summarizeActions", () => {
   });
 
   it.each([
-    ["CallEntity", ActionType.CallEntity],
-    ["SignalEntity", ActionType.SignalEntity],
+    ["LockEntities", ActionType.LockEntities],
     ["CallHttp", ActionType.CallHttp],
   ])("refuses %s actions by name, even inside a compound action", (name, actionType) => {
     const nested = [[{ actionType: ActionType.WhenAll, compoundActions: [{ actionType }] }]];

@@ -17,6 +17,7 @@ export const EventType = {
   TimerFired: 11,
   OrchestratorStarted: 12,
   OrchestratorCompleted: 13,
+  EventSent: 14,
   EventRaised: 15,
 } as const;
 
@@ -31,8 +32,10 @@ export const ActionType = {
   CallEntity: 7,
   CallHttp: 8,
   SignalEntity: 9,
-  WhenAll: 11,
-  WhenAny: 12,
+  WhenAny: 11,
+  WhenAll: 12,
+  LockEntities: 13,
+  ReleaseEntities: 14,
 } as const;
 
 export interface HistoryEvent {
@@ -98,6 +101,9 @@ export const history = {
     event(EventType.SubOrchestrationInstanceCompleted, at, { TaskScheduledId: taskId, Result: result }),
   subOrchestrationFailed: (at: Date, taskId: number, failure: FailureDetails) =>
     failed(EventType.SubOrchestrationInstanceFailed, at, taskId, failure),
+  /** A message to an entity: `instanceId` is its scheduler id (`@name@key`), `input` the request. */
+  eventSent: (at: Date, taskId: number, instanceId: string, name: string, input: string) =>
+    event(EventType.EventSent, at, { InstanceId: instanceId, Name: name, Input: input }, taskId),
   timerCreated: (at: Date, timerId: number, fireAt: Date) =>
     event(EventType.TimerCreated, at, { FireAt: fireAt.toISOString() }, timerId),
   timerFired: (at: Date, timerId: number, fireAt: Date) =>
@@ -129,6 +135,15 @@ export type ScheduledTask =
       readonly input: unknown;
       /** As the orchestrator gave it; undefined: the runtime makes one up. */
       readonly instanceId: string | undefined;
+    }
+  | {
+      /** An operation on a durable entity: `name` is the operation, `entityId` the scheduler id. */
+      readonly kind: "entity";
+      readonly name: string;
+      readonly entityId: string;
+      readonly input: unknown;
+      /** A signal (`signalEntity`) wants no answer; a call (`callEntity`) waits for one. */
+      readonly signal: boolean;
     }
   | {
       readonly kind: "timer";
@@ -165,7 +180,7 @@ export interface ActionSummary {
 
 /**
  * Reads the SDK's action list, depth first: refuses the kinds of action this runtime does not run
- * (entities, durable HTTP), and finds a `continueAsNew`. The tasks themselves are numbered from what
+ * (critical sections on entities, durable HTTP), and finds a `continueAsNew`. The tasks themselves are numbered from what
  * the SDK tracked (sdk-tasks.ts), since a task with retries takes numbers no action shows.
  */
 export function summarizeActions(actions: readonly (readonly SdkAction[])[]): ActionSummary {
@@ -178,6 +193,8 @@ export function summarizeActions(actions: readonly (readonly SdkAction[])[]): Ac
       case ActionType.CallSubOrchestratorWithRetry:
       case ActionType.CreateTimer:
       case ActionType.WaitForExternalEvent:
+      case ActionType.CallEntity:
+      case ActionType.SignalEntity:
         return;
       case ActionType.ContinueAsNew:
         continueAsNew = { input: action.input };
@@ -214,6 +231,17 @@ export function recordedTasks(events: readonly HistoryEvent[]): RecordedTask[] {
       } as const;
       return [{ id: e.EventId, task }];
     }
+    if (e.EventType === EventType.EventSent) {
+      const request = JSON.parse(String(e.Input)) as { signal?: boolean };
+      const task = {
+        kind: "entity",
+        name: String(e.Name),
+        entityId: String(e.InstanceId),
+        input: undefined,
+        signal: request.signal === true,
+      } as const;
+      return [{ id: e.EventId, task }];
+    }
     if (e.EventType === EventType.TimerCreated) {
       const task = { kind: "timer", fireAt: new Date(String(e.FireAt)), canceled: false } as const;
       return [{ id: e.EventId, task }];
@@ -225,6 +253,8 @@ export function recordedTasks(events: readonly HistoryEvent[]): RecordedTask[] {
 function describe(task: ScheduledTask): string {
   if (task.kind === "activity") return `activity ${task.name}`;
   if (task.kind === "subOrchestration") return `sub-orchestration ${task.name}`;
+  if (task.kind === "entity")
+    return `${task.signal ? "signal" : "call"} ${task.name} on entity ${task.entityId}`;
   return `timer at ${task.fireAt.toISOString()}`;
 }
 
@@ -243,7 +273,10 @@ export function firstMismatch(
     const same =
       now.kind === "timer"
         ? task.kind === "timer" && now.fireAt.getTime() === task.fireAt.getTime()
-        : task.kind !== "timer" && now.kind === task.kind && now.name === task.name;
+        : task.kind !== "timer" &&
+          now.kind === task.kind &&
+          now.name === task.name &&
+          (now.kind !== "entity" || (task.kind === "entity" && now.entityId === task.entityId));
     if (!same) return `task ${id} was ${describe(task)} in history, but replay scheduled ${describe(now)}`;
   }
   return undefined;

@@ -18,13 +18,17 @@ import {
   type ActivityWork,
   type ChildStart,
   DurableStore,
+  type EntityRequest,
   type EpisodeCommit,
   type InstanceRow,
   isActive,
   type ParentLink,
   type TimerWork,
 } from "./durable-store.js";
+// @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
+import { type EntityKey, EntityRunner, schedulerIdOf } from "./entity-runner.js";
 import {
+  EventType,
   type FailureDetails,
   failureDetailsOf,
   firstMismatch,
@@ -36,7 +40,6 @@ import {
   summarizeActions,
   toPayload,
 } from "./history.js";
-// @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
 import { ReplaySession } from "./replay-session.js";
 import { executorOf, numberedTasks, trackSdkTasks } from "./sdk-tasks.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -172,6 +175,7 @@ export class LocalDurableRuntime implements DurableClient {
   /** Running orchestrations kept between episodes, when `replaySessions` is on. */
   private readonly sessions = new Map<string, ReplaySession>();
   private readonly replaySessions: boolean;
+  private readonly entities: EntityRunner;
   private readonly bindingData: BindingData | undefined;
   private readonly completionWaiters = new Map<string, ((status: OrchestrationStatus) => void)[]>();
 
@@ -196,6 +200,22 @@ export class LocalDurableRuntime implements DurableClient {
     for (const fn of options.registry.withTrigger("orchestrationTrigger"))
       this.orchestrators.set(fn.name, fn);
     for (const fn of options.registry.withTrigger("activityTrigger")) this.activities.set(fn.name, fn);
+    this.entities = new EntityRunner({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      // Entity names are matched as the SDK addresses them, in lower case.
+      functions: new Map(
+        options.registry.withTrigger("entityTrigger").map((fn) => [fn.name.toLowerCase(), fn] as const),
+      ),
+      invocationContext: (fn) => this.invocationContext(fn),
+      mayCommit: () => this.state === "running" || this.state === "closing",
+      settled: (answered) => {
+        for (const instanceId of answered) this.schedule(instanceId);
+        this.wake();
+        this.notifyIdle();
+      },
+    });
   }
 
   /** Opens the runtime on a database and resumes whatever it holds: pending events, activities, timers. */
@@ -209,6 +229,7 @@ export class LocalDurableRuntime implements DurableClient {
       if (instance) runtime.instances.set(instanceId, instance);
     }
     for (const instanceId of runtime.store.instancesWithInbox()) runtime.pending.add(instanceId);
+    runtime.entities.queue(runtime.store.entitiesWithRequests());
     runtime.wake();
     return runtime;
   }
@@ -277,6 +298,27 @@ export class LocalDurableRuntime implements DurableClient {
     }
     this.schedule(instanceId);
     return { delivered: true };
+  }
+
+  /** Queues an operation for an entity with no one waiting for an answer, as the SDK client's `signalEntity`. */
+  async signalEntity(entity: EntityKey, operation: string, input?: unknown): Promise<void> {
+    this.assertRunning();
+    const entityId = schedulerIdOf(entity);
+    const request: EntityRequest = {
+      id: randomUUID(),
+      operation,
+      signal: true,
+      input: toPayload(input) ?? null,
+    };
+    this.store.queueEntityRequest(entityId, request);
+    this.entities.queue([entityId]);
+    this.wake();
+  }
+
+  /** An entity's state as last written, as the SDK client's `readEntityState`; undefined if it does not exist. */
+  async readEntityState(entity: EntityKey): Promise<{ state: unknown } | undefined> {
+    const row = this.store.entity(schedulerIdOf(entity));
+    return row ? { state: parsePayload(row.state) } : undefined;
   }
 
   async getStatus(instanceId: string): Promise<OrchestrationStatus | undefined> {
@@ -378,6 +420,7 @@ export class LocalDurableRuntime implements DurableClient {
     this.state = "closing";
     this.timers.close(); // armed timers stay in the store and are armed again on the next open
     await Promise.allSettled(this.runningActivities.values());
+    await this.entities.close();
     this.state = "closed";
   }
 
@@ -455,6 +498,7 @@ export class LocalDurableRuntime implements DurableClient {
           this.logger.error("durable.commit.error", { instances: episodes.length, error });
         }
         this.startActivities();
+        this.entities.start();
       } while ((this.pumpAgain || this.hasPendingExcept(broken)) && this.state === "running");
     } finally {
       this.pumping = false;
@@ -538,19 +582,20 @@ export class LocalDurableRuntime implements DurableClient {
     const recorded = this.recorded.get(instanceId) ?? recordedTasks(past);
     const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
     let failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
-    let work = failure === undefined ? newWork(recorded, replay.tasks, at, instance.executionId) : undefined;
+    let work = failure === undefined ? newWork(recorded, replay.tasks, at, instance) : undefined;
     if (work?.failure !== undefined) failure = work.failure;
     // The last episode of an execution that continues as new: what it scheduled goes with it.
     const continuing = failure === undefined && replay.done ? replay.continueAsNew : undefined;
     if (failure !== undefined || continuing || !work) work = noNewWork(recorded);
-    const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded, children } = work;
+    const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded, children, entityRequests } =
+      work;
     const status: RuntimeStatus =
       failure !== undefined ? "Failed" : replay.done && !continuing ? "Completed" : "Running";
     const result = status === "Completed" ? toPayload(replay.output) : failure;
     const closing =
       status === "Completed" || status === "Failed" ? [history.executionCompleted(at, status, result)] : [];
     const events = [...fresh, ...scheduledEvents, history.orchestratorCompleted(at), ...closing];
-    if (session && status === "Running" && !continuing) {
+    if (session && status === "Running" && !continuing && this.tellSession(session, scheduledEvents)) {
       session.historyLength = past.length + events.length;
       this.sessions.set(instanceId, session);
     }
@@ -575,6 +620,7 @@ export class LocalDurableRuntime implements DurableClient {
         customStatus: toPayload(replay.customStatus) ?? null,
         at: at.getTime(),
         children: children.map((child) => this.childStart(instance, child, at)),
+        entityRequests,
         ...(instance.parent && (status === "Completed" || status === "Failed")
           ? {
               toParent: {
@@ -640,6 +686,16 @@ export class LocalDurableRuntime implements DurableClient {
   }
 
   /**
+   * Gives a session the events it needs of those the episode adds: a call to an entity is known to
+   * the SDK by the request id its `EventSent` carries, which a full replay reads from the history.
+   * False if the session could not take them (it is then dropped, and the next episode replays).
+   */
+  private tellSession(session: ReplaySession, added: readonly HistoryEvent[]): boolean {
+    const sent = added.filter((event) => event.EventType === EventType.EventSent);
+    return sent.length === 0 || session.resume(sent.map((event) => this.sdkEvent(event))) !== undefined;
+  }
+
+  /**
    * The instance's session, taken out of the cache, if sessions are on and it has seen exactly the
    * committed history (an episode whose commit failed leaves its session behind that history).
    */
@@ -659,6 +715,7 @@ export class LocalDurableRuntime implements DurableClient {
       for (const timer of work?.timers ?? []) this.armTimer(timer);
       for (const child of work?.children ?? []) this.track(child);
       for (const notified of work?.notified ?? []) this.schedule(notified);
+      this.entities.queue(work?.entities ?? []);
       if (commit.continueAsNew) {
         this.forget(commit.instanceId);
         this.track(commit.continueAsNew.row);
@@ -824,7 +881,8 @@ export class LocalDurableRuntime implements DurableClient {
       this.runningActivities.size === 0 &&
       this.pending.size === 0 &&
       this.completions.size === 0 &&
-      this.queuedActivities.length === 0
+      this.queuedActivities.length === 0 &&
+      this.entities.isIdle()
     );
   }
 
@@ -868,6 +926,7 @@ interface NewWork {
   readonly activities: { taskId: number; name: string; input: string | null }[];
   readonly timers: { timerId: number; fireAt: number }[];
   readonly children: NewChild[];
+  readonly entityRequests: { entityId: string; request: EntityRequest }[];
   /** Set when the new work cannot be carried out: the instance fails with this. */
   readonly failure?: string;
   /** Timers armed in an earlier episode and cancelled since; one cancelled in the episode that made it was never armed. */
@@ -885,13 +944,15 @@ function newWork(
   recorded: readonly RecordedTask[],
   replayed: readonly ScheduledTask[],
   at: Date,
-  executionId: string,
+  caller: { readonly instanceId: string; readonly executionId: string },
 ): NewWork {
+  const { executionId } = caller;
   const work: NewWork = {
     scheduledEvents: [],
     activities: [],
     timers: [],
     children: [],
+    entityRequests: [],
     canceledTimerIds: [],
     nowRecorded: replayed.map((task, id) => ({ id, task })),
   };
@@ -910,6 +971,17 @@ function newWork(
         history.subOrchestrationCreated(at, taskId, task.name, instanceId, input ?? undefined),
       );
       work.children.push({ taskId, name: task.name, instanceId, input });
+    } else if (task.kind === "entity") {
+      // The SDK reads the request's id from this event, and waits for an event of that name.
+      const request: EntityRequest = {
+        id: randomUUID(),
+        operation: task.name,
+        signal: task.signal,
+        input: toPayload(task.input) ?? null,
+        ...(task.signal ? {} : { caller: { instanceId: caller.instanceId, executionId } }),
+      };
+      work.scheduledEvents.push(history.eventSent(at, taskId, task.entityId, "op", JSON.stringify(request)));
+      work.entityRequests.push({ entityId: task.entityId, request });
     } else if (task.retry?.expired) {
       return { ...work, failure: retryTimeoutFailure(task.retry) };
     } else {
@@ -927,6 +999,7 @@ function noNewWork(recorded: readonly RecordedTask[]): NewWork {
     activities: [],
     timers: [],
     children: [],
+    entityRequests: [],
     canceledTimerIds: [],
     nowRecorded: [...recorded],
   };

@@ -24,6 +24,8 @@ export interface SdkRetryOptions {
 interface SdkAction {
   readonly actionType: number;
   readonly functionName?: string;
+  /** An entity operation's name. */
+  readonly operation?: string;
   readonly input?: unknown;
   readonly instanceId?: string;
   readonly fireAt?: Date | string;
@@ -44,16 +46,21 @@ interface Tracked {
   /** The orchestration's time when the task was numbered. */
   readonly at: Date;
   /** The task as converted last time: a session's executor is asked again on every episode. */
-  converted?: ScheduledTask;
+  converted: ScheduledTask | undefined;
 }
 
 interface Executor {
   readonly context?: { readonly currentUtcDateTime?: Date };
+  sequenceNumber: number;
   trackOpenTask(task: SdkTask): void;
-  [TRACKED]?: Tracked[];
+  recordFireAndForgetAction(action: unknown, sequenceNumberIncrement?: number): void;
 }
 
-const TRACKED = Symbol("tasks the executor numbered");
+/**
+ * What each executor numbered, beside it rather than on it: a property added to the SDK's objects
+ * after construction would change their shape and slow every access the SDK makes to them.
+ */
+const numbered = new WeakMap<object, Tracked[]>();
 let installed = false;
 
 /**
@@ -67,21 +74,39 @@ export function trackSdkTasks(): void {
     TaskOrchestrationExecutor?: { prototype: Executor };
   };
   const prototype = module.TaskOrchestrationExecutor?.prototype;
-  const original = prototype?.trackOpenTask;
-  if (!prototype || typeof original !== "function") {
+  const track = prototype?.trackOpenTask;
+  const fireAndForget = prototype?.recordFireAndForgetAction;
+  if (!prototype || typeof track !== "function" || typeof fireAndForget !== "function") {
     throw new Error(
-      "durable-functions has no TaskOrchestrationExecutor.trackOpenTask: the local durable runtime needs the SDK version pinned in package.json",
+      "durable-functions' TaskOrchestrationExecutor is not the one the local durable runtime hooks: it needs the SDK version pinned in package.json",
     );
   }
+  const record = (executor: Executor, id: number, task: SdkTask) => {
+    // The SDK replaces its current time on each episode rather than changing it: no copy needed.
+    const entry: Tracked = {
+      id,
+      task,
+      at: executor.context?.currentUtcDateTime ?? new Date(0),
+      converted: undefined,
+    };
+    const tracked = numbered.get(executor);
+    if (tracked) tracked.push(entry);
+    else numbered.set(executor, [entry]);
+  };
   prototype.trackOpenTask = function trackOpenTask(this: Executor, task: SdkTask): void {
     const unnumbered = task.id === false;
-    original.call(this, task);
-    if (unnumbered && typeof task.id === "number") {
-      const tracked = this[TRACKED] ?? [];
-      // The SDK replaces its current time on each episode rather than changing it: no copy needed.
-      tracked.push({ id: task.id, task, at: this.context?.currentUtcDateTime ?? new Date(0) });
-      this[TRACKED] = tracked;
-    }
+    track.call(this, task);
+    if (unnumbered && typeof task.id === "number") record(this, task.id, task);
+  };
+  // A signal to an entity takes a number without a task to track.
+  prototype.recordFireAndForgetAction = function recordFireAndForgetAction(
+    this: Executor,
+    action: unknown,
+    increment = 1,
+  ): void {
+    const id = this.sequenceNumber;
+    fireAndForget.call(this, action, increment);
+    if (this.sequenceNumber === id + 1) record(this, id, { id, actionObj: action });
   };
   installed = true;
 }
@@ -97,7 +122,8 @@ export function executorOf(context: object & { readonly df?: unknown }): unknown
  */
 export function numberedTasks(executor: unknown): ScheduledTask[] {
   // Numbers are handed out one by one as tasks are tracked, so the list is already in number order.
-  const tracked = (executor as Executor | undefined)?.[TRACKED] ?? [];
+  const tracked: readonly Tracked[] =
+    (typeof executor === "object" && executor !== null && numbered.get(executor)) || [];
   let numberedAt: Map<SdkTask, Date> | undefined;
   const when = (task: SdkTask) => {
     numberedAt ??= new Map(tracked.map((entry) => [entry.task, entry.at]));
@@ -147,7 +173,7 @@ function isRetry(action: unknown): boolean {
   return type === ActionType.CallActivityWithRetry || type === ActionType.CallSubOrchestratorWithRetry;
 }
 
-/** An activity or sub-orchestration, the first attempt of a retrying one included. */
+/** An activity, sub-orchestration or entity operation, the first attempt of a retrying one included. */
 function work(action: SdkAction): Exclude<ScheduledTask, { kind: "timer" }> {
   switch (action.actionType) {
     case ActionType.CallActivity:
@@ -164,6 +190,15 @@ function work(action: SdkAction): Exclude<ScheduledTask, { kind: "timer" }> {
         name: action.functionName ?? "",
         input: action.input,
         instanceId: action.instanceId || undefined,
+      };
+    case ActionType.CallEntity:
+    case ActionType.SignalEntity:
+      return {
+        kind: "entity",
+        name: action.operation ?? "",
+        entityId: action.instanceId ?? "",
+        input: action.input,
+        signal: action.actionType === ActionType.SignalEntity,
       };
     default:
       throw new UnsupportedActionError(action.actionType);

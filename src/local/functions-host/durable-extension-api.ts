@@ -144,6 +144,9 @@ async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promi
   if (collection === "orchestrators" && method === "POST" && id) {
     return start(runtime, id, action || randomUUID().replaceAll("-", ""), body);
   }
+  if (collection === "entities" && id && action !== undefined && argument === undefined) {
+    return entity(runtime, method, { name: id, key: action }, url.searchParams, body);
+  }
   if (collection !== "instances") return failed(404, `no route ${url.pathname}`);
   if (!id) {
     const filter = filterOf(url.searchParams);
@@ -193,6 +196,29 @@ async function start(runtime: LocalDurableRuntime, name: string, instanceId: str
     return failed(error instanceof InstanceAlreadyRunningError ? 409 : 400, error);
   }
   return { status: 202, body: { id: instanceId } };
+}
+
+/** `entities/{name}/{key}`: read the state (GET), or signal an operation (POST `?op=`, the body its input). */
+async function entity(
+  runtime: LocalDurableRuntime,
+  method: string,
+  key: { name: string; key: string },
+  params: URLSearchParams,
+  body: string,
+): Promise<JsonAnswer> {
+  if (method === "GET") {
+    const found = await runtime.readEntityState(key);
+    return found
+      ? { status: 200, body: found.state ?? null }
+      : failed(404, `no entity @${key.name}@${key.key}`);
+  }
+  if (method !== "POST") return failed(405, `${method} entities/ is not served here`);
+  const operation = params.get("op");
+  if (!operation) return failed(400, "a signal names its operation: ?op=");
+  const input = body === "" ? { ok: true as const, value: undefined } : parseJson(body);
+  if (!input.ok) return failed(400, "the operation's input is not JSON");
+  await runtime.signalEntity(key, operation, input.value);
+  return { status: 202, body: null };
 }
 
 /** The query string of `instances/` as the SDK writes it for `getStatusBy` and `purgeInstanceHistoryBy`. */
