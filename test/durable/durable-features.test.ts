@@ -429,6 +429,25 @@ describe("crash and resume in the middle of the wider API", () => {
     }
   });
 
+  it("runs again an entity operation the process died in the middle of, and applies it once", async () => {
+    const { path, remove } = temporaryDatabasePath();
+    try {
+      const clock = new VirtualClock(START);
+      const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
+      const first = await open({ path, clock, deps: stuck });
+      await first.runtime.signalEntity({ name: "SlowCounter", key: "k" }, "add", 5);
+      await expect.poll(() => stuck.calls).toEqual(["slowAdd(k)"]);
+      first.runtime.halt();
+      const deps: FeatureAppDeps = { calls: [], failuresLeft: new Map() };
+      const second = await open({ path, clock, deps });
+      await second.runtime.idle();
+      expect(deps.calls).toEqual(["slowAdd(k)"]);
+      expect(await second.runtime.readEntityState({ name: "SlowCounter", key: "k" })).toEqual({ state: 5 });
+    } finally {
+      remove();
+    }
+  });
+
   it("resumes an instance that continued as new just before the process died", async () => {
     const { path, remove } = temporaryDatabasePath();
     try {

@@ -200,6 +200,14 @@ export function registerFeatureApp(deps: FeatureAppDeps): void {
     }
   });
 
+  /** A counter whose `add` waits on `gate` first (records `slowAdd(<key>)` when it starts). */
+  df.app.entity("SlowCounter", async (context) => {
+    const count = context.df.getState(() => 0) as number;
+    deps.calls.push(`slowAdd(${context.df.entityKey})`);
+    await deps.gate;
+    context.df.setState(count + (context.df.getInput() as number));
+  });
+
   df.app.orchestration(FEATURES.entityUser, function* (context: OrchestrationContext) {
     const counter = new df.EntityId("Counter", context.df.getInput() as string);
     yield context.df.callEntity(counter, "add", 5);
