@@ -25,7 +25,6 @@ import {
   type ParentLink,
   type TimerWork,
 } from "./durable-store.js";
-// @azure/functions is a CommonJS bundle whose named exports Node's ES module loader cannot see.
 import { type EntityKey, EntityRunner, schedulerIdOf } from "./entity-runner.js";
 import {
   EventType,
