@@ -146,6 +146,17 @@ describe("the SDK client's queries, purges and waits, as an app's HTTP starter u
     expect((await sdk.purgeInstanceHistoryBy({ createdTimeFrom: t0 })).instancesDeleted).toBe(0);
   });
 
+  it("puts the key a host checks for the webhooks into every management link", async () => {
+    const keyed = await startDurableExtensionApi({ webhookKey: "k/ey+1" });
+    try {
+      const links = Object.values(keyed.clientData.managementUrls).filter((link) => link.startsWith("http"));
+      expect(links.length).toBeGreaterThan(3);
+      for (const link of links) expect(new URL(link).searchParams.get("code")).toBe("k/ey+1");
+    } finally {
+      await keyed.close();
+    }
+  });
+
   it("signals an entity and reads its state with signalEntity and readEntityState", async () => {
     const { runtime, sdk } = await open();
     const tally = new df.EntityId("tally", "k");

@@ -70,9 +70,16 @@ describe("the host's settings", () => {
     const keys = hostKeys(data);
     expect(keys.functionKey).toMatch(/^[\w-]{40}$/);
     expect(keys.masterKey).not.toBe(keys.functionKey);
+    expect(new Set([keys.functionKey, keys.masterKey, keys.durableTaskKey]).size).toBe(3);
     expect(hostKeys(data)).toEqual(keys);
     expect(JSON.parse(readFileSync(join(data, "host-keys.json"), "utf8"))).toEqual(keys);
     expect(statSync(join(data, "host-keys.json")).mode & 0o077).toBe(0);
+    // A file from before the extension's key existed keeps its keys and gets that one added.
+    writeFileSync(join(data, "host-keys.json"), '{"functionKey": "f-key", "masterKey": "m-key"}');
+    const upgraded = hostKeys(data);
+    expect(upgraded).toMatchObject({ functionKey: "f-key", masterKey: "m-key" });
+    expect(upgraded.durableTaskKey).toMatch(/^[\w-]{40}$/);
+    expect(hostKeys(data)).toEqual(upgraded);
     writeFileSync(join(data, "host-keys.json"), '{"functionKey": ""}');
     expect(() => hostKeys(data)).toThrow(/host-keys\.json: not the host's keys/);
   });

@@ -1,10 +1,15 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import azureFunctions, { type HttpRequest, type InvocationContext } from "@azure/functions";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type HttpTriggers, startHttpTriggers } from "../../src/local/functions-host/http-triggers.js";
 import { captureRegistrations } from "../../src/local/registration-capture.js";
 
-const KEYS = { functionKey: "function-key-0123456789", masterKey: "master-key-0123456789" };
+const KEYS = {
+  functionKey: "function-key-0123456789",
+  masterKey: "master-key-0123456789",
+  durableTaskKey: "durable-key-0123456789",
+};
 let server: HttpTriggers | undefined;
 afterEach(async () => {
   await server?.close();
@@ -12,7 +17,9 @@ afterEach(async () => {
 });
 
 /** A small app of HTTP functions, captured as the host would load it. */
-async function serve(): Promise<{ url: string; seen: { params: unknown; body: string; name: string }[] }> {
+async function serve(
+  durableWebhooks?: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ url: string; seen: { params: unknown; body: string; name: string }[] }> {
   const seen: { params: unknown; body: string; name: string }[] = [];
   const remember = async (request: HttpRequest, context: InvocationContext) => {
     seen.push({ params: request.params, body: await request.text(), name: context.functionName });
@@ -56,6 +63,7 @@ async function serve(): Promise<{ url: string; seen: { params: unknown; body: st
     host: "127.0.0.1",
     bindingData: () => undefined,
     logger: new MemoryLogger(),
+    ...(durableWebhooks ? { durableWebhooks } : {}),
   });
   return { url: server.url, seen };
 }
@@ -102,5 +110,28 @@ describe("the host's HTTP triggers", () => {
     expect((await fetch(`${url}/api/health`, { method: "DELETE" })).status).toBe(404);
     const broken = await fetch(`${url}/api/broken`);
     expect([broken.status, await broken.text()]).toEqual([500, ""]);
+  });
+
+  it("hands the extension's webhooks to its API when they carry its system key or the master key", async () => {
+    const asked: string[] = [];
+    const { url } = await serve((req, res) => {
+      asked.push(req.url ?? "");
+      res.writeHead(202).end();
+    });
+    const path = "/runtime/webhooks/durabletask/instances/order-1";
+    expect((await fetch(`${url}${path}?code=${KEYS.durableTaskKey}`)).status).toBe(202);
+    expect((await fetch(`${url}${path}`, { headers: { "x-functions-key": KEYS.masterKey } })).status).toBe(
+      202,
+    );
+    expect((await fetch(`${url}${path}?code=${KEYS.functionKey}`)).status).toBe(401);
+    expect((await fetch(`${url}${path}`)).status).toBe(401);
+    expect(asked).toEqual([`${path}?code=${KEYS.durableTaskKey}`, path]);
+  });
+
+  it("answers 404 under the webhooks' path when no extension API is given", async () => {
+    const { url } = await serve();
+    expect(
+      (await fetch(`${url}/runtime/webhooks/durabletask/instances/x?code=${KEYS.durableTaskKey}`)).status,
+    ).toBe(404);
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   FINISHED_STATUSES,
@@ -32,6 +32,8 @@ export interface DurableExtensionApi {
   readonly url: string;
   /** Serves from this runtime; until one is given, requests are answered 503. */
   attach(runtime: LocalDurableRuntime): void;
+  /** Answers one request, as this API's own server does: for a host that serves the webhooks on its port. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,11 @@ export interface DurableExtensionApiOptions {
   readonly port?: number;
   readonly host?: string;
   readonly taskHubName?: string;
+  /**
+   * The key the management links carry (`code=`), as the extension puts its system key there: the
+   * key a host that serves the webhooks checks. Default `local`, for this API's own loopback port.
+   */
+  readonly webhookKey?: string;
 }
 
 const ROOT = "/durabletask/";
@@ -70,7 +77,7 @@ export async function startDurableExtensionApi(
   options: DurableExtensionApiOptions,
 ): Promise<DurableExtensionApi> {
   let runtime = options.runtime;
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (!runtime) {
       req.resume();
       sendJson(res, failed(503, "the durable runtime is starting"));
@@ -79,7 +86,8 @@ export async function startDurableExtensionApi(
     void answer(runtime, req)
       .then((reply) => sendJson(res, reply))
       .catch((error: unknown) => sendJson(res, failed(500, error)));
-  });
+  };
+  const server = createServer(handle);
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -89,7 +97,8 @@ export async function startDurableExtensionApi(
   const url = `http://${host}:${port}`;
   return {
     url,
-    clientData: clientDataFor(url, options.taskHubName ?? "SasLocalHub"),
+    clientData: clientDataFor(url, options.taskHubName ?? "SasLocalHub", options.webhookKey ?? "local"),
+    handle,
     attach: (attached) => {
       runtime = attached;
     },
@@ -102,15 +111,16 @@ export async function startDurableExtensionApi(
 }
 
 /** Binding data in the extension's shape; the SDK uses `rpcBaseUrl` and needs the rest to be present. */
-function clientDataFor(url: string, taskHubName: string): DurableClientData {
+function clientDataFor(url: string, taskHubName: string, key: string): DurableClientData {
   const webhooks = `${url}${WEBHOOKS_ROOT.slice(0, -1)}`;
-  const query = `taskHub=${taskHubName}&connection=Storage&code=local`;
+  const code = encodeURIComponent(key);
+  const query = `taskHub=${taskHubName}&connection=Storage&code=${code}`;
   const instance = `${webhooks}/instances/${ID_PLACEHOLDER}`;
   return {
     taskHubName,
     creationUrls: {
-      createNewInstancePostUri: `${webhooks}/orchestrators/{functionName}[/{instanceId}]?code=local`,
-      createAndWaitOnNewInstancePostUri: `${webhooks}/orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&code=local`,
+      createNewInstancePostUri: `${webhooks}/orchestrators/{functionName}[/{instanceId}]?code=${code}`,
+      createAndWaitOnNewInstancePostUri: `${webhooks}/orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&code=${code}`,
     },
     managementUrls: {
       id: ID_PLACEHOLDER,

@@ -77,7 +77,11 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
   };
   try {
     setEnvironment(settings, sql.removed);
-    const api = await startDurableExtensionApi({ taskHubName: hostJson.hubName });
+    const keys = hostKeys(options.data);
+    const api = await startDurableExtensionApi({
+      taskHubName: hostJson.hubName,
+      webhookKey: keys.durableTaskKey,
+    });
     closers.push(() => api.close());
     const bindingData: BindingData = (binding) =>
       binding.type === "durableClient" ? api.clientData : undefined;
@@ -98,10 +102,10 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     });
     api.attach(runtime);
     startBackgroundTriggers(registry, { settings, resolve, hostJson, clock, bindingData, logger }, closers);
-    const keys = hostKeys(options.data);
     const http = await startHttpTriggers({
       functions: registry.withTrigger("httpTrigger"),
       keys,
+      durableWebhooks: api.handle,
       port: options.port,
       host: options.host,
       bindingData,

@@ -77,22 +77,33 @@ function timeSpanMs(text: string): number {
 
 /**
  * The host's keys, made on first start and kept in the data folder (as the host keeps its keys in
- * storage): `sas orders --key` takes the function key, the operator commands need the master key.
+ * storage): `sas orders --key` takes the function key, the operator commands need the master key,
+ * and the Durable Functions extension's webhooks (the management links an HTTP starter returns) take
+ * the `durabletask_extension` system key. A file from before that key existed gets one added.
  */
 export function hostKeys(data: string): HostKeys {
   const path = join(data, "host-keys.json");
-  if (existsSync(path)) return readKeys(path);
-  const keys: HostKeys = {
-    functionKey: randomBytes(30).toString("base64url"),
-    masterKey: randomBytes(30).toString("base64url"),
-  };
+  const newKey = () => randomBytes(30).toString("base64url");
+  if (existsSync(path)) {
+    const stored = readKeys(path);
+    if (stored.durableTaskKey) return { ...stored, durableTaskKey: stored.durableTaskKey };
+    return writeKeys(path, { ...stored, durableTaskKey: newKey() });
+  }
+  return writeKeys(path, { functionKey: newKey(), masterKey: newKey(), durableTaskKey: newKey() });
+}
+
+function writeKeys(path: string, keys: HostKeys): HostKeys {
   writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
   return keys;
 }
 
-const hostKeysSchema = z.object({ functionKey: z.string().min(1), masterKey: z.string().min(1) });
+const hostKeysSchema = z.object({
+  functionKey: z.string().min(1),
+  masterKey: z.string().min(1),
+  durableTaskKey: z.string().min(1).optional(),
+});
 
-function readKeys(path: string): HostKeys {
+function readKeys(path: string): z.infer<typeof hostKeysSchema> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, "utf8"));

@@ -7,11 +7,18 @@ import { type CapturedFunction, triggerOf } from "../registration-capture.js";
 import { type BindingData, invocationContextFor } from "./invocation-context.js";
 import { readBodyUpTo } from "./request-body.js";
 
-/** The keys the host checks: a function key opens `function` routes, the master key every route. */
+/**
+ * The keys the host checks: a function key opens `function` routes, the master key every route, and
+ * the `durabletask_extension` system key the Durable Functions extension's webhooks.
+ */
 export interface HostKeys {
   readonly functionKey: string;
   readonly masterKey: string;
+  readonly durableTaskKey: string;
 }
+
+/** Where the host serves the Durable Functions extension's webhooks, and what answers them there. */
+export const DURABLE_WEBHOOKS = "/runtime/webhooks/durabletask/";
 
 export interface HttpTriggerOptions {
   /** The functions with an `httpTrigger`. */
@@ -21,6 +28,8 @@ export interface HttpTriggerOptions {
   readonly host: string;
   readonly bindingData: BindingData;
   readonly logger: Logger;
+  /** The extension's API, for requests under `DURABLE_WEBHOOKS` that carry its key; 404 there without it. */
+  readonly durableWebhooks?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export interface HttpTriggers {
@@ -90,6 +99,15 @@ async function serve(
 ) {
   const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
   const method = req.method ?? "GET";
+  if (url.pathname.startsWith(DURABLE_WEBHOOKS) && options.durableWebhooks) {
+    if (!acceptsWebhookKey(keyOf(req, url) ?? "", options.keys)) {
+      req.resume();
+      res.writeHead(401).end();
+      return;
+    }
+    options.durableWebhooks(req, res);
+    return;
+  }
   const match = url.pathname.startsWith(ROUTE_PREFIX) ? matchRoute(routes, method, url.pathname) : undefined;
   if (!match) {
     req.resume();
@@ -160,10 +178,20 @@ function paramsOf(segments: readonly string[], parts: readonly string[]): Record
 
 function authorised(authLevel: string, req: IncomingMessage, url: URL, keys: HostKeys): boolean {
   if (authLevel === "anonymous") return true;
-  const header = req.headers["x-functions-key"];
-  const given = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("code") ?? "";
+  const given = keyOf(req, url) ?? "";
   if (sameKey(given, keys.masterKey)) return true;
   return authLevel === "function" && sameKey(given, keys.functionKey);
+}
+
+/** The extension's webhooks open to its system key and to the master key, as under the host. */
+function acceptsWebhookKey(given: string, keys: HostKeys): boolean {
+  return sameKey(given, keys.durableTaskKey) || sameKey(given, keys.masterKey);
+}
+
+/** The key a request gives: the `x-functions-key` header, else the `code` query parameter. */
+function keyOf(req: IncomingMessage, url: URL): string | undefined {
+  const header = req.headers["x-functions-key"];
+  return (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("code") ?? undefined;
 }
 
 function sameKey(given: string, key: string): boolean {
