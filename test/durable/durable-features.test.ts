@@ -325,6 +325,53 @@ describe.each([
     expect(await f.runtime.readEntityState(counter("shared"))).toEqual({ state: 20 });
   });
 
+  it("never overlaps two batches of one entity, however the operations arrive", async () => {
+    let release = () => {};
+    const inFlight = { now: 0, most: 0 };
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const f = await open({ sessions, deps: { calls: [], failuresLeft: new Map(), gate, inFlight } });
+    // The first batch blocks on the gate while later operations arrive, each in a round of its own.
+    await f.runtime.startNew(F.slowCaller, { instanceId: "slow-0", input: "one" });
+    await expect.poll(() => f.deps.calls.length).toBe(1);
+    for (let i = 1; i < 5; i++) {
+      await f.runtime.startNew(F.slowCaller, { instanceId: `slow-${i}`, input: "one" });
+      await f.runtime.signalEntity({ name: "SlowCounter", key: "one" }, "add", 10);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(inFlight.most).toBe(1);
+    release();
+    for (let i = 0; i < 5; i++)
+      expect((await f.runtime.waitForCompletion(`slow-${i}`)).output).toBe("called");
+    await f.runtime.idle();
+    expect(inFlight.most).toBe(1);
+    expect(await f.runtime.readEntityState({ name: "SlowCounter", key: "one" })).toEqual({ state: 45 });
+    expect(f.logger.events("durable.entity.batch.completed").length).toBeGreaterThan(1);
+  });
+
+  it("sends the signals of the episode that continues as new, as the extension does", async () => {
+    const f = await open({ sessions });
+    await f.runtime.startNew(F.ticker, { instanceId: "ticker", input: 3 });
+    const status = await runToEnd(f, "ticker", 1_000);
+    expect(status.output).toBe(1);
+    await f.runtime.idle();
+    expect(await f.runtime.readEntityState(counter("ticks"))).toEqual({ state: 3 });
+  });
+
+  it("tries a batch again when it could not be written, rather than strand its callers", async () => {
+    const f = await open({ sessions });
+    const store = (f.runtime as unknown as { store: { commitEntityBatch: (...args: unknown[]) => unknown } })
+      .store;
+    const commit = store.commitEntityBatch.bind(store);
+    let failures = 1;
+    store.commitEntityBatch = (...args: unknown[]) => {
+      if (failures-- > 0) throw new Error("database is locked");
+      return commit(...args);
+    };
+    await f.runtime.startNew(F.entityUser, { instanceId: "retried", input: "r" });
+    expect((await f.runtime.waitForCompletion("retried", 10_000)).output).toBe(7);
+    expect(f.logger.events("durable.entity.batch.failed")).toHaveLength(1);
+  });
+
   it("takes a client's signals, deletes an entity that destructs, and forwards signals between entities", async () => {
     const f = await open({ sessions });
     await f.runtime.signalEntity(counter("b"), "add", 3);
@@ -370,18 +417,21 @@ describe("long timers", () => {
   });
 });
 
-describe("crash and resume in the middle of the wider API", () => {
+describe.each([
+  ["full replays", false],
+  ["replay sessions", true],
+])("crash and resume in the middle of the wider API, with %s", (_name, sessions) => {
   it("resumes a retry waiting on its timer and finishes it on another runtime", async () => {
     const { path, remove } = temporaryDatabasePath();
     try {
       const clock = new VirtualClock(START);
       const deps: FeatureAppDeps = { calls: [], failuresLeft: new Map([["r", 1]]) };
-      const first = await open({ path, clock, deps });
+      const first = await open({ path, clock, deps, sessions });
       await first.runtime.startNew(F.retry, { instanceId: "crash-retry", input: "r" });
       await first.runtime.idle();
       expect(deps.calls).toEqual(["flaky(r)"]);
       first.runtime.halt();
-      const second = await open({ path, clock, deps });
+      const second = await open({ path, clock, deps, sessions });
       const status = await runToEnd(second, "crash-retry", 250);
       expect(status.output).toEqual({ value: "ok r", attempts: 2 });
       expect(deps.calls).toEqual(["flaky(r)", "flaky(r)"]);
@@ -395,12 +445,12 @@ describe("crash and resume in the middle of the wider API", () => {
     try {
       const clock = new VirtualClock(START);
       const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
-      const first = await open({ path, clock, deps: stuck });
+      const first = await open({ path, clock, deps: stuck, sessions });
       await first.runtime.startNew(F.parentOfGated, { instanceId: "crash-parent", input: "v" });
       await expect.poll(() => stuck.calls).toEqual(["gated(v)"]);
       first.runtime.halt();
       const deps: FeatureAppDeps = { calls: [], failuresLeft: new Map() };
-      const second = await open({ path, clock, deps });
+      const second = await open({ path, clock, deps, sessions });
       const status = await second.runtime.waitForCompletion("crash-parent");
       expect(status.output).toBe("v");
       expect(deps.calls).toEqual(["gated(v)"]);
@@ -413,16 +463,16 @@ describe("crash and resume in the middle of the wider API", () => {
     const { path, remove } = temporaryDatabasePath();
     try {
       const clock = new VirtualClock(START);
-      const first = await open({ path, clock });
+      const first = await open({ path, clock, sessions });
       await first.runtime.signalEntity({ name: "Counter", key: "kept" }, "add", 4);
       await first.runtime.idle();
       await first.runtime.signalEntity({ name: "Counter", key: "kept" }, "add", 6);
       first.runtime.halt(); // before the second signal's batch could run
-      const second = await open({ path, clock });
+      const second = await open({ path, clock, sessions });
       await second.runtime.idle();
       expect(await second.runtime.readEntityState({ name: "Counter", key: "kept" })).toEqual({ state: 10 });
       second.runtime.halt();
-      const third = await open({ path, clock });
+      const third = await open({ path, clock, sessions });
       expect(await third.runtime.readEntityState({ name: "Counter", key: "kept" })).toEqual({ state: 10 });
     } finally {
       remove();
@@ -434,15 +484,33 @@ describe("crash and resume in the middle of the wider API", () => {
     try {
       const clock = new VirtualClock(START);
       const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
-      const first = await open({ path, clock, deps: stuck });
+      const first = await open({ path, clock, deps: stuck, sessions });
       await first.runtime.signalEntity({ name: "SlowCounter", key: "k" }, "add", 5);
       await expect.poll(() => stuck.calls).toEqual(["slowAdd(k)"]);
       first.runtime.halt();
       const deps: FeatureAppDeps = { calls: [], failuresLeft: new Map() };
-      const second = await open({ path, clock, deps });
+      const second = await open({ path, clock, deps, sessions });
       await second.runtime.idle();
       expect(deps.calls).toEqual(["slowAdd(k)"]);
       expect(await second.runtime.readEntityState({ name: "SlowCounter", key: "k" })).toEqual({ state: 5 });
+    } finally {
+      remove();
+    }
+  });
+
+  it("finishes an orchestration that was waiting on an entity call when the process died", async () => {
+    const { path, remove } = temporaryDatabasePath();
+    try {
+      const clock = new VirtualClock(START);
+      const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
+      const first = await open({ path, clock, deps: stuck, sessions });
+      await first.runtime.startNew(F.slowCaller, { instanceId: "crash-caller", input: "c" });
+      await expect.poll(() => stuck.calls).toEqual(["slowAdd(c)"]);
+      first.runtime.halt();
+      const second = await open({ path, clock, sessions });
+      const status = await second.runtime.waitForCompletion("crash-caller");
+      expect(status).toMatchObject({ runtimeStatus: "Completed", output: "called" });
+      expect(await second.runtime.readEntityState({ name: "SlowCounter", key: "c" })).toEqual({ state: 1 });
     } finally {
       remove();
     }
@@ -452,7 +520,7 @@ describe("crash and resume in the middle of the wider API", () => {
     const { path, remove } = temporaryDatabasePath();
     try {
       const clock = new VirtualClock(START);
-      const first = await open({ path, clock });
+      const first = await open({ path, clock, sessions });
       await first.runtime.startNew(F.counter, { instanceId: "crash-counter", input: { count: 0, until: 2 } });
       await first.runtime.idle();
       clock.advance(60_000);
@@ -463,7 +531,7 @@ describe("crash and resume in the middle of the wider API", () => {
           until: 2,
         });
       first.runtime.halt();
-      const second = await open({ path, clock });
+      const second = await open({ path, clock, sessions });
       const status = await runToEnd(second, "crash-counter", 60_000);
       expect(status.output).toBe(2);
     } finally {

@@ -13,6 +13,8 @@ export interface FeatureAppDeps {
   readonly failuresLeft: Map<string, number>;
   /** Awaited by `gated` before it answers. */
   gate?: Promise<void>;
+  /** Operations of `SlowCounter` under way at once, per key, and the most there ever were. */
+  readonly inFlight?: { now: number; most: number };
 }
 
 export const FEATURES = {
@@ -46,6 +48,10 @@ export const FEATURES = {
   entityUser: "featureEntityUser",
   /** Calls `counter`'s `fail`: returns `{ caught }`. */
   entityFailure: "featureEntityFailure",
+  /** Signals `Counter` (key `ticks`) to add 1, then continues as new, `input` times in all. */
+  ticker: "featureTicker",
+  /** Calls `SlowCounter` (its key the input) to add 1 and returns the call's answer. */
+  slowCaller: "featureSlowCaller",
   /** Calls an entity no function serves: returns `{ caught }`. */
   entityUnknown: "featureEntityUnknown",
   /** Calls `counter` (key `shared`) to add 1. */
@@ -204,7 +210,12 @@ export function registerFeatureApp(deps: FeatureAppDeps): void {
   df.app.entity("SlowCounter", async (context) => {
     const count = context.df.getState(() => 0) as number;
     deps.calls.push(`slowAdd(${context.df.entityKey})`);
+    if (deps.inFlight) {
+      deps.inFlight.now++;
+      deps.inFlight.most = Math.max(deps.inFlight.most, deps.inFlight.now);
+    }
     await deps.gate;
+    if (deps.inFlight) deps.inFlight.now--;
     context.df.setState(count + (context.df.getInput() as number));
   });
 
@@ -222,6 +233,19 @@ export function registerFeatureApp(deps: FeatureAppDeps): void {
     } catch (error) {
       return { caught: String((error as Error).message) };
     }
+  });
+
+  df.app.orchestration(FEATURES.ticker, function* (context: OrchestrationContext) {
+    const left = context.df.getInput() as number;
+    context.df.signalEntity(new df.EntityId("Counter", "ticks"), "add", 1);
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 1_000));
+    if (left > 1) context.df.continueAsNew(left - 1);
+    return left;
+  });
+
+  df.app.orchestration(FEATURES.slowCaller, function* (context: OrchestrationContext) {
+    yield context.df.callEntity(new df.EntityId("SlowCounter", context.df.getInput() as string), "add", 1);
+    return "called";
   });
 
   df.app.orchestration(FEATURES.entityUnknown, function* (context: OrchestrationContext) {

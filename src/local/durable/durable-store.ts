@@ -574,6 +574,17 @@ export class DurableStore {
     return this.statements.finishedBefore.all(createdAt).map((row) => row.instance_id);
   }
 
+  /** Purges the instance only if it is finished, read in the same transaction; false otherwise. */
+  purgeIfFinished(instanceId: string): boolean {
+    return this.transaction(() => {
+      const instance = this.instance(instanceId);
+      if (!instance || isActive(instance.status)) return false;
+      this.deleteEverything(instanceId);
+      this.statements.deleteInstance.run(instanceId);
+      return true;
+    });
+  }
+
   purge(instanceId: string): boolean {
     return this.transaction(() => {
       const existed = this.instance(instanceId) !== undefined;

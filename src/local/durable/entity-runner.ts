@@ -8,6 +8,8 @@ import { history } from "./history.js";
 
 /** Operations of one entity given to its function at once, at most. */
 const BATCH_SIZE = 50;
+/** How long an entity whose batch could not be written waits before it is tried again. */
+const RETRY_AFTER_MS = 1_000;
 
 /** An entity's name and key, as the SDK's `EntityId` holds them. */
 export interface EntityKey {
@@ -55,6 +57,8 @@ export interface EntityRunnerOptions {
 export class EntityRunner {
   private readonly pending = new Set<string>();
   private readonly running = new Map<string, Promise<void>>();
+  /** Entities whose last batch failed to be written, waiting to be tried again. */
+  private readonly retrying = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly options: EntityRunnerOptions) {}
 
@@ -68,7 +72,11 @@ export class EntityRunner {
       if (this.running.has(entityId)) continue;
       this.pending.delete(entityId);
       const run = this.runBatch(entityId)
-        .catch((error) => this.options.logger.error("durable.entity.batch.failed", { entityId, error }))
+        .catch((error) => {
+          // Its operations are still queued in the store: try again shortly rather than strand its callers.
+          this.options.logger.error("durable.entity.batch.failed", { entityId, error });
+          this.retryLater(entityId);
+        })
         .finally(() => {
           this.running.delete(entityId);
           this.options.settled([]);
@@ -78,11 +86,29 @@ export class EntityRunner {
   }
 
   isIdle(): boolean {
-    return this.pending.size === 0 && this.running.size === 0;
+    return this.pending.size === 0 && this.running.size === 0 && this.retrying.size === 0;
   }
 
   async close(): Promise<void> {
+    this.stopRetries();
     await Promise.allSettled(this.running.values());
+  }
+
+  /** No more retries (the runtime halted): queued operations wait for the next open. */
+  stopRetries(): void {
+    for (const timer of this.retrying.values()) clearTimeout(timer);
+    this.retrying.clear();
+  }
+
+  private retryLater(entityId: string): void {
+    if (this.retrying.has(entityId) || !this.options.mayCommit()) return;
+    const timer = setTimeout(() => {
+      this.retrying.delete(entityId);
+      this.pending.add(entityId);
+      this.options.settled([]);
+    }, RETRY_AFTER_MS);
+    timer.unref();
+    this.retrying.set(entityId, timer);
   }
 
   private async runBatch(entityId: string): Promise<void> {

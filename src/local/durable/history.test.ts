@@ -58,6 +58,17 @@ describe("firstMismatch", () => {
     expect(firstMismatch(recorded, replay)).toBeUndefined();
   });
 
+  it("tells a call to an entity from a signal of the same operation, and reads the operation from the request", () => {
+    const request = (signal: boolean) => JSON.stringify({ id: "r-1", operation: "add", signal, input: "1" });
+    const sent = recordedTasks([history.eventSent(at, 0, "@counter@a", "op", request(false))]);
+    const entity = (signal: boolean) =>
+      ({ kind: "entity", name: "add", entityId: "@counter@a", input: 1, signal }) as const;
+    expect(firstMismatch(sent, [entity(false)])).toBeUndefined();
+    expect(firstMismatch(sent, [entity(true)])).toBe(
+      "task 0 was call add on entity @counter@a in history, but replay scheduled signal add on entity @counter@a",
+    );
+  });
+
   it("names the first task that differs in kind, name or timer deadline, or that went missing", () => {
     expect(firstMismatch(recorded, [{ kind: "activity", name: "z", input: 1 }])).toBe(
       "task 0 was activity a in history, but replay scheduled activity z",

@@ -232,10 +232,11 @@ export function recordedTasks(events: readonly HistoryEvent[]): RecordedTask[] {
       return [{ id: e.EventId, task }];
     }
     if (e.EventType === EventType.EventSent) {
-      const request = JSON.parse(String(e.Input)) as { signal?: boolean };
+      // The event's own name is the extension's "op"; the operation is in the request it carries.
+      const request = JSON.parse(String(e.Input)) as { operation?: string; signal?: boolean };
       const task = {
         kind: "entity",
-        name: String(e.Name),
+        name: String(request.operation),
         entityId: String(e.InstanceId),
         input: undefined,
         signal: request.signal === true,
@@ -276,7 +277,8 @@ export function firstMismatch(
         : task.kind !== "timer" &&
           now.kind === task.kind &&
           now.name === task.name &&
-          (now.kind !== "entity" || (task.kind === "entity" && now.entityId === task.entityId));
+          (now.kind !== "entity" ||
+            (task.kind === "entity" && now.entityId === task.entityId && now.signal === task.signal));
     if (!same) return `task ${id} was ${describe(task)} in history, but replay scheduled ${describe(now)}`;
   }
   return undefined;

@@ -367,7 +367,12 @@ export class LocalDurableRuntime implements DurableClient {
   async purgeMatching(filter: InstanceFilter): Promise<number> {
     let purged = 0;
     for (const row of this.matching(filter)) {
-      if (FINISHED_STATUSES.includes(row.status) && (await this.purge(row.instanceId))) purged++;
+      if (!FINISHED_STATUSES.includes(row.status)) continue;
+      // Checked again as it is deleted: the instance may have been started anew since the query.
+      if (this.store.purgeIfFinished(row.instanceId)) {
+        this.forget(row.instanceId);
+        purged++;
+      }
     }
     return purged;
   }
@@ -427,6 +432,7 @@ export class LocalDurableRuntime implements DurableClient {
   halt(): void {
     this.state = "halted";
     this.timers.close();
+    this.entities.stopRetries();
   }
 
   private assertRunning(): void {
@@ -583,9 +589,12 @@ export class LocalDurableRuntime implements DurableClient {
     let failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
     let work = failure === undefined ? newWork(recorded, replay.tasks, at, instance) : undefined;
     if (work?.failure !== undefined) failure = work.failure;
-    // The last episode of an execution that continues as new: what it scheduled goes with it.
+    // The last episode of an execution that continues as new: what it scheduled goes with it, but
+    // for its signals to entities, which the extension sends (an eternal orchestration's usual way).
     const continuing = failure === undefined && replay.done ? replay.continueAsNew : undefined;
-    if (failure !== undefined || continuing || !work) work = noNewWork(recorded);
+    const signals = continuing ? (work?.entityRequests ?? []).filter(({ request }) => request.signal) : [];
+    if (failure !== undefined || continuing || !work)
+      work = { ...noNewWork(recorded), entityRequests: signals };
     const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded, children, entityRequests } =
       work;
     const status: RuntimeStatus =

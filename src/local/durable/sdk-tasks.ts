@@ -61,6 +61,8 @@ interface Executor {
  * after construction would change their shape and slow every access the SDK makes to them.
  */
 const numbered = new WeakMap<object, Tracked[]>();
+/** The hooks this module installed, to tell a hooked executor from one of another copy of the SDK. */
+const hooks = new WeakSet<object>();
 let installed = false;
 
 /**
@@ -108,6 +110,7 @@ export function trackSdkTasks(): void {
     fireAndForget.call(this, action, increment);
     if (this.sequenceNumber === id + 1) record(this, id, { id, actionObj: action });
   };
+  hooks.add(prototype.trackOpenTask);
   installed = true;
 }
 
@@ -121,9 +124,15 @@ export function executorOf(context: object & { readonly df?: unknown }): unknown
  * Throws `UnsupportedActionError` for a kind of task this runtime does not run.
  */
 export function numberedTasks(executor: unknown): ScheduledTask[] {
+  if (typeof executor !== "object" || executor === null) return [];
+  if (!hooks.has((executor as Executor).trackOpenTask)) {
+    // Its tasks would go unseen and the orchestration would wait for work never scheduled.
+    throw new Error(
+      "the orchestrator ran on a copy of durable-functions the local durable runtime has not hooked: the app and the runtime must share one",
+    );
+  }
   // Numbers are handed out one by one as tasks are tracked, so the list is already in number order.
-  const tracked: readonly Tracked[] =
-    (typeof executor === "object" && executor !== null && numbered.get(executor)) || [];
+  const tracked: readonly Tracked[] = numbered.get(executor) ?? [];
   let numberedAt: Map<SdkTask, Date> | undefined;
   const when = (task: SdkTask) => {
     numberedAt ??= new Map(tracked.map((entry) => [entry.task, entry.at]));
