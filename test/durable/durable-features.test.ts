@@ -55,6 +55,16 @@ async function runToEnd(f: Features, instanceId: string, stepMs = 500, maxSteps 
   throw new Error(`${instanceId} did not finish`);
 }
 
+/** Runs `test` on a database file of its own and a virtual clock, then removes the file. */
+async function onFile(test: (path: string, clock: VirtualClock) => Promise<void>): Promise<void> {
+  const { path, remove } = temporaryDatabasePath();
+  try {
+    await test(path, new VirtualClock(START));
+  } finally {
+    remove();
+  }
+}
+
 const at = (ms: number) => new Date(new Date(START).getTime() + ms).toISOString();
 
 function summary(events: readonly HistoryEvent[]): string[] {
@@ -422,9 +432,7 @@ describe.each([
   ["replay sessions", true],
 ])("crash and resume in the middle of the wider API, with %s", (_name, sessions) => {
   it("resumes a retry waiting on its timer and finishes it on another runtime", async () => {
-    const { path, remove } = temporaryDatabasePath();
-    try {
-      const clock = new VirtualClock(START);
+    await onFile(async (path, clock) => {
       const deps: FeatureAppDeps = { calls: [], failuresLeft: new Map([["r", 1]]) };
       const first = await open({ path, clock, deps, sessions });
       await first.runtime.startNew(F.retry, { instanceId: "crash-retry", input: "r" });
@@ -435,15 +443,11 @@ describe.each([
       const status = await runToEnd(second, "crash-retry", 250);
       expect(status.output).toEqual({ value: "ok r", attempts: 2 });
       expect(deps.calls).toEqual(["flaky(r)", "flaky(r)"]);
-    } finally {
-      remove();
-    }
+    });
   });
 
   it("resumes a parent whose child was mid-activity when the process died", async () => {
-    const { path, remove } = temporaryDatabasePath();
-    try {
-      const clock = new VirtualClock(START);
+    await onFile(async (path, clock) => {
       const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
       const first = await open({ path, clock, deps: stuck, sessions });
       await first.runtime.startNew(F.parentOfGated, { instanceId: "crash-parent", input: "v" });
@@ -454,15 +458,11 @@ describe.each([
       const status = await second.runtime.waitForCompletion("crash-parent");
       expect(status.output).toBe("v");
       expect(deps.calls).toEqual(["gated(v)"]);
-    } finally {
-      remove();
-    }
+    });
   });
 
   it("runs an entity's operations queued before the process died, and keeps its state across restarts", async () => {
-    const { path, remove } = temporaryDatabasePath();
-    try {
-      const clock = new VirtualClock(START);
+    await onFile(async (path, clock) => {
       const first = await open({ path, clock, sessions });
       await first.runtime.signalEntity({ name: "Counter", key: "kept" }, "add", 4);
       await first.runtime.idle();
@@ -474,15 +474,11 @@ describe.each([
       second.runtime.halt();
       const third = await open({ path, clock, sessions });
       expect(await third.runtime.readEntityState({ name: "Counter", key: "kept" })).toEqual({ state: 10 });
-    } finally {
-      remove();
-    }
+    });
   });
 
   it("runs again an entity operation the process died in the middle of, and applies it once", async () => {
-    const { path, remove } = temporaryDatabasePath();
-    try {
-      const clock = new VirtualClock(START);
+    await onFile(async (path, clock) => {
       const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
       const first = await open({ path, clock, deps: stuck, sessions });
       await first.runtime.signalEntity({ name: "SlowCounter", key: "k" }, "add", 5);
@@ -493,15 +489,11 @@ describe.each([
       await second.runtime.idle();
       expect(deps.calls).toEqual(["slowAdd(k)"]);
       expect(await second.runtime.readEntityState({ name: "SlowCounter", key: "k" })).toEqual({ state: 5 });
-    } finally {
-      remove();
-    }
+    });
   });
 
   it("finishes an orchestration that was waiting on an entity call when the process died", async () => {
-    const { path, remove } = temporaryDatabasePath();
-    try {
-      const clock = new VirtualClock(START);
+    await onFile(async (path, clock) => {
       const stuck: FeatureAppDeps = { calls: [], failuresLeft: new Map(), gate: new Promise<void>(() => {}) };
       const first = await open({ path, clock, deps: stuck, sessions });
       await first.runtime.startNew(F.slowCaller, { instanceId: "crash-caller", input: "c" });
@@ -511,15 +503,11 @@ describe.each([
       const status = await second.runtime.waitForCompletion("crash-caller");
       expect(status).toMatchObject({ runtimeStatus: "Completed", output: "called" });
       expect(await second.runtime.readEntityState({ name: "SlowCounter", key: "c" })).toEqual({ state: 1 });
-    } finally {
-      remove();
-    }
+    });
   });
 
   it("resumes an instance that continued as new just before the process died", async () => {
-    const { path, remove } = temporaryDatabasePath();
-    try {
-      const clock = new VirtualClock(START);
+    await onFile(async (path, clock) => {
       const first = await open({ path, clock, sessions });
       await first.runtime.startNew(F.counter, { instanceId: "crash-counter", input: { count: 0, until: 2 } });
       await first.runtime.idle();
@@ -534,8 +522,6 @@ describe.each([
       const second = await open({ path, clock, sessions });
       const status = await runToEnd(second, "crash-counter", 60_000);
       expect(status.output).toBe(2);
-    } finally {
-      remove();
-    }
+    });
   });
 });

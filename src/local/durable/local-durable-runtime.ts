@@ -585,16 +585,7 @@ export class LocalDurableRuntime implements DurableClient {
     }
 
     const recorded = this.recorded.get(instanceId) ?? recordedTasks(past);
-    const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
-    let failure = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
-    let work = failure === undefined ? newWork(recorded, replay.tasks, at, instance) : undefined;
-    if (work?.failure !== undefined) failure = work.failure;
-    // The last episode of an execution that continues as new: what it scheduled goes with it, but
-    // for its signals to entities, which the extension sends (an eternal orchestration's usual way).
-    const continuing = failure === undefined && replay.done ? replay.continueAsNew : undefined;
-    const signals = continuing ? (work?.entityRequests ?? []).filter(({ request }) => request.signal) : [];
-    if (failure !== undefined || continuing || !work)
-      work = { ...noNewWork(recorded), entityRequests: signals };
+    const { failure, continuing, work } = outcomeOf(replay, recorded, at, instance);
     const { scheduledEvents, activities, timers, canceledTimerIds, nowRecorded, children, entityRequests } =
       work;
     const status: RuntimeStatus =
@@ -629,16 +620,23 @@ export class LocalDurableRuntime implements DurableClient {
         at: at.getTime(),
         children: children.map((child) => this.childStart(instance, child, at)),
         entityRequests,
-        ...(instance.parent && (status === "Completed" || status === "Failed")
-          ? {
-              toParent: {
-                link: instance.parent,
-                event: parentEvent(instance, instance.parent, status, result, at),
-              },
-            }
-          : {}),
-        ...(continuing ? { continueAsNew: this.nextExecution(instance, continuing.input, at) } : {}),
+        ...this.ending(instance, status, result, continuing, at),
       },
+    };
+  }
+
+  /** How an execution's end reaches further: a sub-orchestration's parent is told, a `continueAsNew` starts the next. */
+  private ending(
+    instance: InstanceRow,
+    status: RuntimeStatus,
+    result: string | undefined,
+    continuing: Replay["continueAsNew"],
+    at: Date,
+  ): Pick<EpisodeCommit, "toParent" | "continueAsNew"> {
+    if (continuing) return { continueAsNew: this.nextExecution(instance, continuing.input, at) };
+    if (!instance.parent || (status !== "Completed" && status !== "Failed")) return {};
+    return {
+      toParent: { link: instance.parent, event: parentEvent(instance, instance.parent, status, result, at) },
     };
   }
 
@@ -998,6 +996,29 @@ function newWork(
     }
   }
   return work;
+}
+
+/**
+ * What a replay comes to: its failure (its own, a mismatch with the history, or new work that cannot
+ * be carried out), the `continueAsNew` it ends with, and the new work to record. The last episode of
+ * an execution that continues as new keeps only its signals to entities, which the extension sends
+ * (an eternal orchestration's usual way); the rest of what it scheduled goes with it.
+ */
+function outcomeOf(
+  replay: Replay,
+  recorded: readonly RecordedTask[],
+  at: Date,
+  instance: InstanceRow,
+): { failure: string | undefined; continuing: Replay["continueAsNew"]; work: NewWork } {
+  const mismatch = replay.failure === undefined ? firstMismatch(recorded, replay.tasks) : undefined;
+  const checked = mismatch ? `non-deterministic orchestration: ${mismatch}` : replay.failure;
+  const work = checked === undefined ? newWork(recorded, replay.tasks, at, instance) : undefined;
+  const failure = checked ?? work?.failure;
+  if (failure !== undefined || !work) return { failure, continuing: undefined, work: noNewWork(recorded) };
+  const continuing = replay.done ? replay.continueAsNew : undefined;
+  if (!continuing) return { failure, continuing, work };
+  const signals = work.entityRequests.filter(({ request }) => request.signal);
+  return { failure, continuing, work: { ...noNewWork(recorded), entityRequests: signals } };
 }
 
 /** A failed replay adds nothing but the failure. */

@@ -33,10 +33,10 @@ interface SdkAction {
   readonly retryOptions?: SdkRetryOptions;
 }
 
-/** The parts of an SDK task this module reads. */
+/** The parts of an SDK task this module reads: a retry's timers and further attempts carry "noOp". */
 interface SdkTask {
   readonly id: number | string | false;
-  readonly actionObj: unknown;
+  readonly actionObj: SdkAction | "noOp" | undefined;
   readonly parent?: SdkTask & { readonly children?: readonly SdkTask[] };
 }
 
@@ -53,7 +53,7 @@ interface Executor {
   readonly context?: { readonly currentUtcDateTime?: Date };
   sequenceNumber: number;
   trackOpenTask(task: SdkTask): void;
-  recordFireAndForgetAction(action: unknown, sequenceNumberIncrement?: number): void;
+  recordFireAndForgetAction(action: SdkAction, sequenceNumberIncrement?: number): void;
 }
 
 /**
@@ -103,7 +103,7 @@ export function trackSdkTasks(): void {
   // A signal to an entity takes a number without a task to track.
   prototype.recordFireAndForgetAction = function recordFireAndForgetAction(
     this: Executor,
-    action: unknown,
+    action: SdkAction,
     increment = 1,
   ): void {
     const id = this.sequenceNumber;
@@ -152,7 +152,7 @@ function scheduledTask(
   numberedAt: (task: SdkTask) => Date | undefined,
 ): ScheduledTask {
   const parent = task.parent;
-  const retryAction = parent && isRetry(parent.actionObj) ? (parent.actionObj as SdkAction) : undefined;
+  const retryAction = retryOf(parent?.actionObj);
   if (task.actionObj === "noOp" && parent && retryAction) {
     // A retrying task's children: the first attempt, then a timer and an attempt for each failure.
     const index = parent.children?.indexOf(task) ?? -1;
@@ -162,24 +162,30 @@ function scheduledTask(
     if (index % 2 === 1) return retryTimer(retryAction, (index + 1) / 2, at, numberedAt(first));
     return work(retryAction);
   }
-  const action = task.actionObj as SdkAction | undefined;
-  if (!action || typeof action.actionType !== "number") {
+  const action = task.actionObj;
+  if (typeof action !== "object" || typeof action.actionType !== "number") {
     throw new Error(`the orchestrator tracked task ${String(task.id)} without an action`);
   }
   if (action.actionType === ActionType.CreateTimer) {
     // A timer longer than the SDK's maximum is a chain of shorter ones under one task, cancelled as one.
-    const whole = parent?.actionObj as SdkAction | undefined;
+    const whole = parent?.actionObj;
     const canceled =
       action.isCanceled === true ||
-      (whole?.actionType === ActionType.CreateTimer && whole.isCanceled === true);
+      (typeof whole === "object" && whole.actionType === ActionType.CreateTimer && whole.isCanceled === true);
     return { kind: "timer", fireAt: new Date(action.fireAt ?? 0), canceled };
   }
   return work(action);
 }
 
-function isRetry(action: unknown): boolean {
-  const type = (action as SdkAction | undefined)?.actionType;
-  return type === ActionType.CallActivityWithRetry || type === ActionType.CallSubOrchestratorWithRetry;
+/** The action of a task with retries, with its options; undefined for any other. */
+function retryOf(
+  action: SdkTask["actionObj"],
+): (SdkAction & { readonly retryOptions: SdkRetryOptions }) | undefined {
+  if (typeof action !== "object" || !action.retryOptions) return undefined;
+  const type = action.actionType;
+  const retrying =
+    type === ActionType.CallActivityWithRetry || type === ActionType.CallSubOrchestratorWithRetry;
+  return retrying ? { ...action, retryOptions: action.retryOptions } : undefined;
 }
 
 /** An activity, sub-orchestration or entity operation, the first attempt of a retrying one included. */
@@ -222,12 +228,12 @@ function work(action: SdkAction): Exclude<ScheduledTask, { kind: "timer" }> {
  * the task). Past the retry timeout it schedules none, which the SDK cannot be told: see `expired`.
  */
 function retryTimer(
-  action: SdkAction,
+  action: SdkAction & { readonly retryOptions: SdkRetryOptions },
   failures: number,
   at: Date,
   firstAttempt: Date | undefined,
 ): ScheduledTask {
-  const options = action.retryOptions as SdkRetryOptions;
+  const options = action.retryOptions;
   const interval =
     options.firstRetryIntervalInMilliseconds * (options.backoffCoefficient ?? 1) ** (failures - 1);
   const delay = Math.min(interval, options.maxRetryIntervalInMilliseconds ?? Number.POSITIVE_INFINITY);
