@@ -4,7 +4,7 @@ import { UsageError } from "../src/local/usage-error.js";
 export { UsageError };
 
 /** The yardsticks `npm run bench` knows, in the order it runs them. */
-export const YARDSTICKS = ["throughput", "latency", "runtime", "supervisor", "memory"] as const;
+export const YARDSTICKS = ["throughput", "latency", "runtime", "supervisor", "memory", "ceiling"] as const;
 export type Yardstick = (typeof YARDSTICKS)[number];
 
 export interface BenchOptions {

@@ -3,6 +3,7 @@
 import type { DemoSummary } from "../src/local/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
 import type { RateResult } from "./open-loop.js";
+import type { SideBySide } from "./side-by-side.js";
 
 /** A child process's result, or why there is none; `seconds` is how long it ran either way. */
 export type RunOutcome<T> =
@@ -52,6 +53,7 @@ export interface Runs {
   readonly openLoop?: RunOutcome<OpenLoopResult>;
   readonly runtime?: RunOutcome<RuntimeResult>;
   readonly supervisor?: RunOutcome<SupervisorResult>;
+  readonly sideBySide?: RunOutcome<{ readonly results: readonly SideBySide[] }>;
 }
 
 /** The runs each yardstick reads. */
@@ -61,6 +63,7 @@ export const RUNS_OF: Record<Yardstick, readonly (keyof Runs)[]> = {
   runtime: ["runtime"],
   supervisor: ["supervisor"],
   memory: ["demoDisk"],
+  ceiling: ["sideBySide"],
 };
 
 /** The floors the figures are held to. */
@@ -159,6 +162,8 @@ export interface Summary {
   readonly missed: readonly string[];
   /** Floors this run could not check, and why. */
   readonly notChecked: readonly string[];
+  /** Throughput floors above what processes sharing nothing reached side by side on this machine. */
+  readonly outOfReach: readonly string[];
   readonly exitCode: 0 | 1;
 }
 
@@ -183,6 +188,7 @@ const RUN_TITLES: Record<keyof Runs, (options: BenchOptions) => string> = {
   openLoop: (o) => `open loop at ${o.rates.join(", ")} orders/s: run failed`,
   runtime: () => "runtime against durabletask-js: run failed",
   supervisor: () => "Supervisor scan: run failed",
+  sideBySide: () => "demos side by side: run failed",
 };
 
 type Figures = (options: BenchOptions, runs: Runs) => Row[];
@@ -228,6 +234,7 @@ const FIGURES: Record<Yardstick, Figures> = {
       ),
     );
   },
+  ceiling: (_, runs) => ceilingFigures(runs),
   memory: (options, runs) => {
     const demo = succeeded(runs.demoDisk);
     if (!demo) return [];
@@ -241,6 +248,36 @@ const FIGURES: Record<Yardstick, Figures> = {
     ];
   },
 };
+
+/** The side-by-side runs: figures without a floor of their own, read against the throughput floors. */
+function ceilingFigures(runs: Runs): Row[] {
+  return (succeeded(runs.sideBySide)?.results ?? []).map((result) =>
+    rowMaker("ceiling", result.where === "memory" ? IN_MEMORY : "file, WAL, each process its own")(
+      `${result.processes} demos of ${count(result.ordersEach)} side by side, sharing nothing, ${result.where === "memory" ? "in memory" : "on disk"}`,
+      `${decimal(result.combinedOrdersPerSecond)} orders/s together (each ${result.runs
+        .map((r) => decimal(r.ordersPerSecond))
+        .join(" / ")}; CPU ${result.runs.map((r) => r.cpuMsPerOrder.toFixed(2)).join(" / ")} ms an order)`,
+    ),
+  );
+}
+
+function throughputFloor(where: "memory" | "disk"): number {
+  return where === "memory" ? FLOORS.memoryOrdersPerSecond : FLOORS.diskOrdersPerSecond;
+}
+
+/**
+ * The throughput floors above what this build did with every core to itself: a host that splits its
+ * work over threads cannot beat processes that share nothing, so such a floor needs less CPU per order.
+ */
+function outOfReach(runs: Runs): string[] {
+  return (succeeded(runs.sideBySide)?.results ?? [])
+    .filter((result) => result.combinedOrdersPerSecond < throughputFloor(result.where))
+    .map(
+      (result) =>
+        `${result.where === "memory" ? "in memory" : "on disk"}: the floor of ${count(throughputFloor(result.where))} orders/s is above the ` +
+        `${decimal(result.combinedOrdersPerSecond)} that ${result.processes} processes sharing nothing reached together on this machine`,
+    );
+}
 
 function demoFigures(
   options: BenchOptions,
@@ -268,6 +305,11 @@ function demoFigures(
     ),
     row("  rows written in that run", `${count(storage.rowsWrittenPerSecond)} rows/s`),
     row("  single-row commits, same settings", `${count(storage.singleRowCommitsPerSecond)} commits/s`),
+    row(
+      "  CPU per order, every thread",
+      `${demo.cpu.msPerOrder.toFixed(2)} ms (${demo.cpu.coresBusy.toFixed(2)} cores busy); ` +
+        `${demo.cpu.cores} cores doing nothing else: at most ${count((demo.cpu.cores * 1_000) / demo.cpu.msPerOrder)} orders/s`,
+    ),
   ];
 }
 
@@ -296,7 +338,7 @@ function rateFigures(result: RateResult, runs: Runs): Row[] {
 }
 
 /** The verdict over all rows: exit 0 only when every run succeeded and every figure checked met its floor. */
-export function summarise(options: BenchOptions, rows: readonly Row[]): Summary {
+export function summarise(options: BenchOptions, rows: readonly Row[], runs: Runs = {}): Summary {
   const failed = rows.filter((r) => r.verdict === "failed").map((r) => `${r.figure}: ${r.value}`);
   const missed = rows
     .filter((r) => r.verdict === "missed")
@@ -317,7 +359,13 @@ export function summarise(options: BenchOptions, rows: readonly Row[]): Summary 
   }
   skipped("runtime", `runtime ours / durabletask-js ≥ ${FLOORS.runtimeRatio.toFixed(2)}`);
   skipped("memory", `peak RSS < ${FLOORS.peakRssMb} MB`);
-  return { failed, missed, notChecked, exitCode: failed.length + missed.length === 0 ? 0 : 1 };
+  return {
+    failed,
+    missed,
+    notChecked,
+    outOfReach: options.only.includes("ceiling") ? outOfReach(runs) : [],
+    exitCode: failed.length + missed.length === 0 ? 0 : 1,
+  };
 }
 
 /** The terminal's account: the table, then the verdict in words. */
@@ -349,6 +397,10 @@ function verdict(options: BenchOptions, summary: Summary): { groups: VerdictGrou
     { title: `${summary.failed.length} run(s) failed:`, items: summary.failed },
     { title: `${summary.missed.length} figure(s) below their floor:`, items: summary.missed },
     { title: "floors not checked:", items: summary.notChecked },
+    {
+      title: "out of this build's reach on this machine, whatever it does with threads:",
+      items: summary.outOfReach,
+    },
   ].filter((group) => group.items.length > 0);
   if (
     options.orders !== FLOORS.orders &&
@@ -446,6 +498,11 @@ Each yardstick runs in a process of its own, one after another.
   transaction, into a tiny table of a fresh database beside the run's, opened as the host opens its
   own (WAL, the same \`synchronous\`, checkpoints on a worker thread), for at least 0.3 s: how fast
   SQLite commits on this machine, for scale.
+- **CPU per order, every thread**: the demo process's CPU time (\`process.cpuUsage()\`: user and
+  system, the main thread, the partner's, the checkpoint thread and Node's own) over the same seconds,
+  divided by the orders; "cores busy" is that time over the seconds. The cores of the machine over that
+  time per order is the most this build could do if the machine ran nothing else and every core were
+  busy with orders.
 - **Open loop**: for each rate, a fresh \`sas start\` in a child process (data in a temporary
   directory, no demo batch, partner faults off), and \`bench/open-loop.ts\` in another process posting
   orders to \`POST /api/orders\` on a fixed schedule, order i at t0 + i/rate, over keep-alive
@@ -466,6 +523,12 @@ Each yardstick runs in a process of its own, one after another.
   expired and 200 are in flight: the documents read, the request units (Cosmos DB), and the median
   time of 9 scans. The Cosmos DB figures come from the in-memory stand-in, which charges 1 RU a
   request and has no indexes.
+- **Side by side**: \`bench/side-by-side.ts\`: as many \`sas demo --orders N --json\` processes as
+  the machine has cores (at least two), started together, each with its own database, partner and
+  threads, first all in memory, then all on disk: every process's orders over the span from the first
+  one's first post to the last one's settling. Nothing is shared, so nothing is paid for coordination:
+  a host that spreads its work over threads or processes cannot do better on this machine with this
+  build, and a throughput floor above this figure can only be met with less CPU per order.
 - **Memory**: the peak resident set size (\`process.resourceUsage().maxRSS\`: the main thread, the
   partner's and the checkpoint thread together) of the on-disk throughput run, whose whole batch is
   posted in one burst (the figure says how many orders were not yet settled when the last was posted).

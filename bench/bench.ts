@@ -67,6 +67,11 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
       args: ["bench/supervisor.ts", "--sizes", "10000", "--stores", "sqlite,cosmos", "--json"],
       timeoutSeconds: 600,
     },
+    sideBySide: {
+      title: `${Math.max(2, availableParallelism())} demos of ${options.orders} orders side by side, in memory and on disk`,
+      args: ["bench/side-by-side.ts", "--orders", String(options.orders)],
+      timeoutSeconds: 2 * demoTimeout + 240,
+    },
   };
 }
 
@@ -163,7 +168,7 @@ async function main(args: readonly string[]): Promise<number> {
     runs[name] = await run(planned[name]);
   }
   const rows = reportRows(options, runs as Runs);
-  const summary = summarise(options, rows);
+  const summary = summarise(options, rows, runs as Runs);
   const about = context(args, (performance.now() - started) / 1_000);
   const document = { ...about, options, runs, rows, summary };
   mkdirSync(options.out, { recursive: true });

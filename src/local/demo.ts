@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SystemClock } from "../adapters/clock/system-clock.js";
 import { JsonLogger, type LogLine } from "../adapters/logging/json-logger.js";
@@ -47,6 +47,17 @@ export interface DemoSummary {
   supervisor: { scans: number; resets: number; toError: number };
   invariants: InvariantReport;
   throughput: { ordersPerSecond: number };
+  /**
+   * The instants the throughput is measured between (first post, every order settled), so that runs
+   * made side by side can be put on one time line.
+   */
+  window: { from: string; to: string };
+  /**
+   * CPU time of the whole process (every thread, user and system) over the same seconds, per order,
+   * and how many cores it kept busy on average: with the cores of the machine, the most orders a second
+   * this build could do if nothing else ran and every core were kept busy.
+   */
+  cpu: { msPerOrder: number; coresBusy: number; cores: number };
   latencyMs: { p50: number; p99: number };
   /** How long posting the whole batch took, and how many orders were not yet settled when it ended. */
   submission: { seconds: number; unsettledWhenPosted: number };
@@ -106,11 +117,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       demoOrder(`ord-${options.seed}`, i, random),
     );
     const before = storageCounters(db);
+    const cpuBefore = process.cpuUsage();
+    const from = new Date();
     const begin = performance.now();
     for (const message of messages) await pipeline.post(message as unknown as JsonValue);
     const posted = performance.now();
     const unsettledWhenPosted = options.orders - settledCount(await pipeline.states.countByState());
     const finishedAt = await waitUntilSettled(pipeline, options, begin + options.timeoutMs, clock);
+    const cpuUsed = process.cpuUsage(cpuBefore);
+    const to = new Date(from.getTime() + (finishedAt - begin));
     const after = storageCounters(db);
     const elapsedSeconds = (finishedAt - begin) / 1_000;
     const deadLettered = new Map<string, string>();
@@ -137,6 +152,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       supervisor: counts,
       invariants,
       throughput: { ordersPerSecond: round(options.orders / elapsedSeconds) },
+      window: { from: from.toISOString(), to: to.toISOString() },
+      cpu: cpuFigures(cpuUsed, options.orders, elapsedSeconds),
       latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
       submission: { seconds: round((posted - begin) / 1_000), unsettledWhenPosted },
       storage: {
@@ -169,6 +186,15 @@ async function waitUntilSettled(
     if (deadLetters + settledCount(byState) >= options.orders || now > deadline) return now;
     await clock.sleep(100);
   }
+}
+
+function cpuFigures(used: NodeJS.CpuUsage, orders: number, seconds: number): DemoSummary["cpu"] {
+  const ms = (used.user + used.system) / 1_000;
+  return {
+    msPerOrder: Math.round((ms / orders) * 1_000) / 1_000,
+    coresBusy: Math.round((ms / 1_000 / seconds) * 100) / 100,
+    cores: availableParallelism(),
+  };
 }
 
 function settledCount(byState: Readonly<Partial<Record<ProcessState, number>>>): number {

@@ -16,6 +16,7 @@ import {
   summarise,
 } from "../../bench/bench-report.js";
 import type { RateResult } from "../../bench/open-loop.js";
+import { combinedRate } from "../../bench/side-by-side.js";
 import type { DemoSummary } from "../../src/local/demo.js";
 import { distribution } from "../../src/local/distribution.js";
 
@@ -38,6 +39,8 @@ function demo(where: "file" | "memory", ordersPerSecond: number, peakRssMb = 300
     supervisor: { scans: 10, resets: 0, toError: 0 },
     invariants: { ok: true, violations: [] },
     throughput: { ordersPerSecond },
+    window: { from: "2030-01-01T00:00:00.000Z", to: "2030-01-01T00:00:08.333Z" },
+    cpu: { msPerOrder: where === "file" ? 2.5 : 2, coresBusy: 1.25, cores: 2 },
     latencyMs: { p50: 9_000, p99: 16_000 },
     submission: { seconds: 0.4, unsettledWhenPosted: 4_990 },
     storage: {
@@ -113,6 +116,29 @@ const supervisor: SupervisorResult = {
   ],
 };
 
+const sideBySide = (memory: number, disk: number) => ({
+  results: (["memory", "disk"] as const).map((where) => ({
+    where,
+    processes: 2,
+    ordersEach: 5_000,
+    runs: [
+      {
+        ordersPerSecond: 400,
+        cpuMsPerOrder: 2.5,
+        from: "2030-01-01T00:00:00.000Z",
+        to: "2030-01-01T00:00:12.500Z",
+      },
+      {
+        ordersPerSecond: 410,
+        cpuMsPerOrder: 2.4,
+        from: "2030-01-01T00:00:00.200Z",
+        to: "2030-01-01T00:00:12.400Z",
+      },
+    ],
+    combinedOrdersPerSecond: where === "memory" ? memory : disk,
+  })),
+});
+
 /** Every yardstick at or past its floor. */
 function passing(): Runs {
   return {
@@ -121,6 +147,7 @@ function passing(): Runs {
     openLoop: ok(openLoop(250)),
     runtime: ok(runtime(1, 1.2)),
     supervisor: ok(supervisor),
+    sideBySide: ok(sideBySide(1_200, 700)),
   };
 }
 
@@ -128,7 +155,7 @@ const DEFAULTS = parseBenchOptions([]);
 
 function report(runs: Runs, options: BenchOptions = DEFAULTS) {
   const rows = reportRows(options, runs);
-  return { rows, summary: summarise(options, rows) };
+  return { rows, summary: summarise(options, rows, runs) };
 }
 
 const CONTEXT: Context = {
@@ -151,7 +178,7 @@ describe("npm run bench's report", () => {
       ["activity, then event vs timer: ours / durabletask-js", "≥ 1.00", "pass"],
       ["peak RSS, 5,000 orders posted at once", "< 600 MB", "pass"],
     ]);
-    expect(summary).toEqual({ failed: [], missed: [], notChecked: [], exitCode: 0 });
+    expect(summary).toEqual({ failed: [], missed: [], notChecked: [], outOfReach: [], exitCode: 0 });
   });
 
   it("puts the run's commits and the single-row commits beside the throughput, each with its durability", () => {
@@ -164,6 +191,38 @@ describe("npm run bench's report", () => {
       "in memory: nothing survives the process · SQLite commits in that run": "not counted: no WAL in memory",
       "in memory: nothing survives the process · single-row commits, same settings": "900,000 commits/s",
     });
+  });
+
+  it("puts the CPU an order took beside each throughput, with the most the machine's cores could do", () => {
+    const { rows } = report(passing(), { ...DEFAULTS, only: ["throughput"] });
+    const cpu = rows.filter((r) => r.figure.trim() === "CPU per order, every thread").map((r) => r.value);
+    expect(cpu).toEqual([
+      "2.50 ms (1.25 cores busy); 2 cores doing nothing else: at most 800 orders/s",
+      "2.00 ms (1.25 cores busy); 2 cores doing nothing else: at most 1,000 orders/s",
+    ]);
+  });
+
+  it("reports the demos run side by side, and names a throughput floor above what they reached", () => {
+    const runs = { ...passing(), sideBySide: ok(sideBySide(771.5, 600)) };
+    const { rows, summary } = report(runs, { ...DEFAULTS, only: ["ceiling"] });
+    expect(rows.map((r) => [r.figure, r.value])).toEqual([
+      [
+        "2 demos of 5,000 side by side, sharing nothing, in memory",
+        "771.5 orders/s together (each 400.0 / 410.0; CPU 2.50 / 2.40 ms an order)",
+      ],
+      [
+        "2 demos of 5,000 side by side, sharing nothing, on disk",
+        "600.0 orders/s together (each 400.0 / 410.0; CPU 2.50 / 2.40 ms an order)",
+      ],
+    ]);
+    expect(summary.outOfReach).toEqual([
+      "in memory: the floor of 1,000 orders/s is above the 771.5 that 2 processes sharing nothing reached together on this machine",
+    ]);
+    // Informational: the floors themselves are judged by the throughput yardstick.
+    expect(summary.exitCode).toBe(0);
+    expect(renderTable(DEFAULTS, rows, summary)).toContain(
+      "out of this build's reach on this machine, whatever it does with threads:",
+    );
   });
 
   it("misses a figure below its floor, names it, and exits 1", () => {
@@ -344,5 +403,23 @@ describe("a yardstick's child process, as npm run bench reads its end", () => {
     expect(outcomeOf(ended({ code: null, signal: "SIGSEGV" }), 2, plan)).toMatchObject({
       error: "exit SIGSEGV: printed no JSON result",
     });
+  });
+});
+
+describe("demos side by side", () => {
+  it("count every order over the span from the first start to the last end, so a late start lowers the rate", () => {
+    const at = (seconds: number) => new Date(Date.UTC(2030, 0, 1) + seconds * 1_000).toISOString();
+    expect(
+      combinedRate(1_000, [
+        { from: at(0), to: at(2) },
+        { from: at(0), to: at(2) },
+      ]),
+    ).toBe(1_000);
+    expect(
+      combinedRate(1_000, [
+        { from: at(0), to: at(2) },
+        { from: at(1), to: at(4) },
+      ]),
+    ).toBe(500);
   });
 });

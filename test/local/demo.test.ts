@@ -69,6 +69,12 @@ describe("sas demo", () => {
       expect(storage.singleRowCommitsPerSecond).toBeGreaterThan(storage.commitsPerSecond ?? 0);
       expect(summary.submission.unsettledWhenPosted).toBeLessThanOrEqual(20);
       expect(summary.peakRssMb).toBeGreaterThan(10);
+      // The window is the throughput's seconds; the CPU is spent over the same seconds.
+      const windowSeconds = (Date.parse(summary.window.to) - Date.parse(summary.window.from)) / 1_000;
+      expect(20 / windowSeconds).toBeCloseTo(summary.throughput.ordersPerSecond, -1);
+      expect(summary.cpu.msPerOrder).toBeGreaterThan(0);
+      expect(summary.cpu.coresBusy).toBeCloseTo((summary.cpu.msPerOrder * 20) / 1_000 / windowSeconds, 1);
+      expect(summary.cpu.cores).toBeGreaterThanOrEqual(1);
       // The floor's database is removed; the run's own stays where it was asked to be.
       expect(readdirSync(data).filter((name) => name.startsWith("sas-commit-floor-"))).toEqual([]);
     } finally {

@@ -1,0 +1,134 @@
+// tsx bench/side-by-side.ts [--orders 5000] [--processes <cores>]   (npm run bench runs it)
+// How many orders a second this machine can process with the current build if its cores shared
+// nothing: `sas demo` in several processes at once, each with its own database, partner and threads,
+// in memory and then on disk. No coordination costs anything here, so no single host that splits its
+// work over threads can do better on the same machine; a throughput floor above this figure needs
+// less CPU per order, not more threads. Prints one JSON object.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { DemoSummary } from "../src/local/demo.js";
+import { integer } from "./bench-options.js";
+
+const USAGE =
+  "usage: tsx bench/side-by-side.ts [--orders <n>] [--processes <n>]\n" +
+  "  orders of each process 1 to 1000000 (default 5000), processes 2 to 64 (default: the cores)";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+export interface SideBySideRun {
+  readonly ordersPerSecond: number;
+  readonly cpuMsPerOrder: number;
+  readonly from: string;
+  readonly to: string;
+}
+
+export interface SideBySide {
+  readonly where: "memory" | "disk";
+  readonly processes: number;
+  readonly ordersEach: number;
+  readonly runs: readonly SideBySideRun[];
+  /** Every process's orders over the span from the first one's first post to the last one's settling. */
+  readonly combinedOrdersPerSecond: number;
+}
+
+/** The combined rate over the union of the runs' windows: overlapping badly can only lower it. */
+export function combinedRate(
+  ordersEach: number,
+  runs: readonly Pick<SideBySideRun, "from" | "to">[],
+): number {
+  const from = Math.min(...runs.map((r) => Date.parse(r.from)));
+  const to = Math.max(...runs.map((r) => Date.parse(r.to)));
+  return to > from ? Math.round(((ordersEach * runs.length) / ((to - from) / 1_000)) * 10) / 10 : 0;
+}
+
+function demo(orders: number, data: string): Promise<DemoSummary> {
+  const args = ["--import", "tsx", join(ROOT, "src/local/cli.ts"), "demo", "--orders", String(orders)];
+  const child = spawn(process.execPath, [...args, "--data", data, "--json"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4_000);
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      const last = stdout.trim().split("\n").pop() ?? "";
+      if (code !== 0) return reject(new Error(`a demo exited ${code}: ${stderr.trim().split("\n").pop()}`));
+      resolve(JSON.parse(last) as DemoSummary);
+    });
+  });
+}
+
+async function sideBySide(where: "memory" | "disk", processes: number, orders: number): Promise<SideBySide> {
+  const dirs =
+    where === "disk" ? Array.from({ length: processes }, () => mkdtempSync(join(tmpdir(), "sas-sbs-"))) : [];
+  try {
+    const summaries = await Promise.all(
+      Array.from({ length: processes }, (_, i) =>
+        demo(orders, where === "disk" ? (dirs[i] ?? "") : ":memory:"),
+      ),
+    );
+    const runs = summaries.map((s) => ({
+      ordersPerSecond: s.throughput.ordersPerSecond,
+      cpuMsPerOrder: s.cpu.msPerOrder,
+      from: s.window.from,
+      to: s.window.to,
+    }));
+    return {
+      where,
+      processes,
+      ordersEach: orders,
+      runs,
+      combinedOrdersPerSecond: combinedRate(orders, runs),
+    };
+  } finally {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function options(): { orders: number; processes: number } {
+  try {
+    const { values } = parseArgs({
+      options: {
+        orders: { type: "string", default: "5000" },
+        processes: { type: "string", default: String(Math.max(2, availableParallelism())) },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    return {
+      orders: integer("orders", values.orders, 1, 1_000_000),
+      processes: integer("processes", values.processes, 2, 64),
+    };
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const { orders, processes } = options();
+  const results: SideBySide[] = [];
+  for (const where of ["memory", "disk"] as const) {
+    console.error(`side by side: ${processes} demos of ${orders} orders at once, ${where}`);
+    results.push(await sideBySide(where, processes, orders));
+  }
+  console.log(JSON.stringify({ results }));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  });
+}
