@@ -960,7 +960,11 @@ function newWork(
     children: [],
     entityRequests: [],
     canceledTimerIds: [],
-    nowRecorded: replayed.map((task, id) => ({ id, task })),
+    // A session hands back the same task objects episode after episode: their entries are kept.
+    nowRecorded: replayed.map((task, id) => {
+      const known = recorded[id];
+      return known?.task === task ? known : { id, task };
+    }),
   };
   for (const [taskId, task] of replayed.entries()) {
     if (taskId < recorded.length) {

@@ -61,6 +61,8 @@ interface Executor {
  * after construction would change their shape and slow every access the SDK makes to them.
  */
 const numbered = new WeakMap<object, Tracked[]>();
+/** What `numberedTasks` returned last for each executor, kept to be extended. */
+const lists = new WeakMap<object, ScheduledTask[]>();
 /** The hooks this module installed, to tell a hooked executor from one of another copy of the SDK. */
 const hooks = new WeakSet<object>();
 let installed = false;
@@ -138,12 +140,31 @@ export function numberedTasks(executor: unknown): ScheduledTask[] {
     numberedAt ??= new Map(tracked.map((entry) => [entry.task, entry.at]));
     return numberedAt.get(task);
   };
-  return tracked.map((entry) => {
-    // Only a timer changes once numbered (it can be cancelled); everything else converts once.
-    if (entry.converted && entry.converted.kind !== "timer") return entry.converted;
+  // A session's executor is asked again on every episode: the list grows by what the episode numbered,
+  // and only a timer that was cancelled since is converted again.
+  let list = lists.get(executor);
+  if (!list) {
+    list = [];
+    lists.set(executor, list);
+  }
+  for (let index = 0; index < tracked.length; index++) {
+    const entry = tracked[index] as Tracked;
+    const converted = entry.converted;
+    if (converted && (converted.kind !== "timer" || converted.canceled || !isCanceled(entry.task))) continue;
     entry.converted = scheduledTask(entry.task, entry.at, when);
-    return entry.converted;
-  });
+    list[index] = entry.converted;
+  }
+  return list;
+}
+
+/** Whether a timer's task, or the long timer it is part of, has been cancelled. */
+function isCanceled(task: SdkTask): boolean {
+  const action = task.actionObj;
+  const whole = task.parent?.actionObj;
+  return (
+    (typeof action === "object" && action.isCanceled === true) ||
+    (typeof whole === "object" && whole.actionType === ActionType.CreateTimer && whole.isCanceled === true)
+  );
 }
 
 function scheduledTask(
@@ -168,11 +189,7 @@ function scheduledTask(
   }
   if (action.actionType === ActionType.CreateTimer) {
     // A timer longer than the SDK's maximum is a chain of shorter ones under one task, cancelled as one.
-    const whole = parent?.actionObj;
-    const canceled =
-      action.isCanceled === true ||
-      (typeof whole === "object" && whole.actionType === ActionType.CreateTimer && whole.isCanceled === true);
-    return { kind: "timer", fireAt: new Date(action.fireAt ?? 0), canceled };
+    return { kind: "timer", fireAt: new Date(action.fireAt ?? 0), canceled: isCanceled(task) };
   }
   return work(action);
 }
