@@ -482,7 +482,8 @@ export function renderPage(
 /** The page's account of how each figure is measured. */
 export const WHAT_EACH_FIGURE_IS = `## What each figure is
 
-Each yardstick runs in a process of its own, one after another.
+Each yardstick runs in a process of its own, one after another (the ceiling's demos start together,
+each in a process of its own).
 
 - **Throughput**: \`sas demo --orders N --json\` (no partner faults), on disk in a fresh temporary
   directory and with \`--data :memory:\`: the orders divided by the seconds from the first post to the
