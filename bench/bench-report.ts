@@ -254,9 +254,10 @@ function ceilingFigures(runs: Runs): Row[] {
   return (succeeded(runs.sideBySide)?.results ?? []).map((result) =>
     rowMaker("ceiling", result.where === "memory" ? IN_MEMORY : "file, WAL, each process its own")(
       `${result.processes} demos of ${count(result.ordersEach)} side by side, sharing nothing, ${result.where === "memory" ? "in memory" : "on disk"}`,
-      `${decimal(result.combinedOrdersPerSecond)} orders/s together (each ${result.runs
-        .map((r) => decimal(r.ordersPerSecond))
-        .join(" / ")}; CPU ${result.runs.map((r) => r.cpuMsPerOrder.toFixed(2)).join(" / ")} ms an order)`,
+      `${decimal(result.combinedOrdersPerSecond)} orders/s together, ${decimal(result.summedOrdersPerSecond)} as the sum of their rates ` +
+        `(each ${result.runs.map((r) => decimal(r.ordersPerSecond)).join(" / ")}; CPU ${result.runs
+          .map((r) => r.cpuMsPerOrder.toFixed(2))
+          .join(" / ")} ms an order)`,
     ),
   );
 }
@@ -268,14 +269,17 @@ function throughputFloor(where: "memory" | "disk"): number {
 /**
  * The throughput floors above what this build did with every core to itself: a host that splits its
  * work over threads cannot beat processes that share nothing, so such a floor needs less CPU per order.
+ * Judged on the sum of their rates, which can only overstate what they did together, and only for the
+ * batch the floors are set for.
  */
-function outOfReach(runs: Runs): string[] {
+function outOfReach(options: BenchOptions, runs: Runs): string[] {
+  if (!options.only.includes("ceiling") || options.orders !== FLOORS.orders) return [];
   return (succeeded(runs.sideBySide)?.results ?? [])
-    .filter((result) => result.combinedOrdersPerSecond < throughputFloor(result.where))
+    .filter((result) => result.summedOrdersPerSecond < throughputFloor(result.where))
     .map(
       (result) =>
         `${result.where === "memory" ? "in memory" : "on disk"}: the floor of ${count(throughputFloor(result.where))} orders/s is above the ` +
-        `${decimal(result.combinedOrdersPerSecond)} that ${result.processes} processes sharing nothing reached together on this machine`,
+        `${decimal(result.summedOrdersPerSecond)} that ${result.processes} processes sharing nothing reached as the sum of their rates on this machine`,
     );
 }
 
@@ -363,7 +367,7 @@ export function summarise(options: BenchOptions, rows: readonly Row[], runs: Run
     failed,
     missed,
     notChecked,
-    outOfReach: options.only.includes("ceiling") ? outOfReach(runs) : [],
+    outOfReach: outOfReach(options, runs),
     exitCode: failed.length + missed.length === 0 ? 0 : 1,
   };
 }
@@ -526,10 +530,12 @@ each in a process of its own).
   request and has no indexes.
 - **Side by side**: \`bench/side-by-side.ts\`: as many \`sas demo --orders N --json\` processes as
   the machine has cores (at least two), started together, each with its own database, partner and
-  threads, first all in memory, then all on disk: every process's orders over the span from the first
-  one's first post to the last one's settling. Nothing is shared, so nothing is paid for coordination:
-  a host that spreads its work over threads or processes cannot do better on this machine with this
-  build, and a throughput floor above this figure can only be met with less CPU per order.
+  threads, first all in memory, then all on disk. "Together" is every process's orders over the span
+  from the first one's first post to the last one's settling, which can only understate what they did
+  at once (they start apart, and one that has settled goes on to check its invariants); the sum of
+  their own rates can only overstate it. Nothing is shared, so nothing is paid for coordination: a host
+  that spreads its work over threads or processes cannot do better on this machine with this build,
+  and a throughput floor above the sum can only be met with less CPU per order.
 - **Memory**: the peak resident set size (\`process.resourceUsage().maxRSS\`: the main thread, the
   partner's and the checkpoint thread together) of the on-disk throughput run, whose whole batch is
   posted in one burst (the figure says how many orders were not yet settled when the last was posted).

@@ -1,4 +1,4 @@
-// tsx bench/side-by-side.ts [--orders 5000] [--processes <cores>]   (npm run bench runs it)
+// tsx bench/side-by-side.ts [--orders 5000] [--processes <cores>] [--timeout 300]   (npm run bench runs it)
 // How many orders a second this machine can process with the current build if its cores shared
 // nothing: `sas demo` in several processes at once, each with its own database, partner and threads,
 // in memory and then on disk. No coordination costs anything here, so no single host that splits its
@@ -12,10 +12,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { DemoSummary } from "../src/local/demo.js";
 import { integer } from "./bench-options.js";
+import { explainDemo } from "./bench-report.js";
 
 const USAGE =
-  "usage: tsx bench/side-by-side.ts [--orders <n>] [--processes <n>]\n" +
-  "  orders of each process 1 to 1000000 (default 5000), processes 2 to 64 (default: the cores)";
+  "usage: tsx bench/side-by-side.ts [--orders <n>] [--processes <n>] [--timeout <s>]\n" +
+  "  orders of each process 1 to 1000000 (default 5000), processes 2 to 64 (default: the cores),\n" +
+  "  seconds each demo waits for its orders to settle, 1 to 86400 (default 300)";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -33,6 +35,12 @@ export interface SideBySide {
   readonly runs: readonly SideBySideRun[];
   /** Every process's orders over the span from the first one's first post to the last one's settling. */
   readonly combinedOrdersPerSecond: number;
+  /**
+   * The processes' own rates added up: what they would make together had they run exactly at once.
+   * The span above can only understate it (they start apart, and one that has settled goes on to
+   * check its invariants while the others still run); this can only overstate it.
+   */
+  readonly summedOrdersPerSecond: number;
 }
 
 /** The combined rate over the union of the runs' windows: overlapping badly can only lower it. */
@@ -45,12 +53,20 @@ export function combinedRate(
   return to > from ? Math.round(((ordersEach * runs.length) / ((to - from) / 1_000)) * 10) / 10 : 0;
 }
 
-function demo(orders: number, data: string): Promise<DemoSummary> {
+interface RunningDemo {
+  readonly summary: Promise<DemoSummary>;
+  /** Kills it if it still runs; resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** A demo in a child process; its summary is the last line it prints. */
+function demo(orders: number, data: string, timeoutSeconds: number): RunningDemo {
   const args = ["--import", "tsx", join(ROOT, "src/local/cli.ts"), "demo", "--orders", String(orders)];
-  const child = spawn(process.execPath, [...args, "--data", data, "--json"], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [...args, "--data", data, "--timeout", String(timeoutSeconds), "--json"],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -59,25 +75,46 @@ function demo(orders: number, data: string): Promise<DemoSummary> {
   child.stderr.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4_000);
   });
-  return new Promise((resolve, reject) => {
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const summary = new Promise<DemoSummary>((resolve, reject) => {
     child.once("error", reject);
-    child.once("close", (code) => {
-      const last = stdout.trim().split("\n").pop() ?? "";
-      if (code !== 0) return reject(new Error(`a demo exited ${code}: ${stderr.trim().split("\n").pop()}`));
-      resolve(JSON.parse(last) as DemoSummary);
+    child.once("close", (code, signal) => {
+      let printed: unknown;
+      try {
+        printed = JSON.parse(stdout.trim().split("\n").pop() ?? "");
+      } catch {
+        printed = undefined;
+      }
+      const why =
+        (printed === undefined ? undefined : explainDemo(printed)) ??
+        (stderr.trim().split("\n").pop() || "no reason given");
+      if (code !== 0) return reject(new Error(`a demo exited ${code ?? signal}: ${why}`));
+      if (printed === undefined) return reject(new Error(`a demo printed no summary: ${why}`));
+      resolve(printed as DemoSummary);
     });
   });
+  return {
+    summary,
+    stop: () => {
+      child.kill("SIGKILL");
+      return closed;
+    },
+  };
 }
 
-async function sideBySide(where: "memory" | "disk", processes: number, orders: number): Promise<SideBySide> {
-  const dirs =
-    where === "disk" ? Array.from({ length: processes }, () => mkdtempSync(join(tmpdir(), "sas-sbs-"))) : [];
+async function sideBySide(
+  where: "memory" | "disk",
+  options: { readonly processes: number; readonly orders: number; readonly timeoutSeconds: number },
+): Promise<SideBySide> {
+  const { processes, orders } = options;
+  const dirs = Array.from({ length: where === "disk" ? processes : 0 }, () =>
+    mkdtempSync(join(tmpdir(), "sas-sbs-")),
+  );
+  const demos = Array.from({ length: processes }, (_, i) =>
+    demo(orders, where === "disk" ? (dirs[i] ?? "") : ":memory:", options.timeoutSeconds),
+  );
   try {
-    const summaries = await Promise.all(
-      Array.from({ length: processes }, (_, i) =>
-        demo(orders, where === "disk" ? (dirs[i] ?? "") : ":memory:"),
-      ),
-    );
+    const summaries = await Promise.all(demos.map((d) => d.summary));
     const runs = summaries.map((s) => ({
       ordersPerSecond: s.throughput.ordersPerSecond,
       cpuMsPerOrder: s.cpu.msPerOrder,
@@ -90,18 +127,22 @@ async function sideBySide(where: "memory" | "disk", processes: number, orders: n
       ordersEach: orders,
       runs,
       combinedOrdersPerSecond: combinedRate(orders, runs),
+      summedOrdersPerSecond: Math.round(runs.reduce((sum, r) => sum + r.ordersPerSecond, 0) * 10) / 10,
     };
   } finally {
+    // One that failed leaves the others running: stop them before their directories go.
+    await Promise.all(demos.map((d) => d.stop()));
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function options(): { orders: number; processes: number } {
+function options(): { orders: number; processes: number; timeoutSeconds: number } {
   try {
     const { values } = parseArgs({
       options: {
         orders: { type: "string", default: "5000" },
         processes: { type: "string", default: String(Math.max(2, availableParallelism())) },
+        timeout: { type: "string", default: "300" },
       },
       strict: true,
       allowPositionals: false,
@@ -109,6 +150,7 @@ function options(): { orders: number; processes: number } {
     return {
       orders: integer("orders", values.orders, 1, 1_000_000),
       processes: integer("processes", values.processes, 2, 64),
+      timeoutSeconds: integer("timeout", values.timeout, 1, 86_400),
     };
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
@@ -117,11 +159,11 @@ function options(): { orders: number; processes: number } {
 }
 
 async function main(): Promise<void> {
-  const { orders, processes } = options();
+  const chosen = options();
   const results: SideBySide[] = [];
   for (const where of ["memory", "disk"] as const) {
-    console.error(`side by side: ${processes} demos of ${orders} orders at once, ${where}`);
-    results.push(await sideBySide(where, processes, orders));
+    console.error(`side by side: ${chosen.processes} demos of ${chosen.orders} orders at once, ${where}`);
+    results.push(await sideBySide(where, chosen));
   }
   console.log(JSON.stringify({ results }));
 }

@@ -41,40 +41,56 @@ describe("running orchestrations", () => {
     expect(types.at(-1)).toBe(1); // ExecutionCompleted
   });
 
-  it("takes the reply branch when the reply beats the timer, and cancels the timer", async () => {
-    const { runtime, clock } = await open();
-    await runtime.startNew(T.race, {
-      instanceId: "race-reply",
-      input: { step: "charge", timeoutMs: 60_000 },
-    });
-    await runtime.idle();
-    expect((await runtime.getStatus("race-reply"))?.runtimeStatus).toBe("Running");
-    await clock.advance(59_999);
-    await runtime.idle();
-    expect(await runtime.raiseEvent("race-reply", "reply-charge", { ok: true })).toEqual({ delivered: true });
-    const status = await runtime.waitForCompletion("race-reply");
-    expect(status.output).toEqual({ outcome: "reply", value: { ok: true } });
-    expect(clock.pendingSleeps).toBe(1); // the cancelled timer's sleep; firing it now changes nothing
-    await clock.advance(10);
-    await runtime.idle();
-    expect(runtime.historyOf("race-reply").filter((e) => e.EventType === 11)).toHaveLength(0); // no TimerFired
-  });
+  it.each([
+    ["full replays", false],
+    ["replay sessions", true],
+  ])(
+    "takes the reply branch when the reply beats the timer, and cancels the timer (%s)",
+    async (_, replaySessions) => {
+      const { runtime, clock } = await open({ replaySessions });
+      await runtime.startNew(T.race, {
+        instanceId: "race-reply",
+        input: { step: "charge", timeoutMs: 60_000 },
+      });
+      await runtime.idle();
+      expect((await runtime.getStatus("race-reply"))?.runtimeStatus).toBe("Running");
+      await clock.advance(59_999);
+      await runtime.idle();
+      expect(await runtime.raiseEvent("race-reply", "reply-charge", { ok: true })).toEqual({
+        delivered: true,
+      });
+      const status = await runtime.waitForCompletion("race-reply");
+      expect(status.output).toEqual({ outcome: "reply", value: { ok: true } });
+      expect(clock.pendingSleeps).toBe(1); // the cancelled timer's sleep; firing it now changes nothing
+      await clock.advance(10);
+      await runtime.idle();
+      expect(runtime.historyOf("race-reply").filter((e) => e.EventType === 11)).toHaveLength(0); // no TimerFired
+    },
+  );
 
-  it("disarms a timer cancelled in a later episode than the one that armed it, while the instance runs on", async () => {
-    const { runtime, clock, db } = await open();
-    await runtime.startNew(T.raceTwice, { instanceId: "twice", input: 60_000 });
-    await runtime.idle();
-    await clock.advance(10_000);
-    await runtime.raiseEvent("twice", "first", "yes");
-    await runtime.idle();
-    const armed = db.prepare("SELECT timer_id AS timerId FROM df_timers WHERE instance_id = 'twice'").all();
-    expect(armed).toEqual([{ timerId: 1 }]); // the first (task 0) is gone, the second waits
-    await clock.advance(60_000);
-    const status = await runtime.waitForCompletion("twice");
-    expect(status.output).toEqual(["first: reply", "second: timeout"]);
-    const fired = runtime.historyOf("twice").filter((e) => e.EventType === 11);
-    expect(fired.map((e) => e.TimerId)).toEqual([1]);
-  });
+  // With sessions, the tasks the SDK numbered are kept from episode to episode: the cancellation of one
+  // numbered in an earlier episode must still be seen.
+  it.each([
+    ["full replays", false],
+    ["replay sessions", true],
+  ])(
+    "disarms a timer cancelled in a later episode than the one that armed it, while the instance runs on (%s)",
+    async (_, replaySessions) => {
+      const { runtime, clock, db } = await open({ replaySessions });
+      await runtime.startNew(T.raceTwice, { instanceId: "twice", input: 60_000 });
+      await runtime.idle();
+      await clock.advance(10_000);
+      await runtime.raiseEvent("twice", "first", "yes");
+      await runtime.idle();
+      const armed = db.prepare("SELECT timer_id AS timerId FROM df_timers WHERE instance_id = 'twice'").all();
+      expect(armed).toEqual([{ timerId: 1 }]); // the first (task 0) is gone, the second waits
+      await clock.advance(60_000);
+      const status = await runtime.waitForCompletion("twice");
+      expect(status.output).toEqual(["first: reply", "second: timeout"]);
+      const fired = runtime.historyOf("twice").filter((e) => e.EventType === 11);
+      expect(fired.map((e) => e.TimerId)).toEqual([1]);
+    },
+  );
 
   it("takes the timeout branch when the timer fires first, at the deadline and not before", async () => {
     const { runtime, clock } = await open();

@@ -75,6 +75,9 @@ describe("sas demo", () => {
       expect(summary.cpu.msPerOrder).toBeGreaterThan(0);
       expect(summary.cpu.coresBusy).toBeCloseTo((summary.cpu.msPerOrder * 20) / 1_000 / windowSeconds, 1);
       expect(summary.cpu.cores).toBeGreaterThanOrEqual(1);
+      // A unit slip would show here: no process keeps more cores busy than the machine has, or none.
+      expect(summary.cpu.coresBusy).toBeGreaterThan(0.05);
+      expect(summary.cpu.coresBusy).toBeLessThanOrEqual(summary.cpu.cores + 1);
       // The floor's database is removed; the run's own stays where it was asked to be.
       expect(readdirSync(data).filter((name) => name.startsWith("sas-commit-floor-"))).toEqual([]);
     } finally {

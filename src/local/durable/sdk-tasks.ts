@@ -123,9 +123,10 @@ export function executorOf(context: object & { readonly df?: unknown }): unknown
 
 /**
  * Every task the executor numbered so far, in number order, as the extension would schedule it.
- * Throws `UnsupportedActionError` for a kind of task this runtime does not run.
+ * Throws `UnsupportedActionError` for a kind of task this runtime does not run. The list is kept for
+ * the executor's next episode and extended in place: read it within the episode, never change it.
  */
-export function numberedTasks(executor: unknown): ScheduledTask[] {
+export function numberedTasks(executor: unknown): readonly ScheduledTask[] {
   if (typeof executor !== "object" || executor === null) return [];
   if (!hooks.has((executor as Executor).trackOpenTask)) {
     // Its tasks would go unseen and the orchestration would wait for work never scheduled.
