@@ -24,6 +24,7 @@ import {
   reportRows,
   summarise,
 } from "./bench-report.js";
+import { DEFAULT_WARMUP_SECONDS } from "./open-loop.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The page and its JSON: `<out>/<name>.md` and `<out>/<name>.json`. */
@@ -52,9 +53,9 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
     demoDisk: demo("on disk", []),
     demoMemory: demo("in memory", ["--data", ":memory:"]),
     openLoop: {
-      title: `open loop at ${options.rates.join(", ")} orders/s, ${options.seconds} s each`,
+      title: `open loop at ${options.rates.join(", ")} orders/s, ${DEFAULT_WARMUP_SECONDS} s of warm-up and ${options.seconds} s each`,
       args: ["bench/open-loop.ts", "--rates", options.rates.join(","), "--seconds", String(options.seconds)],
-      timeoutSeconds: options.rates.length * (options.seconds + 300 + 120),
+      timeoutSeconds: options.rates.length * (DEFAULT_WARMUP_SECONDS + options.seconds + 300 + 120),
     },
     runtime: {
       title: "runtime against durabletask-js",

@@ -71,6 +71,7 @@ function rate(r: number, latencies: number[], refused = 0): RateResult {
     answerMs: distribution([2]),
     outcomes: { Processed: latencies.filter(Number.isFinite).length },
     latencyMs: distribution(latencies),
+    warmup: { seconds: 5, sent: 5 * r, accepted: 5 * r, latencyMs: distribution([4, 180, 320]) },
   };
 }
 
@@ -255,12 +256,27 @@ describe("npm run bench's report", () => {
       openLoop: ok({ ...openLoop(251), rates: [rate(100, latencies(10)), rate(200, tail(251))] }),
     };
     const { rows, summary } = report(slow);
-    const latency = rows.filter((r) => r.yardstick === "latency" && r.figure.includes("p99"));
+    const latency = rows.filter((r) => r.figure.startsWith("open loop"));
     expect(latency.map((r) => [r.figure, r.value, r.verdict])).toEqual([
       ["open loop at 100/s: p50 / p99 / max", "500 / 990 / 1,000 ms", ""],
       ["open loop at 200/s: p50 / p99 / max", "126 / 251 / 254 ms", "missed"],
     ]);
     expect(summary.exitCode).toBe(1);
+  });
+
+  it("shows the warm-up's latencies on a row of their own that counts toward no floor", () => {
+    const { rows, summary } = report(passing(), { ...DEFAULTS, only: ["latency"] });
+    const warmups = rows.filter((r) => r.figure.includes("warm-up"));
+    expect(warmups.map((r) => [r.figure.trim(), r.value, r.floor, r.verdict])).toEqual(
+      [500, 1_000, 2_000].map((sent) => [
+        "first 5 s before it (warm-up, not counted): p50 / p99 / max",
+        `180 / 320 / 320 ms (${sent.toLocaleString("en-US")} of ${sent.toLocaleString("en-US")} accepted)`,
+        "",
+        "",
+      ]),
+    );
+    // Its p99 of 320 ms is past the 250 ms floor, and the verdict is still a pass.
+    expect(summary.exitCode).toBe(0);
   });
 
   it("counts an accepted order that never reached Processed as infinitely late, and shows the refused", () => {
@@ -269,6 +285,7 @@ describe("npm run bench's report", () => {
     const { rows, summary } = report(runs, { ...DEFAULTS, only: ["latency"] });
     expect(rows.map((r) => [r.value, r.verdict])).toEqual([
       ["50 / ∞ / ∞ ms", "missed"],
+      ["180 / 320 / 320 ms (1,000 of 1,000 accepted)", ""],
       ["107 / 100 / 7 / 0, sent at 199.9/s, p99 0.5 ms behind schedule; 2 accepted never Processed", ""],
     ]);
     expect(summary.exitCode).toBe(1);
