@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { DemoSummary } from "../src/local/demo.js";
 import { integer } from "./bench-options.js";
-import { explainDemo } from "./bench-report.js";
+import { explainDemo, outcomeOf } from "./bench-report.js";
 
 const USAGE =
   "usage: tsx bench/side-by-side.ts [--orders <n>] [--processes <n>] [--timeout <s>]\n" +
@@ -79,18 +79,11 @@ function demo(orders: number, data: string, timeoutSeconds: number): RunningDemo
   const summary = new Promise<DemoSummary>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code, signal) => {
-      let printed: unknown;
-      try {
-        printed = JSON.parse(stdout.trim().split("\n").pop() ?? "");
-      } catch {
-        printed = undefined;
-      }
-      const why =
-        (printed === undefined ? undefined : explainDemo(printed)) ??
-        (stderr.trim().split("\n").pop() || "no reason given");
-      if (code !== 0) return reject(new Error(`a demo exited ${code ?? signal}: ${why}`));
-      if (printed === undefined) return reject(new Error(`a demo printed no summary: ${why}`));
-      resolve(printed as DemoSummary);
+      // Read as npm run bench reads a yardstick's process: its last line as JSON, with exit 0 only.
+      const exit = { stdout, stderr, code, signal, timedOut: false };
+      const outcome = outcomeOf<DemoSummary>(exit, 0, { timeoutSeconds, explain: explainDemo });
+      if (outcome.ok) resolve(outcome.value);
+      else reject(new Error(`a demo failed: ${outcome.error}`));
     });
   });
   return {

@@ -149,7 +149,8 @@ export function numberedTasks(executor: unknown): readonly ScheduledTask[] {
     lists.set(executor, list);
   }
   for (let index = 0; index < tracked.length; index++) {
-    const entry = tracked[index] as Tracked;
+    const entry = tracked[index];
+    if (!entry) continue;
     const converted = entry.converted;
     if (converted && (converted.kind !== "timer" || converted.canceled || !isCanceled(entry.task))) continue;
     entry.converted = scheduledTask(entry.task, entry.at, when);
