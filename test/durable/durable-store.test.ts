@@ -191,3 +191,61 @@ describe("DurableStore inbox", () => {
     expect(store.instancesWithInbox()).toEqual([]);
   });
 });
+
+describe("DurableStore history", () => {
+  function episodes(db: EmbeddedDatabase, instanceId: string): number[] {
+    return db
+      .prepare<[string], { episode: number }>(
+        "SELECT episode FROM df_history WHERE instance_id = ? ORDER BY episode",
+      )
+      .all(instanceId)
+      .map((row) => row.episode);
+  }
+
+  it("numbers each instance's rows one after another, whatever failed, reopened or replaced meanwhile", () => {
+    const { store, db, reopen } = fileStore();
+    startInstance(store, "a");
+    startInstance(store, "b");
+    commitEverything(store, "a", "Running");
+    expect(episodes(db, "a")).toEqual([1]);
+
+    // A batch that fails after writing a's row: nothing of it stays, a's next row is still number 2.
+    const unwritable = { ...history.eventRaised(AT, "x", undefined), Bad: 1n } as unknown as HistoryEvent;
+    const episode = (instanceId: string, events: HistoryEvent[]) => ({
+      instanceId,
+      executionId: `${instanceId}-exec`,
+      consumedUpTo: 0,
+      completedActivityIds: [],
+      events,
+      activities: [],
+      timers: [],
+      canceledTimerIds: [],
+      children: [],
+      entityRequests: [],
+      status: "Running" as const,
+      output: null,
+      failure: null,
+      customStatus: null,
+      at: AT.getTime(),
+    });
+    const raised = history.eventRaised(AT, "y", undefined);
+    expect(() => store.commitEpisodes([episode("a", [raised]), episode("b", [unwritable])])).toThrow(
+      /BigInt/,
+    );
+    expect(episodes(db, "a")).toEqual([1]);
+    store.commitEpisodes([episode("a", [raised])]);
+    expect(episodes(db, "a")).toEqual([1, 2]);
+
+    // A store opened afresh knows nothing yet of a's rows, and numbers on from what the file holds.
+    const fresh = reopen();
+    fresh.commitEpisodes([episode("a", [raised])]);
+    expect(episodes(db, "a")).toEqual([1, 2, 3]);
+
+    // Finished and started again under the same id: a fresh history, numbered from 1.
+    commitEverything(fresh, "a", "Completed");
+    startInstance(fresh, "a");
+    commitEverything(fresh, "a", "Running");
+    expect(episodes(db, "a")).toEqual([1]);
+    expect(fresh.history("a").map((event) => event.EventType)).toEqual([0]);
+  });
+});

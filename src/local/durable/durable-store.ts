@@ -160,6 +160,15 @@ export class DurableStore {
   /** Changes to `inboxes` made by the transaction under way, applied when it commits. */
   private staged: ((inboxes: Map<string, InboxEntry[]>) => void)[] = [];
   private inTransactionDepth = 0;
+  /**
+   * The number of each instance's last history row, as committed, so that the next row is written
+   * without a query for it (one row goes in per episode). An instance is absent until its first row
+   * written since the store opened (the query is made then, once), and again once its history is
+   * deleted or its execution has finished, so the map holds only the instances under way.
+   */
+  private readonly lastEpisodes = new Map<string, number>();
+  /** The transaction under way's changes to `lastEpisodes` (undefined: forget), merged when it commits. */
+  private lastEpisodesWritten = new Map<string, number | undefined>();
 
   constructor(db: EmbeddedDatabase) {
     this.inTransaction = db.transaction((work: () => unknown) => work());
@@ -200,7 +209,12 @@ export class DurableStore {
     });
   }
 
+  /**
+   * Writes a new execution's row. Its history is empty: an instance id is only ever reused after its
+   * history was deleted (replaced, continued as new), and a purge deletes the history with the row.
+   */
   private writeInstance(row: Omit<InstanceRow, "output" | "failure" | "customStatus">): void {
+    this.lastEpisodesWritten.set(row.instanceId, 0);
     this.statements.upsertInstance.run(
       row.instanceId,
       row.executionId,
@@ -225,8 +239,7 @@ export class DurableStore {
 
   private applyEpisode(commit: EpisodeCommit): QueuedWork {
     const { instanceId, executionId } = commit;
-    // One row per episode: its events are only ever read back together with the rest of the history.
-    this.statements.appendHistory.run(instanceId, JSON.stringify(commit.events), instanceId);
+    this.appendHistory(instanceId, commit.events);
     if (commit.consumedUpTo > 0) {
       this.statements.consumeInbox.run(instanceId, commit.consumedUpTo);
       this.stage((inboxes) => {
@@ -239,18 +252,21 @@ export class DurableStore {
     if (!finished) for (const id of commit.completedActivityIds) this.statements.deleteActivity.run(id);
     // A finished instance takes no more work; events that arrived during its last episode are dropped.
     if (finished) this.deleteWork(instanceId);
+    // The ids come from `lastInsertRowid`: `RETURNING id` costs a statement step of its own.
     const activities = (finished ? [] : commit.activities).map((a) => {
-      const { id } = this.statements.addActivity.get(instanceId, executionId, a.taskId, a.name, a.input) as {
-        id: number;
-      };
-      return { id, instanceId, executionId, ...a };
+      const { lastInsertRowid } = this.statements.addActivity.run(
+        instanceId,
+        executionId,
+        a.taskId,
+        a.name,
+        a.input,
+      );
+      return { id: Number(lastInsertRowid), instanceId, executionId, ...a };
     });
     for (const timerId of commit.canceledTimerIds) this.statements.cancelTimer.run(instanceId, timerId);
     const timers = (finished ? [] : commit.timers).map((t) => {
-      const { id } = this.statements.addTimer.get(instanceId, executionId, t.timerId, t.fireAt) as {
-        id: number;
-      };
-      return { id, instanceId, timerId: t.timerId, fireAt: t.fireAt };
+      const { lastInsertRowid } = this.statements.addTimer.run(instanceId, executionId, t.timerId, t.fireAt);
+      return { id: Number(lastInsertRowid), instanceId, timerId: t.timerId, fireAt: t.fireAt };
     });
     this.statements.updateInstance.run(
       commit.status,
@@ -280,6 +296,28 @@ export class DurableStore {
       if (!entities.includes(entityId)) entities.push(entityId);
     }
     return { activities, timers, children, notified, entities };
+  }
+
+  /** One history row per episode: its events are only ever read back together with the rest. */
+  private appendHistory(instanceId: string, events: readonly HistoryEvent[]): void {
+    const json = JSON.stringify(events);
+    const last = this.lastEpisodesWritten.has(instanceId)
+      ? this.lastEpisodesWritten.get(instanceId)
+      : this.lastEpisodes.get(instanceId);
+    if (last === undefined) {
+      const { episode } = this.statements.appendHistory.get(instanceId, json, instanceId) as {
+        episode: number;
+      };
+      this.lastEpisodesWritten.set(instanceId, episode);
+    } else {
+      this.statements.insertHistory.run(instanceId, last + 1, json);
+      this.lastEpisodesWritten.set(instanceId, last + 1);
+    }
+  }
+
+  private deleteHistory(instanceId: string): void {
+    this.statements.deleteHistory.run(instanceId);
+    this.lastEpisodesWritten.set(instanceId, undefined);
   }
 
   private addEntityRequest(entityId: string, request: EntityRequest): void {
@@ -351,7 +389,7 @@ export class DurableStore {
    */
   private continueAsNew(row: InstanceRow, started: HistoryEvent): void {
     const { instanceId } = row;
-    this.statements.deleteHistory.run(instanceId);
+    this.deleteHistory(instanceId);
     this.statements.deleteActivities.run(instanceId);
     this.statements.deleteTimers.run(instanceId);
     this.statements.deleteStaleInbox.run(instanceId);
@@ -505,16 +543,18 @@ export class DurableStore {
     });
   }
 
+  /** What an execution that ended leaves: no more work, and no more history rows to number. */
   private deleteWork(instanceId: string): void {
     this.statements.deleteInbox.run(instanceId);
     this.statements.deleteActivities.run(instanceId);
     this.statements.deleteTimers.run(instanceId);
     this.stage((inboxes) => inboxes.delete(instanceId));
+    this.lastEpisodesWritten.set(instanceId, undefined);
   }
 
   private deleteEverything(instanceId: string): void {
     this.deleteWork(instanceId);
-    this.statements.deleteHistory.run(instanceId);
+    this.deleteHistory(instanceId);
   }
 
   private committedInboxes(): Map<string, InboxEntry[]> {
@@ -538,14 +578,20 @@ export class DurableStore {
     if (this.inTransactionDepth > 0) return work();
     const inboxes = this.committedInboxes();
     this.staged = [];
+    this.lastEpisodesWritten.clear();
     this.inTransactionDepth++;
     try {
       const result = this.inTransaction.immediate(work) as T;
       for (const change of this.staged) change(inboxes);
+      for (const [instanceId, last] of this.lastEpisodesWritten) {
+        if (last === undefined) this.lastEpisodes.delete(instanceId);
+        else this.lastEpisodes.set(instanceId, last);
+      }
       return result;
     } finally {
       this.inTransactionDepth--;
       this.staged = [];
+      this.lastEpisodesWritten.clear();
     }
   }
 }
@@ -591,9 +637,13 @@ function instanceStatements(db: EmbeddedDatabase) {
     history: s<[string], { events: string }>(
       "SELECT events FROM df_history WHERE instance_id = ? ORDER BY episode",
     ),
-    appendHistory: s<[string, string, string]>(
+    appendHistory: s<[string, string, string], { episode: number }>(
       `INSERT INTO df_history (instance_id, episode, events)
-       SELECT ?, COALESCE(MAX(episode), 0) + 1, ? FROM df_history WHERE instance_id = ?`,
+       SELECT ?, COALESCE(MAX(episode), 0) + 1, ? FROM df_history WHERE instance_id = ?
+       RETURNING episode`,
+    ),
+    insertHistory: s<[string, number, string]>(
+      "INSERT INTO df_history (instance_id, episode, events) VALUES (?, ?, ?)",
     ),
     inboxes: s<[], { id: number; instance_id: string; event: string }>(
       "SELECT id, instance_id, event FROM df_inbox ORDER BY id",
@@ -649,9 +699,8 @@ function instanceStatements(db: EmbeddedDatabase) {
 function workStatements(db: EmbeddedDatabase) {
   const s = preparer(db);
   return {
-    addActivity: s<[string, string, number, string, string | null], { id: number }>(
-      `INSERT INTO df_activities (instance_id, execution_id, task_id, name, input) VALUES (?, ?, ?, ?, ?)
-       RETURNING id`,
+    addActivity: s<[string, string, number, string, string | null]>(
+      "INSERT INTO df_activities (instance_id, execution_id, task_id, name, input) VALUES (?, ?, ?, ?, ?)",
     ),
     activities: s<[], ActivityWork>(
       `SELECT id, instance_id AS instanceId, execution_id AS executionId, task_id AS taskId, name, input
@@ -662,7 +711,7 @@ function workStatements(db: EmbeddedDatabase) {
       "DELETE FROM df_activities WHERE id = ? RETURNING instance_id AS instanceId, execution_id AS executionId",
     ),
     addTimer: s<[string, string, number, number]>(
-      "INSERT INTO df_timers (instance_id, execution_id, timer_id, fire_at) VALUES (?, ?, ?, ?) RETURNING id",
+      "INSERT INTO df_timers (instance_id, execution_id, timer_id, fire_at) VALUES (?, ?, ?, ?)",
     ),
     timers: s<[], TimerWork>(
       "SELECT id, instance_id AS instanceId, timer_id AS timerId, fire_at AS fireAt FROM df_timers ORDER BY fire_at",

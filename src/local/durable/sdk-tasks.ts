@@ -61,6 +61,11 @@ interface Executor {
  * after construction would change their shape and slow every access the SDK makes to them.
  */
 const numbered = new WeakMap<object, Tracked[]>();
+/** The executor that numbered a task last, and its list in `numbered`. */
+const last: { executor: object | undefined; tracked: Tracked[] | undefined } = {
+  executor: undefined,
+  tracked: undefined,
+};
 /** What `numberedTasks` returned last for each executor, kept to be extended. */
 const lists = new WeakMap<object, ScheduledTask[]>();
 /** The hooks this module installed, to tell a hooked executor from one of another copy of the SDK. */
@@ -93,9 +98,19 @@ export function trackSdkTasks(): void {
       at: executor.context?.currentUtcDateTime ?? new Date(0),
       converted: undefined,
     };
-    const tracked = numbered.get(executor);
+    // An executor numbers its tasks one after another: the last one's list saves a weak map lookup.
+    if (executor === last.executor && last.tracked) {
+      last.tracked.push(entry);
+      return;
+    }
+    let tracked = numbered.get(executor);
     if (tracked) tracked.push(entry);
-    else numbered.set(executor, [entry]);
+    else {
+      tracked = [entry];
+      numbered.set(executor, tracked);
+    }
+    last.executor = executor;
+    last.tracked = tracked;
   };
   prototype.trackOpenTask = function trackOpenTask(this: Executor, task: SdkTask): void {
     const unnumbered = task.id === false;
