@@ -843,7 +843,6 @@ export class LocalDurableRuntime implements DurableClient {
     name: string;
     input: string | null;
   }): Promise<void> {
-    const fields = { instanceId: work.instanceId, activity: work.name, taskId: work.taskId };
     let result: HistoryEvent;
     try {
       const activity = this.activities.get(work.name);
@@ -853,7 +852,12 @@ export class LocalDurableRuntime implements DurableClient {
       // The SDK parses every TaskCompleted result; the extension sends "null" for an activity that returns nothing.
       result = history.taskCompleted(this.clock.now(), work.taskId, toPayload(output) ?? "null");
     } catch (error) {
-      this.logger.warn("durable.activity.failed", { ...fields, error });
+      this.logger.warn("durable.activity.failed", {
+        instanceId: work.instanceId,
+        activity: work.name,
+        taskId: work.taskId,
+        error,
+      });
       result = history.taskFailed(this.clock.now(), work.taskId, failureDetailsOf(error));
     }
     if (this.state === "halted" || this.state === "closed") return;

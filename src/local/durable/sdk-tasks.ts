@@ -60,14 +60,19 @@ interface Executor {
  * What each executor numbered, beside it rather than on it: a property added to the SDK's objects
  * after construction would change their shape and slow every access the SDK makes to them.
  */
-const numbered = new WeakMap<object, Tracked[]>();
-/** The executor that numbered a task last, and its list in `numbered`. */
-const last: { executor: object | undefined; tracked: Tracked[] | undefined } = {
+const numbered = new WeakMap<object, Numbered>();
+
+interface Numbered {
+  readonly tracked: Tracked[];
+  /** What `numberedTasks` returned last for the executor, kept to be extended. */
+  readonly list: ScheduledTask[];
+}
+
+/** The executor that numbered a task last, and what it numbered. */
+const last: { executor: object | undefined; numbered: Numbered | undefined } = {
   executor: undefined,
-  tracked: undefined,
+  numbered: undefined,
 };
-/** What `numberedTasks` returned last for each executor, kept to be extended. */
-const lists = new WeakMap<object, ScheduledTask[]>();
 /** The hooks this module installed, to tell a hooked executor from one of another copy of the SDK. */
 const hooks = new WeakSet<object>();
 let installed = false;
@@ -99,18 +104,18 @@ export function trackSdkTasks(): void {
       converted: undefined,
     };
     // An executor numbers its tasks one after another: the last one's list saves a weak map lookup.
-    if (executor === last.executor && last.tracked) {
-      last.tracked.push(entry);
+    if (executor === last.executor && last.numbered) {
+      last.numbered.tracked.push(entry);
       return;
     }
-    let tracked = numbered.get(executor);
-    if (tracked) tracked.push(entry);
+    let known = numbered.get(executor);
+    if (known) known.tracked.push(entry);
     else {
-      tracked = [entry];
-      numbered.set(executor, tracked);
+      known = { tracked: [entry], list: [] };
+      numbered.set(executor, known);
     }
     last.executor = executor;
-    last.tracked = tracked;
+    last.numbered = known;
   };
   prototype.trackOpenTask = function trackOpenTask(this: Executor, task: SdkTask): void {
     const unnumbered = task.id === false;
@@ -150,7 +155,9 @@ export function numberedTasks(executor: unknown): readonly ScheduledTask[] {
     );
   }
   // Numbers are handed out one by one as tasks are tracked, so the list is already in number order.
-  const tracked: readonly Tracked[] = numbered.get(executor) ?? [];
+  const known = numbered.get(executor);
+  if (!known) return [];
+  const { tracked, list } = known;
   let numberedAt: Map<SdkTask, Date> | undefined;
   const when = (task: SdkTask) => {
     numberedAt ??= new Map(tracked.map((entry) => [entry.task, entry.at]));
@@ -158,11 +165,6 @@ export function numberedTasks(executor: unknown): readonly ScheduledTask[] {
   };
   // A session's executor is asked again on every episode: the list grows by what the episode numbered,
   // and only a timer that was cancelled since is converted again.
-  let list = lists.get(executor);
-  if (!list) {
-    list = [];
-    lists.set(executor, list);
-  }
   for (let index = 0; index < tracked.length; index++) {
     const entry = tracked[index];
     if (!entry) continue;
