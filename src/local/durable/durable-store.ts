@@ -315,6 +315,12 @@ export class DurableStore {
     }
   }
 
+  /** A committed change to `lastEpisodes` (a bound method: `forEach` over the map makes no entry arrays). */
+  private readonly mergeLastEpisode = (last: number | undefined, instanceId: string): void => {
+    if (last === undefined) this.lastEpisodes.delete(instanceId);
+    else this.lastEpisodes.set(instanceId, last);
+  };
+
   private deleteHistory(instanceId: string): void {
     this.statements.deleteHistory.run(instanceId);
     this.lastEpisodesWritten.set(instanceId, undefined);
@@ -583,10 +589,7 @@ export class DurableStore {
     try {
       const result = this.inTransaction.immediate(work) as T;
       for (const change of this.staged) change(inboxes);
-      for (const [instanceId, last] of this.lastEpisodesWritten) {
-        if (last === undefined) this.lastEpisodes.delete(instanceId);
-        else this.lastEpisodes.set(instanceId, last);
-      }
+      this.lastEpisodesWritten.forEach(this.mergeLastEpisode);
       return result;
     } finally {
       this.inTransactionDepth--;

@@ -184,31 +184,33 @@ export interface ActionSummary {
  * the SDK tracked (sdk-tasks.ts), since a task with retries takes numbers no action shows.
  */
 export function summarizeActions(actions: readonly (readonly SdkAction[])[]): ActionSummary {
-  let continueAsNew: ActionSummary["continueAsNew"];
-  const visit = (action: SdkAction): void => {
-    switch (action.actionType) {
-      case ActionType.CallActivity:
-      case ActionType.CallActivityWithRetry:
-      case ActionType.CallSubOrchestrator:
-      case ActionType.CallSubOrchestratorWithRetry:
-      case ActionType.CreateTimer:
-      case ActionType.WaitForExternalEvent:
-      case ActionType.CallEntity:
-      case ActionType.SignalEntity:
-        return;
-      case ActionType.ContinueAsNew:
-        continueAsNew = { input: action.input };
-        return;
-      case ActionType.WhenAll:
-      case ActionType.WhenAny:
-        for (const child of action.compoundActions ?? []) visit(child);
-        return;
-      default:
-        throw new UnsupportedActionError(action.actionType);
-    }
-  };
-  for (const batch of actions) for (const action of batch) visit(action);
-  return { continueAsNew };
+  const summary: { continueAsNew?: { input: unknown } } = {};
+  for (const batch of actions) for (const action of batch) visitAction(action, summary);
+  return { continueAsNew: summary.continueAsNew };
+}
+
+/** Runs on every episode: a function of its own rather than a closure made each time. */
+function visitAction(action: SdkAction, summary: { continueAsNew?: { input: unknown } }): void {
+  switch (action.actionType) {
+    case ActionType.CallActivity:
+    case ActionType.CallActivityWithRetry:
+    case ActionType.CallSubOrchestrator:
+    case ActionType.CallSubOrchestratorWithRetry:
+    case ActionType.CreateTimer:
+    case ActionType.WaitForExternalEvent:
+    case ActionType.CallEntity:
+    case ActionType.SignalEntity:
+      return;
+    case ActionType.ContinueAsNew:
+      summary.continueAsNew = { input: action.input };
+      return;
+    case ActionType.WhenAll:
+    case ActionType.WhenAny:
+      for (const child of action.compoundActions ?? []) visitAction(child, summary);
+      return;
+    default:
+      throw new UnsupportedActionError(action.actionType);
+  }
 }
 
 /** The tasks a history says were scheduled, by sequence number. */

@@ -697,8 +697,9 @@ export class LocalDurableRuntime implements DurableClient {
    * False if the session could not take them (it is then dropped, and the next episode replays).
    */
   private tellSession(session: ReplaySession, added: readonly HistoryEvent[]): boolean {
-    const sent = added.filter((event) => event.EventType === EventType.EventSent);
-    return sent.length === 0 || session.resume(sent.map((event) => this.sdkEvent(event))) !== undefined;
+    const sent: Readonly<Record<string, unknown>>[] = [];
+    for (const event of added) if (event.EventType === EventType.EventSent) sent.push(this.sdkEvent(event));
+    return sent.length === 0 || session.resume(sent) !== undefined;
   }
 
   /**

@@ -158,11 +158,6 @@ export function numberedTasks(executor: unknown): readonly ScheduledTask[] {
   const known = numbered.get(executor);
   if (!known) return [];
   const { tracked, list } = known;
-  let numberedAt: Map<SdkTask, Date> | undefined;
-  const when = (task: SdkTask) => {
-    numberedAt ??= new Map(tracked.map((entry) => [entry.task, entry.at]));
-    return numberedAt.get(task);
-  };
   // A session's executor is asked again on every episode: the list grows by what the episode numbered,
   // and only a timer that was cancelled since is converted again.
   for (let index = 0; index < tracked.length; index++) {
@@ -170,7 +165,7 @@ export function numberedTasks(executor: unknown): readonly ScheduledTask[] {
     if (!entry) continue;
     const converted = entry.converted;
     if (converted && (converted.kind !== "timer" || converted.canceled || !isCanceled(entry.task))) continue;
-    entry.converted = scheduledTask(entry.task, entry.at, when);
+    entry.converted = scheduledTask(entry.task, entry.at, tracked);
     list[index] = entry.converted;
   }
   return list;
@@ -186,11 +181,8 @@ function isCanceled(task: SdkTask): boolean {
   );
 }
 
-function scheduledTask(
-  task: SdkTask,
-  at: Date,
-  numberedAt: (task: SdkTask) => Date | undefined,
-): ScheduledTask {
+/** A task as the extension would schedule it; `tracked` tells when a retry's first attempt was numbered. */
+function scheduledTask(task: SdkTask, at: Date, tracked: readonly Tracked[]): ScheduledTask {
   const parent = task.parent;
   const retryAction = retryOf(parent?.actionObj);
   if (task.actionObj === "noOp" && parent && retryAction) {
@@ -199,7 +191,10 @@ function scheduledTask(
     const first = parent.children?.[0];
     if (index < 1 || !first) throw new Error(`a retry's task ${String(task.id)} is not among its children`);
     // Its retry timeout counts from when the first attempt was numbered.
-    if (index % 2 === 1) return retryTimer(retryAction, (index + 1) / 2, at, numberedAt(first));
+    if (index % 2 === 1) {
+      const firstNumberedAt = tracked.find((entry) => entry.task === first)?.at;
+      return retryTimer(retryAction, (index + 1) / 2, at, firstNumberedAt);
+    }
     return work(retryAction);
   }
   const action = task.actionObj;
