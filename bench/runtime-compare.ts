@@ -1,43 +1,57 @@
-// npm run bench:runtime:compare -- --base <checkout> [--pairs 8] [--instances 500] [--json]
-// Whether a change made the local durable runtime slower: `bench:runtime` run in another checkout of
+// npm run bench:runtime:compare -- --base <checkout> [--yardstick bench|cpu] [--pairs 8] [--instances <n>] [--json]
+// Whether a change made the local durable runtime slower: a benchmark run for another checkout of
 // this repository (the base: `git worktree add <dir> <commit>`, with its dependencies installed or
-// node_modules linked) and in this one, alternately (base, this, this, base, ...), and each figure
+// node_modules linked) and for this one, alternately (base, this, this, base, ...), and each figure
 // compared. A single run's figures swing by a fifth on a busy or throttled machine; pairs made one
-// after the other in one sitting do not share that swing.
+// after the other in one sitting do not share that swing. The yardstick is `bench:runtime` as each
+// checkout has it (`bench`), or this checkout's `bench/runtime-cpu.ts` pointed at each (`cpu`:
+// longer runs, and the CPU time an orchestration costs).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { integer, UsageError } from "./bench-options.js";
-import { compareRuntimeRuns, comparisonTable, type RuntimeReport } from "./runtime-comparison.js";
+import {
+  compareRuns,
+  comparisonTable,
+  type Figures,
+  type RuntimeReport,
+  runtimeFigures,
+} from "./runtime-comparison.js";
 
 const USAGE = [
-  "usage: npm run bench:runtime:compare -- --base <dir> [--pairs <n>] [--instances <n>] [--json]",
+  "usage: npm run bench:runtime:compare -- --base <dir> [--yardstick bench|cpu] [--pairs <n>] [--instances <n>] [--json]",
   "  --base       another checkout of this repository with its dependencies (git worktree add <dir> <commit>)",
+  "  --yardstick  bench: each checkout's own bench:runtime (default); cpu: bench/runtime-cpu.ts on each",
   "  --pairs      runs of each build, alternated, 1 to 100 (default 8)",
-  "  --instances  orchestrations of each bench:runtime run, 1 to 100000 (default 500)",
+  "  --instances  orchestrations of each run, 1 to 100000 (default 500 for bench, 1000 for cpu)",
   "  --json       print the runs and the comparison as JSON instead of the table",
 ].join("\n");
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
+const YARDSTICKS = ["bench", "cpu"] as const;
+type Yardstick = (typeof YARDSTICKS)[number];
+
 interface CompareOptions {
   readonly base: string;
+  readonly yardstick: Yardstick;
   readonly pairs: number;
   readonly instances: number;
   readonly json: boolean;
 }
 
 export function parseCompareOptions(args: readonly string[]): CompareOptions {
-  let values: { base?: string; pairs: string; instances: string; json: boolean };
+  let values: { base?: string; yardstick: string; pairs: string; instances?: string; json: boolean };
   try {
     ({ values } = parseArgs({
       args: [...args],
       options: {
         base: { type: "string" },
+        yardstick: { type: "string", default: "bench" },
         pairs: { type: "string", default: "8" },
-        instances: { type: "string", default: "500" },
+        instances: { type: "string" },
         json: { type: "boolean", default: false },
       },
       strict: true,
@@ -47,6 +61,8 @@ export function parseCompareOptions(args: readonly string[]): CompareOptions {
     throw new UsageError((error as Error).message);
   }
   if (!values.base) throw new UsageError("--base is required");
+  const yardstick = YARDSTICKS.find((known) => known === values.yardstick);
+  if (!yardstick) throw new UsageError(`--yardstick ${values.yardstick}: must be ${YARDSTICKS.join(" or ")}`);
   const base = resolve(values.base);
   for (const needed of ["bench/runtime.ts", "node_modules"]) {
     if (!existsSync(resolve(base, needed))) {
@@ -55,26 +71,34 @@ export function parseCompareOptions(args: readonly string[]): CompareOptions {
   }
   return {
     base,
+    yardstick,
     pairs: integer("pairs", values.pairs, 1, 100),
-    instances: integer("instances", values.instances, 1, 100_000),
+    instances: integer("instances", values.instances ?? (yardstick === "bench" ? "500" : "1000"), 1, 100_000),
     json: values.json,
   };
 }
 
-/** One `bench:runtime --json` run in a checkout, as its own npm script runs it. */
-function runIn(checkout: string, instances: number): RuntimeReport {
+/**
+ * One run for a checkout: its own `bench:runtime --json`, as its npm script runs it, or this
+ * checkout's `bench/runtime-cpu.ts` measuring its runtime. Either runs in the checkout, on its modules.
+ */
+function runFor(checkout: string, options: CompareOptions): Figures {
+  const script =
+    options.yardstick === "bench"
+      ? ["bench/runtime.ts", "--json"]
+      : [resolve(ROOT, "bench/runtime-cpu.ts"), "--json", "--root", checkout];
   const child = spawnSync(
     process.execPath,
-    ["--expose-gc", "--import", "tsx", "bench/runtime.ts", "--json", "--instances", String(instances)],
+    ["--expose-gc", "--import", "tsx", ...script, "--instances", String(options.instances)],
     { cwd: checkout, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
   );
   const lastLine = child.stdout.trim().split("\n").at(-1) ?? "";
   if (child.status !== 0 || !lastLine.startsWith("{")) {
-    throw new Error(
-      `bench:runtime in ${checkout} exited ${child.status}: ${child.stderr.trim().slice(-500)}`,
-    );
+    const why = child.stderr.trim().slice(-500);
+    throw new Error(`${script[0]} for ${checkout} exited ${child.status}: ${why}`);
   }
-  return JSON.parse(lastLine) as RuntimeReport;
+  const printed = JSON.parse(lastLine) as RuntimeReport | { readonly figures: Figures };
+  return "figures" in printed ? printed.figures : runtimeFigures(printed);
 }
 
 function main(): void {
@@ -86,27 +110,31 @@ function main(): void {
     console.error(`${error.message}\n${USAGE}`);
     process.exit(2);
   }
-  const runs = { base: [] as RuntimeReport[], head: [] as RuntimeReport[] };
+  const runs = { base: [] as Figures[], head: [] as Figures[] };
   for (let pair = 0; pair < options.pairs; pair++) {
     // Which build goes first alternates, so neither always runs on the machine the other warmed.
     const order = pair % 2 === 0 ? (["base", "head"] as const) : (["head", "base"] as const);
-    for (const which of order) {
-      runs[which].push(runIn(which === "base" ? options.base : ROOT, options.instances));
-    }
+    for (const which of order) runs[which].push(runFor(which === "base" ? options.base : ROOT, options));
     console.error(`pair ${pair + 1} of ${options.pairs} done`);
   }
-  const rows = compareRuntimeRuns(runs.base, runs.head);
+  const rows = compareRuns(runs.base, runs.head);
+  const { base, yardstick, instances, pairs } = options;
   if (options.json) {
-    console.log(JSON.stringify({ base: options.base, instances: options.instances, rows, runs }));
+    console.log(JSON.stringify({ base, yardstick, instances, rows, runs }));
     return;
   }
-  console.log(`bench:runtime, ${options.pairs} alternated pairs of ${options.instances} instances each`);
-  console.log(`base: ${options.base}`);
+  const what = yardstick === "bench" ? "bench:runtime" : "bench/runtime-cpu.ts";
+  console.log(`${what}, ${pairs} alternated pairs of ${instances} instances each`);
+  console.log(`base: ${base}`);
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
   console.log("");
   console.log(comparisonTable(rows));
   console.log("");
-  console.log("figures are completed orchestrations per second (the last one of each scenario a ratio)");
+  console.log(
+    yardstick === "bench"
+      ? "figures are completed orchestrations per second (the last one of each scenario a ratio)"
+      : "a higher rate is better, a higher CPU time per orchestration worse",
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

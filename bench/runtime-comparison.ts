@@ -1,8 +1,11 @@
 /**
- * Two builds' `bench:runtime` figures side by side, from runs made alternately in one sitting: each
+ * Two builds' benchmark figures side by side, from runs made alternately in one sitting: each
  * figure's median in both, and the median of the ratios of runs made one after the other, which the
  * machine's drift over the sitting moves less than it moves either median.
  */
+
+/** One run's figures by name, in the order a comparison prints them. */
+export type Figures = Readonly<Record<string, number>>;
 
 /** What `bench/runtime.ts --json` prints, as far as a comparison reads it. */
 export interface RuntimeReport {
@@ -15,7 +18,7 @@ export interface RuntimeReport {
 }
 
 export interface FigureComparison {
-  /** e.g. "sequence, ours (memory)". */
+  /** e.g. "sequence, ours (memory)", "race, CPU ms per orchestration". */
   readonly figure: string;
   readonly baseMedian: number;
   readonly headMedian: number;
@@ -44,45 +47,49 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-/** Every figure of every scenario the two builds' reports share; the i-th runs of each make a pair. */
-export function compareRuntimeRuns(
-  base: readonly RuntimeReport[],
-  head: readonly RuntimeReport[],
-): FigureComparison[] {
+/** A `bench:runtime` report's figures, each scenario's four. */
+export function runtimeFigures(report: RuntimeReport): Figures {
+  const figures: Record<string, number> = {};
+  for (const scenario of report.scenarios) {
+    for (const [label, read] of FIGURES) figures[`${scenario.scenario}, ${label}`] = read(scenario);
+  }
+  return figures;
+}
+
+/** Every figure of the base's first run, in its order; the i-th runs of each build make a pair. */
+export function compareRuns(base: readonly Figures[], head: readonly Figures[]): FigureComparison[] {
   const pairs = Math.min(base.length, head.length);
   if (pairs === 0) throw new Error("no pair of runs to compare");
-  const scenarios = base[0]?.scenarios.map((s) => s.scenario) ?? [];
-  const rows: FigureComparison[] = [];
-  for (const scenario of scenarios) {
-    for (const [label, read] of FIGURES) {
-      const figure = (report: RuntimeReport | undefined) => {
-        const found = report?.scenarios.find((s) => s.scenario === scenario);
-        if (!found) throw new Error(`a run has no ${scenario} scenario`);
-        return read(found);
-      };
-      const baseValues = base.slice(0, pairs).map(figure);
-      const headValues = head.slice(0, pairs).map(figure);
-      const ratios = headValues.map((value, i) => value / (baseValues[i] as number));
-      const baseMedian = median(baseValues);
-      const headMedian = median(headValues);
-      rows.push({
-        figure: `${scenario}, ${label}`,
-        baseMedian,
-        headMedian,
-        ratioOfMedians: headMedian / baseMedian,
-        medianPairRatio: median(ratios),
-        headHigherIn: ratios.filter((ratio) => ratio > 1).length,
-        pairs,
-      });
-    }
-  }
-  return rows;
+  return Object.keys(base[0] ?? {}).map((figure) => {
+    const read = (run: Figures) => {
+      const value = run[figure];
+      if (value === undefined) throw new Error(`a run has no figure "${figure}"`);
+      return value;
+    };
+    const baseValues = base.slice(0, pairs).map(read);
+    const headValues = head.slice(0, pairs).map(read);
+    const ratios = headValues.map((value, i) => value / (baseValues[i] as number));
+    const baseMedian = median(baseValues);
+    const headMedian = median(headValues);
+    return {
+      figure,
+      baseMedian,
+      headMedian,
+      ratioOfMedians: headMedian / baseMedian,
+      medianPairRatio: median(ratios),
+      headHigherIn: ratios.filter((ratio) => ratio > 1).length,
+      pairs,
+    };
+  });
 }
 
 /** The comparison as a table, one row a figure. */
 export function comparisonTable(rows: readonly FigureComparison[]): string {
-  const number = (row: FigureComparison, value: number) =>
-    row.figure.endsWith("/ durabletask-js") ? value.toFixed(2) : Math.round(value).toLocaleString("en-US");
+  // Ratios with two decimals, rates as whole numbers, milliseconds with four.
+  const number = (row: FigureComparison, value: number) => {
+    if (row.figure.includes(" / ")) return value.toFixed(2);
+    return value >= 100 ? Math.round(value).toLocaleString("en-US") : value.toFixed(4);
+  };
   const lines = [
     "figure                                      base median  this median  ratio of medians  median pair ratio  this higher",
   ];

@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { parseCompareOptions } from "../../bench/runtime-compare.js";
 import {
-  compareRuntimeRuns,
+  compareRuns,
   comparisonTable,
+  type Figures,
   median,
   type RuntimeReport,
+  runtimeFigures,
 } from "../../bench/runtime-comparison.js";
+import { parseCpuOptions } from "../../bench/runtime-cpu.js";
 import { UsageError } from "../../src/local/usage-error.js";
 
 function report(sequence: number, race: number, theirs = 1_000): RuntimeReport {
@@ -22,18 +25,34 @@ function report(sequence: number, race: number, theirs = 1_000): RuntimeReport {
   };
 }
 
-describe("bench:runtime comparison", () => {
+const figures = (sequence: number, race: number, theirs?: number) =>
+  runtimeFigures(report(sequence, race, theirs));
+
+describe("runtime benchmark comparison", () => {
   it("takes the middle value, or the mean of the two middle ones", () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([])).toBeNaN();
   });
 
+  it("reads a bench:runtime report as four figures a scenario, in its order", () => {
+    expect(figures(4_000, 6_000, 2_000)).toEqual({
+      "sequence, ours (memory)": 4_000,
+      "sequence, ours (file)": 2_000,
+      "sequence, durabletask-js": 2_000,
+      "sequence, ours (memory) / durabletask-js": 2,
+      "race, ours (memory)": 6_000,
+      "race, ours (file)": 3_000,
+      "race, durabletask-js": 2_000,
+      "race, ours (memory) / durabletask-js": 3,
+    });
+  });
+
   it("pairs the i-th runs of each build, so a drift that moves both does not show as a difference", () => {
-    // The machine slows down over the sitting; the head is 10% faster in every pair.
-    const base = [report(1_000, 2_000), report(800, 1_600), report(600, 1_200)];
-    const head = [report(1_100, 2_000), report(880, 1_500), report(660, 1_300)];
-    const rows = compareRuntimeRuns(base, head);
+    // The machine slows down over the sitting; the head is 10% faster on the sequence in every pair.
+    const base = [figures(1_000, 2_000), figures(800, 1_600), figures(600, 1_200)];
+    const head = [figures(1_100, 2_000), figures(880, 1_500), figures(660, 1_300)];
+    const rows = compareRuns(base, head);
     const row = (figure: string) => rows.find((r) => r.figure === figure);
     expect(row("sequence, ours (memory)")).toEqual({
       figure: "sequence, ours (memory)",
@@ -47,22 +66,26 @@ describe("bench:runtime comparison", () => {
     expect(row("race, ours (file)")).toMatchObject({ baseMedian: 800, headMedian: 750, headHigherIn: 1 });
     expect(row("race, ours (memory)")?.medianPairRatio).toBeCloseTo(1, 10);
     expect(row("sequence, durabletask-js")).toMatchObject({ ratioOfMedians: 1, headHigherIn: 0 });
-    expect(rows.map((r) => r.figure)).toHaveLength(8);
+    expect(rows.map((r) => r.figure)).toEqual(Object.keys(figures(1, 1)));
   });
 
-  it("compares only as many pairs as both builds ran, and refuses none", () => {
-    expect(compareRuntimeRuns([report(1, 1), report(2, 2)], [report(2, 2)])[0]?.pairs).toBe(1);
-    expect(() => compareRuntimeRuns([], [report(1, 1)])).toThrow(/no pair/);
-    const missing: RuntimeReport = {
-      scenarios: [report(1, 1).scenarios[0] as RuntimeReport["scenarios"][number]],
-    };
-    expect(() => compareRuntimeRuns([report(1, 1)], [missing])).toThrow(/no race scenario/);
+  it("compares only as many pairs as both builds ran, and refuses none or a run without a figure", () => {
+    expect(compareRuns([figures(1, 1), figures(2, 2)], [figures(2, 2)])[0]?.pairs).toBe(1);
+    expect(() => compareRuns([], [figures(1, 1)])).toThrow(/no pair/);
+    const partial: Figures = { "sequence, orchestrations/s": 1 };
+    expect(() => compareRuns([{ ...partial, "race, orchestrations/s": 1 }], [partial])).toThrow(
+      /no figure "race, orchestrations\/s"/,
+    );
   });
 
-  it("prints a row a figure, ratios with two decimals and rates as whole numbers", () => {
-    const table = comparisonTable(compareRuntimeRuns([report(4_000, 6_000)], [report(4_400, 5_400)]));
+  it("prints a row a figure: ratios with two decimals, rates as whole numbers, milliseconds with four", () => {
+    const table = comparisonTable(compareRuns([figures(4_000, 6_000)], [figures(4_400, 5_400)]));
     expect(table).toMatch(/sequence, ours \(memory\) +4,000 +4,400 +1\.100 +1\.100 +1 of 1/);
     expect(table).toMatch(/race, ours \(memory\) \/ durabletask-js +6\.00 +5\.40 +0\.900 +0\.900 +0 of 1/);
+    const cpu = comparisonTable(
+      compareRuns([{ "race, CPU ms per orchestration": 0.25 }], [{ "race, CPU ms per orchestration": 0.2 }]),
+    );
+    expect(cpu).toMatch(/race, CPU ms per orchestration +0\.2500 +0\.2000 +0\.800 +0\.800 +0 of 1/);
   });
 });
 
@@ -72,14 +95,48 @@ describe("bench:runtime:compare options", () => {
     expect(() => parseCompareOptions(["--base", "/nonexistent-checkout"])).toThrow(/no bench\/runtime\.ts/);
   });
 
-  it("defaults to 8 pairs of 500 instances, and refuses counts out of range and unknown flags", () => {
-    expect(parseCompareOptions(["--base", "."])).toMatchObject({ pairs: 8, instances: 500, json: false });
-    expect(parseCompareOptions(["--base", ".", "--pairs", "3", "--json"])).toMatchObject({
+  it("defaults to bench:runtime, 8 pairs of 500 instances; the cpu yardstick to 1,000", () => {
+    expect(parseCompareOptions(["--base", "."])).toMatchObject({
+      yardstick: "bench",
+      pairs: 8,
+      instances: 500,
+      json: false,
+    });
+    expect(
+      parseCompareOptions(["--base", ".", "--yardstick", "cpu", "--pairs", "3", "--json"]),
+    ).toMatchObject({
+      yardstick: "cpu",
       pairs: 3,
+      instances: 1_000,
       json: true,
     });
+  });
+
+  it("refuses an unknown yardstick, counts out of range and unknown flags", () => {
+    expect(() => parseCompareOptions(["--base", ".", "--yardstick", "wall"])).toThrow(/--yardstick wall/);
     expect(() => parseCompareOptions(["--base", ".", "--pairs", "0"])).toThrow(/--pairs 0/);
     expect(() => parseCompareOptions(["--base", ".", "--instances", "x"])).toThrow(UsageError);
     expect(() => parseCompareOptions(["--base", ".", "--fast"])).toThrow(UsageError);
+  });
+});
+
+describe("bench/runtime-cpu.ts options", () => {
+  it("measures this checkout by default, 8 runs of 1,000 instances, or the checkout it is given", () => {
+    expect(parseCpuOptions([], ".")).toMatchObject({ instances: 1_000, runs: 8, json: false });
+    expect(
+      parseCpuOptions(["--root", ".", "--runs", "2", "--instances", "10", "--json"], "/elsewhere"),
+    ).toMatchObject({
+      instances: 10,
+      runs: 2,
+      json: true,
+    });
+  });
+
+  it("refuses a directory without the runtime, one run (it would be the unmeasured warm-up) and unknown flags", () => {
+    expect(() => parseCpuOptions(["--root", "/nonexistent-checkout"], ".")).toThrow(
+      /no local durable runtime/,
+    );
+    expect(() => parseCpuOptions(["--runs", "1"], ".")).toThrow(/--runs 1/);
+    expect(() => parseCpuOptions(["--quick"], ".")).toThrow(UsageError);
   });
 });
