@@ -64,7 +64,16 @@ export function parseCompareOptions(args: readonly string[]): CompareOptions {
   const yardstick = YARDSTICKS.find((known) => known === values.yardstick);
   if (!yardstick) throw new UsageError(`--yardstick ${values.yardstick}: must be ${YARDSTICKS.join(" or ")}`);
   const base = resolve(values.base);
-  for (const needed of ["bench/runtime.ts", "node_modules"]) {
+  // What a run reads of the base: its own benchmark, or the modules bench/runtime-cpu.ts loads from it.
+  const reads =
+    yardstick === "bench"
+      ? ["bench/runtime.ts"]
+      : [
+          "src/local/durable/local-durable-runtime.ts",
+          "src/local/registration-capture.ts",
+          "bench/bench-app.ts",
+        ];
+  for (const needed of [...reads, "node_modules"]) {
     if (!existsSync(resolve(base, needed))) {
       throw new UsageError(`--base ${values.base}: no ${needed} there (a checkout with its dependencies?)`);
     }
@@ -92,13 +101,26 @@ function runFor(checkout: string, options: CompareOptions): Figures {
     ["--expose-gc", "--import", "tsx", ...script, "--instances", String(options.instances)],
     { cwd: checkout, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
   );
-  const lastLine = child.stdout.trim().split("\n").at(-1) ?? "";
-  if (child.status !== 0 || !lastLine.startsWith("{")) {
-    const why = child.stderr.trim().slice(-500);
-    throw new Error(`${script[0]} for ${checkout} exited ${child.status}: ${why}`);
+  if (child.error) throw new Error(`${script[0]} for ${checkout} did not start: ${child.error.message}`);
+  const figures = child.status === 0 ? figuresFromOutput(child.stdout) : undefined;
+  if (!figures) {
+    const end = child.signal ? `was killed by ${child.signal}` : `exited ${child.status}`;
+    throw new Error(`${script[0]} for ${checkout} ${end}: ${child.stderr.trim().slice(-500)}`);
   }
-  const printed = JSON.parse(lastLine) as RuntimeReport | { readonly figures: Figures };
-  return "figures" in printed ? printed.figures : runtimeFigures(printed);
+  return figures;
+}
+
+/** The figures a run printed on its last line, as either yardstick prints them; undefined if none. */
+export function figuresFromOutput(stdout: string): Figures | undefined {
+  const lastLine = stdout.trim().split("\n").at(-1) ?? "";
+  if (!lastLine.startsWith("{")) return undefined;
+  try {
+    const printed = JSON.parse(lastLine) as RuntimeReport | { readonly figures: Figures };
+    if ("figures" in printed) return printed.figures;
+    return Array.isArray(printed.scenarios) ? runtimeFigures(printed) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function main(): void {
@@ -111,14 +133,27 @@ function main(): void {
     process.exit(2);
   }
   const runs = { base: [] as Figures[], head: [] as Figures[] };
-  for (let pair = 0; pair < options.pairs; pair++) {
+  let failure: Error | undefined;
+  for (let pair = 0; pair < options.pairs && !failure; pair++) {
     // Which build goes first alternates, so neither always runs on the machine the other warmed.
     const order = pair % 2 === 0 ? (["base", "head"] as const) : (["head", "base"] as const);
-    for (const which of order) runs[which].push(runFor(which === "base" ? options.base : ROOT, options));
-    console.error(`pair ${pair + 1} of ${options.pairs} done`);
+    try {
+      for (const which of order) runs[which].push(runFor(which === "base" ? options.base : ROOT, options));
+      console.error(`pair ${pair + 1} of ${options.pairs} done`);
+    } catch (error) {
+      failure = error as Error;
+    }
+  }
+  if (failure) {
+    // A failed run ends the sitting; the pairs made before it are still worth printing.
+    console.error(failure.message);
+    process.exitCode = 1;
+    if (Math.min(runs.base.length, runs.head.length) === 0) return;
+    console.error("the pairs made before it:");
   }
   const rows = compareRuns(runs.base, runs.head);
-  const { base, yardstick, instances, pairs } = options;
+  const { base, yardstick, instances } = options;
+  const pairs = rows[0]?.pairs ?? 0;
   if (options.json) {
     console.log(JSON.stringify({ base, yardstick, instances, rows, runs }));
     return;

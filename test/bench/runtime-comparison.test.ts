@@ -1,5 +1,6 @@
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseCompareOptions } from "../../bench/runtime-compare.js";
+import { figuresFromOutput, parseCompareOptions } from "../../bench/runtime-compare.js";
 import {
   compareRuns,
   comparisonTable,
@@ -69,6 +70,17 @@ describe("runtime benchmark comparison", () => {
     expect(rows.map((r) => r.figure)).toEqual(Object.keys(figures(1, 1)));
   });
 
+  it("pairs runs in the order they were made, not sorted", () => {
+    // Paired: 3, 0.5 and 2 (median 2); sorted before pairing, the ratios would be 1, 1.5 and 2 (median 1.5).
+    const base = [100, 200, 300].map((rate) => figures(rate, 1));
+    const head = [300, 100, 600].map((rate) => figures(rate, 1));
+    expect(compareRuns(base, head)[0]).toMatchObject({
+      medianPairRatio: 2,
+      headHigherIn: 2,
+      ratioOfMedians: 1.5,
+    });
+  });
+
   it("compares only as many pairs as both builds ran, and refuses none or a run without a figure", () => {
     expect(compareRuns([figures(1, 1), figures(2, 2)], [figures(2, 2)])[0]?.pairs).toBe(1);
     expect(() => compareRuns([], [figures(1, 1)])).toThrow(/no pair/);
@@ -97,6 +109,7 @@ describe("bench:runtime:compare options", () => {
 
   it("defaults to bench:runtime, 8 pairs of 500 instances; the cpu yardstick to 1,000", () => {
     expect(parseCompareOptions(["--base", "."])).toMatchObject({
+      base: resolve("."),
       yardstick: "bench",
       pairs: 8,
       instances: 500,
@@ -122,7 +135,12 @@ describe("bench:runtime:compare options", () => {
 
 describe("bench/runtime-cpu.ts options", () => {
   it("measures this checkout by default, 8 runs of 1,000 instances, or the checkout it is given", () => {
-    expect(parseCpuOptions([], ".")).toMatchObject({ instances: 1_000, runs: 8, json: false });
+    expect(parseCpuOptions([], ".")).toMatchObject({
+      root: resolve("."),
+      instances: 1_000,
+      runs: 8,
+      json: false,
+    });
     expect(
       parseCpuOptions(["--root", ".", "--runs", "2", "--instances", "10", "--json"], "/elsewhere"),
     ).toMatchObject({
@@ -138,5 +156,21 @@ describe("bench/runtime-cpu.ts options", () => {
     );
     expect(() => parseCpuOptions(["--runs", "1"], ".")).toThrow(/--runs 1/);
     expect(() => parseCpuOptions(["--quick"], ".")).toThrow(UsageError);
+  });
+});
+
+describe("bench:runtime:compare reading a run's output", () => {
+  it("takes the last line: a bench:runtime report or bench/runtime-cpu.ts's figures", () => {
+    const bench = JSON.stringify({ instances: 500, ...report(4_000, 6_000) });
+    expect(figuresFromOutput(`warming up\n${bench}\n`)).toEqual(figures(4_000, 6_000));
+    const cpu = { "race, CPU ms per orchestration": 0.2 };
+    expect(figuresFromOutput(`${JSON.stringify({ root: ".", figures: cpu })}\n`)).toEqual(cpu);
+  });
+
+  it("finds nothing in output that ends otherwise", () => {
+    expect(figuresFromOutput("")).toBeUndefined();
+    expect(figuresFromOutput(`${JSON.stringify(report(1, 1))}\nTypeError: boom`)).toBeUndefined();
+    expect(figuresFromOutput("{ not json")).toBeUndefined();
+    expect(figuresFromOutput('{"something":"else"}')).toBeUndefined();
   });
 });

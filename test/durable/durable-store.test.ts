@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { DurableStore } from "../../src/local/durable/durable-store.js";
+import { DurableStore, type EpisodeCommit } from "../../src/local/durable/durable-store.js";
 import { type HistoryEvent, history } from "../../src/local/durable/history.js";
 import { temporaryDatabasePath } from "./runtime-harness.js";
 
@@ -76,6 +76,27 @@ function commitEverything(store: DurableStore, instanceId: string, status: "Runn
   ]);
 }
 
+/** An episode of a running instance that records `events` and schedules nothing. */
+function runningEpisode(instanceId: string, events: HistoryEvent[], consumedUpTo = 0): EpisodeCommit {
+  return {
+    instanceId,
+    executionId: `${instanceId}-exec`,
+    consumedUpTo,
+    completedActivityIds: [],
+    events,
+    activities: [],
+    timers: [],
+    canceledTimerIds: [],
+    children: [],
+    entityRequests: [],
+    status: "Running",
+    output: null,
+    failure: null,
+    customStatus: null,
+    at: AT.getTime(),
+  };
+}
+
 const types = (events: readonly { event: HistoryEvent }[]) => events.map((entry) => entry.event.EventType);
 
 describe("DurableStore inbox", () => {
@@ -116,21 +137,7 @@ describe("DurableStore inbox", () => {
     const next = { ...history.executionStarted(AT, "test", "2") };
     store.commitEpisodes([
       {
-        instanceId: "a",
-        executionId: "a-exec",
-        consumedUpTo,
-        completedActivityIds: [],
-        events: [],
-        activities: [],
-        timers: [],
-        canceledTimerIds: [],
-        children: [],
-        entityRequests: [],
-        status: "Running",
-        output: null,
-        failure: null,
-        customStatus: null,
-        at: AT.getTime(),
+        ...runningEpisode("a", [], consumedUpTo),
         continueAsNew: {
           row: {
             instanceId: "a",
@@ -211,34 +218,17 @@ describe("DurableStore history", () => {
 
     // A batch that fails after writing a's row: nothing of it stays, a's next row is still number 2.
     const unwritable = { ...history.eventRaised(AT, "x", undefined), Bad: 1n } as unknown as HistoryEvent;
-    const episode = (instanceId: string, events: HistoryEvent[]) => ({
-      instanceId,
-      executionId: `${instanceId}-exec`,
-      consumedUpTo: 0,
-      completedActivityIds: [],
-      events,
-      activities: [],
-      timers: [],
-      canceledTimerIds: [],
-      children: [],
-      entityRequests: [],
-      status: "Running" as const,
-      output: null,
-      failure: null,
-      customStatus: null,
-      at: AT.getTime(),
-    });
     const raised = history.eventRaised(AT, "y", undefined);
-    expect(() => store.commitEpisodes([episode("a", [raised]), episode("b", [unwritable])])).toThrow(
-      /BigInt/,
-    );
+    expect(() =>
+      store.commitEpisodes([runningEpisode("a", [raised]), runningEpisode("b", [unwritable])]),
+    ).toThrow(/BigInt/);
     expect(episodes(db, "a")).toEqual([1]);
-    store.commitEpisodes([episode("a", [raised])]);
+    store.commitEpisodes([runningEpisode("a", [raised])]);
     expect(episodes(db, "a")).toEqual([1, 2]);
 
     // A store opened afresh knows nothing yet of a's rows, and numbers on from what the file holds.
     const fresh = reopen();
-    fresh.commitEpisodes([episode("a", [raised])]);
+    fresh.commitEpisodes([runningEpisode("a", [raised])]);
     expect(episodes(db, "a")).toEqual([1, 2, 3]);
 
     // Finished and started again under the same id: a fresh history, numbered from 1.
@@ -247,5 +237,33 @@ describe("DurableStore history", () => {
     commitEverything(fresh, "a", "Running");
     expect(episodes(db, "a")).toEqual([1]);
     expect(fresh.history("a").map((event) => event.EventType)).toEqual([0]);
+  });
+});
+
+describe("DurableStore history numbers after a row written behind its back", () => {
+  it("fails the one commit whose number was taken, then asks the file again and goes on", () => {
+    const { store, db, reopen } = fileStore();
+    startInstance(store, "a");
+    commitEverything(store, "a", "Running");
+    // Another store writes a row for the same instance (one runtime a file is the rule; this breaks it).
+    const other = reopen();
+    other.raiseEvent("a", history.eventRaised(AT, "x", undefined));
+    const inbox = other.inbox("a");
+    other.commitEpisodes([
+      runningEpisode(
+        "a",
+        inbox.map((entry) => entry.event),
+        inbox.at(-1)?.id ?? 0,
+      ),
+    ]);
+    const next = () => store.commitEpisodes([runningEpisode("a", [history.eventRaised(AT, "y", undefined)])]);
+    expect(next).toThrow(/UNIQUE|PRIMARY KEY|constraint/i);
+    next();
+    expect(
+      db
+        .prepare<[string], { episode: number }>("SELECT episode FROM df_history WHERE instance_id = ?")
+        .all("a")
+        .map((row) => row.episode),
+    ).toEqual([1, 2, 3]);
   });
 });

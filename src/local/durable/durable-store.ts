@@ -310,8 +310,9 @@ export class DurableStore {
       };
       this.lastEpisodesWritten.set(instanceId, episode);
     } else {
-      this.statements.insertHistory.run(instanceId, last + 1, json);
+      // Noted first: should the row fail (its number taken), the transaction's failure forgets it.
       this.lastEpisodesWritten.set(instanceId, last + 1);
+      this.statements.insertHistory.run(instanceId, last + 1, json);
     }
   }
 
@@ -586,14 +587,20 @@ export class DurableStore {
     this.staged = [];
     this.lastEpisodesWritten.clear();
     this.inTransactionDepth++;
+    let committed = false;
     try {
       const result = this.inTransaction.immediate(work) as T;
-      for (const change of this.staged) change(inboxes);
+      committed = true;
       this.lastEpisodesWritten.forEach(this.mergeLastEpisode);
+      for (const change of this.staged) change(inboxes);
       return result;
     } finally {
       this.inTransactionDepth--;
       this.staged = [];
+      // A failed transaction may have failed on a number this store believed free (a row written
+      // behind its back): the instances it touched are asked for their numbers again.
+      if (!committed)
+        for (const instanceId of this.lastEpisodesWritten.keys()) this.lastEpisodes.delete(instanceId);
       this.lastEpisodesWritten.clear();
     }
   }
