@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { UsageError } from "../src/local/usage-error.js";
 
 export { UsageError };
@@ -33,25 +33,27 @@ export const USAGE = [
   "Exits 0 when every yardstick ran and met its floor, 1 otherwise, 2 on bad flags.",
 ].join("\n");
 
-export function parseBenchOptions(args: readonly string[]): BenchOptions {
-  let values: { orders: string; rates: string; seconds: string; only: string; out: string; json: boolean };
+/** A bench script's flags, strictly: no positionals, and a UsageError for anything parseArgs refuses. */
+export function parseFlags<const O extends NonNullable<ParseArgsConfig["options"]>>(
+  args: readonly string[],
+  options: O,
+) {
   try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: {
-        orders: { type: "string", default: "5000" },
-        rates: { type: "string", default: "100,200,400" },
-        seconds: { type: "string", default: "20" },
-        only: { type: "string", default: YARDSTICKS.join(",") },
-        out: { type: "string", default: "docs" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    return parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+export function parseBenchOptions(args: readonly string[]): BenchOptions {
+  const values = parseFlags(args, {
+    orders: { type: "string", default: "5000" },
+    rates: { type: "string", default: "100,200,400" },
+    seconds: { type: "string", default: "20" },
+    only: { type: "string", default: YARDSTICKS.join(",") },
+    out: { type: "string", default: "docs" },
+    json: { type: "boolean", default: false },
+  });
   const names = values.only.split(",").map((name) => name.trim());
   const unknown = names.filter((name) => !(YARDSTICKS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new UsageError(`--only ${values.only}: unknown ${unknown.join(", ")}`);

@@ -10,8 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { integer, UsageError } from "./bench-options.js";
+import { integer, parseFlags, UsageError } from "./bench-options.js";
 import {
   compareRuns,
   comparisonTable,
@@ -43,23 +42,13 @@ interface CompareOptions {
 }
 
 export function parseCompareOptions(args: readonly string[]): CompareOptions {
-  let values: { base?: string; yardstick: string; pairs: string; instances?: string; json: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: {
-        base: { type: "string" },
-        yardstick: { type: "string", default: "bench" },
-        pairs: { type: "string", default: "8" },
-        instances: { type: "string" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = parseFlags(args, {
+    base: { type: "string" },
+    yardstick: { type: "string", default: "bench" },
+    pairs: { type: "string", default: "8" },
+    instances: { type: "string" },
+    json: { type: "boolean", default: false },
+  });
   if (!values.base) throw new UsageError("--base is required");
   const yardstick = YARDSTICKS.find((known) => known === values.yardstick);
   if (!yardstick) throw new UsageError(`--yardstick ${values.yardstick}: must be ${YARDSTICKS.join(" or ")}`);

@@ -39,12 +39,10 @@ const FIGURES = [
 ] as const satisfies readonly (readonly [string, (s: RuntimeReport["scenarios"][number]) => number])[];
 
 export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
+  const at = (index: number) => sorted[index] ?? Number.NaN;
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1 ? at(middle) : (at(middle - 1) + at(middle)) / 2;
 }
 
 /** A `bench:runtime` report's figures, each scenario's four. */
@@ -68,7 +66,7 @@ export function compareRuns(base: readonly Figures[], head: readonly Figures[]):
     };
     const baseValues = base.slice(0, pairs).map(read);
     const headValues = head.slice(0, pairs).map(read);
-    const ratios = headValues.map((value, i) => value / (baseValues[i] as number));
+    const ratios = headValues.map((value, i) => value / (baseValues[i] ?? Number.NaN));
     const baseMedian = median(baseValues);
     const headMedian = median(headValues);
     return {

@@ -8,8 +8,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
-import { integer, UsageError } from "./bench-options.js";
+import { integer, parseFlags, UsageError } from "./bench-options.js";
 import { median } from "./runtime-comparison.js";
 
 const USAGE = [
@@ -28,22 +27,12 @@ export interface CpuOptions {
 }
 
 export function parseCpuOptions(args: readonly string[], here: string): CpuOptions {
-  let values: { root?: string; instances: string; runs: string; json: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: {
-        root: { type: "string" },
-        instances: { type: "string", default: "1000" },
-        runs: { type: "string", default: "8" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = parseFlags(args, {
+    root: { type: "string" },
+    instances: { type: "string", default: "1000" },
+    runs: { type: "string", default: "8" },
+    json: { type: "boolean", default: false },
+  });
   const root = resolve(values.root ?? here);
   if (!existsSync(resolve(root, "src/local/durable/local-durable-runtime.ts"))) {
     throw new UsageError(
