@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { UsageError } from "../src/local/usage-error.js";
+import { UsageError } from "../laptop/cli/usage-error.js";
 
 export { UsageError };
 

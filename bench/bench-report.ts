@@ -1,6 +1,6 @@
 // What `npm run bench` makes of its yardsticks' child processes: each one's outcome, the rows with their
 // floors and verdicts, the terminal table, the generated page and the exit code. Pure: bench.ts runs them.
-import type { DemoSummary } from "../src/local/demo.js";
+import type { DemoSummary } from "../laptop/embedded/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
 import type { RateResult } from "./open-loop.js";
 import type { SideBySide } from "./side-by-side.js";

@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { arch, availableParallelism, cpus, platform, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EMBEDDED_SYNCHRONOUS } from "../src/local/embedded-stack.js";
+import { EMBEDDED_SYNCHRONOUS } from "../laptop/embedded/embedded-stack.js";
 import { type BenchOptions, parseBenchOptions, USAGE, UsageError } from "./bench-options.js";
 import {
   type Context,
@@ -43,7 +43,7 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
   const demoTimeout = Math.max(300, Math.ceil(options.orders / 20));
   const demo = (where: string, data: readonly string[]): Plan => ({
     title: `demo, ${options.orders} orders, ${where}`,
-    args: ["src/local/cli.ts", "demo", "--orders", String(options.orders), "--timeout", String(demoTimeout)]
+    args: ["laptop/cli/main.ts", "demo", "--orders", String(options.orders), "--timeout", String(demoTimeout)]
       .concat(data)
       .concat("--json"),
     timeoutSeconds: demoTimeout + 120,
@@ -143,7 +143,7 @@ function context(args: readonly string[], seconds: number): Context {
     },
     durability:
       `sas start and sas demo open SQLite in WAL mode with synchronous=${EMBEDDED_SYNCHRONOUS} ` +
-      "(EMBEDDED_SYNCHRONOUS in src/local/embedded-stack.ts): a killed process loses no commit, a power " +
+      "(EMBEDDED_SYNCHRONOUS in laptop/embedded/embedded-stack.ts): a killed process loses no commit, a power " +
       'loss may lose the last few (docs/performance.md, "Durability"). Each row names the setting of its figure.',
     seconds,
   };

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { demoOrder } from "../laptop/embedded/demo.js";
 import { seededRandom } from "../src/domain/backoff.js";
-import { demoOrder } from "../src/local/demo.js";
 
 const USAGE =
   "usage: npm run soak:crash -- [--orders <n>] [--kills <n>] [--seed <n>] [--drain-seconds <n>]\n" +
@@ -61,7 +61,7 @@ function startHost(dataDir: string, seed: number): ChildProcess {
   const args = [
     "--import",
     "tsx",
-    "src/local/cli.ts",
+    "laptop/cli/main.ts",
     "start",
     ...["--data", dataDir, "--port", String(PORT), "--demo-orders", "0", "--seed", String(seed)],
     ...["--transient-faults", "0.2", "--slow", "0.05", "--lost-replies", "0.05"],

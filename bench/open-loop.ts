@@ -14,11 +14,11 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { demoOrder } from "../laptop/embedded/demo.js";
+import { EMBEDDED_SYNCHRONOUS } from "../laptop/embedded/embedded-stack.js";
+import { type Distribution, distribution } from "../laptop/simulation/distribution.js";
 import { seededRandom } from "../src/domain/backoff.js";
 import { isTerminal, PROCESS_STATES, type StateRecord } from "../src/domain/state-record.js";
-import { demoOrder } from "../src/local/demo.js";
-import { type Distribution, distribution } from "../src/local/distribution.js";
-import { EMBEDDED_SYNCHRONOUS } from "../src/local/embedded-stack.js";
 import { integer, parseRates } from "./bench-options.js";
 
 const USAGE =
@@ -105,7 +105,7 @@ interface Host {
 /** `sas start` on a free port, with no demo batch and no partner faults; resolves once it serves. */
 async function startHost(dataDir: string): Promise<Host> {
   const args = [
-    ...["--import", "tsx", join(ROOT, "src/local/cli.ts"), "start"],
+    ...["--import", "tsx", join(ROOT, "laptop/cli/main.ts"), "start"],
     ...["--data", dataDir, "--port", "0", "--demo-orders", "0", "--seed", "1"],
     ...["--transient-faults", "0", "--permanent-faults", "0", "--slow", "0", "--lost-replies", "0"],
     ...["--duplicate-replies", "0"],

@@ -18,6 +18,7 @@ import {
   type RuntimeReport,
   runtimeFigures,
 } from "./runtime-comparison.js";
+import { RUNTIME_LAYOUT_NOW, runtimeLayoutOf } from "./runtime-cpu.js";
 
 const USAGE = [
   "usage: npm run bench:runtime:compare -- --base <dir> [--yardstick bench|cpu] [--pairs <n>] [--instances <n>] [--json]",
@@ -57,11 +58,7 @@ export function parseCompareOptions(args: readonly string[]): CompareOptions {
   const reads =
     yardstick === "bench"
       ? ["bench/runtime.ts"]
-      : [
-          "src/local/durable/local-durable-runtime.ts",
-          "src/local/registration-capture.ts",
-          "bench/bench-app.ts",
-        ];
+      : [...Object.values(runtimeLayoutOf(base) ?? RUNTIME_LAYOUT_NOW), "bench/bench-app.ts"];
   for (const needed of [...reads, "node_modules"]) {
     if (!existsSync(resolve(base, needed))) {
       throw new UsageError(`--base ${values.base}: no ${needed} there (a checkout with its dependencies?)`);

@@ -34,7 +34,7 @@ export function parseCpuOptions(args: readonly string[], here: string): CpuOptio
     json: { type: "boolean", default: false },
   });
   const root = resolve(values.root ?? here);
-  if (!existsSync(resolve(root, "src/local/durable/local-durable-runtime.ts"))) {
+  if (!runtimeLayoutOf(root)) {
     throw new UsageError(
       `--root ${values.root}: no local durable runtime there (a checkout of this repository?)`,
     );
@@ -49,15 +49,31 @@ export function parseCpuOptions(args: readonly string[], here: string): CpuOptio
 
 type Scenario = "sequence" | "race";
 
+/** Where a checkout keeps the runtime and the registration capture: under laptop/, or (before it) src/local/. */
+const RUNTIME_LAYOUTS = [
+  { runtime: "laptop/durable/local-durable-runtime.ts", capture: "laptop/worker/registration-capture.ts" },
+  { runtime: "src/local/durable/local-durable-runtime.ts", capture: "src/local/registration-capture.ts" },
+] as const;
+
+export type RuntimeLayout = (typeof RUNTIME_LAYOUTS)[number];
+
+export const RUNTIME_LAYOUT_NOW: RuntimeLayout = RUNTIME_LAYOUTS[0];
+
+export function runtimeLayoutOf(root: string): RuntimeLayout | undefined {
+  return RUNTIME_LAYOUTS.find((layout) => existsSync(resolve(root, layout.runtime)));
+}
+
 /** The modules of the checkout under measurement, as bench:runtime uses them. */
 async function modulesOf(root: string) {
-  const load = (path: string) => import(pathToFileURL(resolve(root, path)).href);
+  const load = (path: string) => import(pathToFileURL(resolve(root, path.replace(/\.ts$/, ".js"))).href);
+  const layout = runtimeLayoutOf(root);
+  if (!layout) throw new Error(`${root}: no local durable runtime there`);
   const [clock, logging, sqlite, runtime, capture, app] = await Promise.all([
     load("src/adapters/clock/system-clock.js"),
     load("src/adapters/logging/json-logger.js"),
     load("src/adapters/sqlite/database.js"),
-    load("src/local/durable/local-durable-runtime.js"),
-    load("src/local/registration-capture.js"),
+    load(layout.runtime),
+    load(layout.capture),
     load("bench/bench-app.js"),
   ]);
   return { clock, logging, sqlite, runtime, capture, app };

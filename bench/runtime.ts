@@ -16,13 +16,13 @@ import {
   TestOrchestrationWorker,
   whenAny,
 } from "@microsoft/durabletask-js";
+import { LocalDurableRuntime } from "../laptop/durable/local-durable-runtime.js";
+import { singleRowCommitsPerSecond } from "../laptop/embedded/demo.js";
+import { EMBEDDED_SYNCHRONOUS } from "../laptop/embedded/embedded-stack.js";
+import { captureRegistrations } from "../laptop/worker/registration-capture.js";
 import { SystemClock } from "../src/adapters/clock/system-clock.js";
 import { JsonLogger } from "../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../src/adapters/sqlite/database.js";
-import { singleRowCommitsPerSecond } from "../src/local/demo.js";
-import { LocalDurableRuntime } from "../src/local/durable/local-durable-runtime.js";
-import { EMBEDDED_SYNCHRONOUS } from "../src/local/embedded-stack.js";
-import { captureRegistrations } from "../src/local/registration-capture.js";
 import { BENCH, registerBenchApp } from "./bench-app.js";
 
 const USAGE =

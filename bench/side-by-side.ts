@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { DemoSummary } from "../src/local/demo.js";
+import type { DemoSummary } from "../laptop/embedded/demo.js";
 import { integer } from "./bench-options.js";
 import { explainDemo, outcomeOf } from "./bench-report.js";
 
@@ -61,7 +61,7 @@ interface RunningDemo {
 
 /** A demo in a child process; its summary is the last line it prints. */
 function demo(orders: number, data: string, timeoutSeconds: number): RunningDemo {
-  const args = ["--import", "tsx", join(ROOT, "src/local/cli.ts"), "demo", "--orders", String(orders)];
+  const args = ["--import", "tsx", join(ROOT, "laptop/cli/main.ts"), "demo", "--orders", String(orders)];
   const child = spawn(
     process.execPath,
     [...args, "--data", data, "--timeout", String(timeoutSeconds), "--json"],

@@ -1,10 +1,10 @@
 import * as df from "durable-functions";
 import { expect, it } from "vitest";
-import { VirtualClock } from "../src/adapters/clock/virtual-clock.js";
+import { LocalDurableRuntime } from "../laptop/durable/local-durable-runtime.js";
+import { VirtualClock } from "../laptop/simulation/virtual-clock.js";
+import { captureRegistrations } from "../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../src/adapters/sqlite/database.js";
-import { LocalDurableRuntime } from "../src/local/durable/local-durable-runtime.js";
-import { captureRegistrations } from "../src/local/registration-capture.js";
 
 let calls = 0;
 

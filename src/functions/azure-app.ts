@@ -1,7 +1,7 @@
 import type { InvocationContext } from "@azure/functions";
 import { durableClientOf } from "../adapters/functions-host/durable-client.js";
+import { createOperatorCommands } from "../operator/operator-commands.js";
 import type { DurableClient } from "../ports/durable-client.js";
-import { createOperatorCommands } from "../scheduler/operator-commands.js";
 import { createStarterRuns } from "../scheduler/starter.js";
 import { observeOrderStates } from "../telemetry/instruments.js";
 import { type AzureServices, telemetryOf } from "./azure-services.js";

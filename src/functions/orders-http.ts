@@ -9,7 +9,7 @@ import {
   ORDER_ROUTE,
   ORDERS_ROUTE,
   STATS_ROUTE,
-} from "../scheduler/orders-api.js";
+} from "../operator/orders-api.js";
 import type { AzureApp } from "./azure-app.js";
 import { FUNCTION_NAMES } from "./function-names.js";
 

@@ -8,10 +8,10 @@ import { pathToFileURL } from "node:url";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { BlobLeaseClient } from "@azure/storage-blob";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../laptop/stand-ins/azurite.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createBlobServiceClient } from "../../src/adapters/storage/blob-client.js";
 import { BlobLease, MAX_LEASE_MS, MIN_LEASE_MS } from "../../src/adapters/storage/blob-lease.js";
-import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../src/local/stand-ins/azurite.js";
 import type { LeaseGrant } from "../../src/ports/lease.js";
 import { describeLeaseContract } from "../contracts/lease.contract.js";
 

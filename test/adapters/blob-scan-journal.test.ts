@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../laptop/stand-ins/azurite.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { BlobLease } from "../../src/adapters/storage/blob-lease.js";
 import { BlobScanJournal, SCAN_JOURNAL_BLOB } from "../../src/adapters/storage/blob-scan-journal.js";
-import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../src/local/stand-ins/azurite.js";
 import { describeScanJournalContract, recordedScan } from "../contracts/scan-journal.contract.js";
 
 let azurite: AzuriteBlob;

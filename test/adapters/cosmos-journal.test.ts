@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { type CosmosStandIn, startCosmosServer } from "../../laptop/stand-ins/cosmos-server.js";
 import { createCosmosClient, ensureStateContainers } from "../../src/adapters/cosmos/cosmos-client.js";
-import { type CosmosStandIn, startCosmosServer } from "../../src/local/stand-ins/cosmos-server.js";
 
 const folders: string[] = [];
 const servers: CosmosStandIn[] = [];

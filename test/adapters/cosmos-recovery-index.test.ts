@@ -5,6 +5,7 @@
  */
 import type { Container, CosmosClient } from "@azure/cosmos";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type CosmosStandIn, startCosmosServer } from "../../laptop/stand-ins/cosmos-server.js";
 import {
   createCosmosClient,
   ensureStateContainers,
@@ -14,7 +15,6 @@ import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.j
 import { indexedDeadline } from "../../src/adapters/cosmos/recovery-index.js";
 import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import { type CosmosStandIn, startCosmosServer } from "../../src/local/stand-ins/cosmos-server.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { pendingRecord, T0 } from "../support/records.js";
 

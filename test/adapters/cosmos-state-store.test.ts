@@ -2,6 +2,7 @@ import type { Agent } from "node:https";
 import { type Container, CosmosClient } from "@azure/cosmos";
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CosmosStandIn, startCosmosServer } from "../../laptop/stand-ins/cosmos-server.js";
 import {
   ORDER_RECOVERY_CONTAINER,
   ORDER_STATE_CONTAINER,
@@ -17,7 +18,6 @@ import {
 } from "../../src/adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.js";
 import { stateRecordSchema } from "../../src/domain/state-record.js";
-import { type CosmosStandIn, startCosmosServer } from "../../src/local/stand-ins/cosmos-server.js";
 import { InvalidContinuationTokenError } from "../../src/ports/store-errors.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
 import { pendingRecord, T0 } from "../support/records.js";

@@ -1,11 +1,11 @@
 import azureFunctions, { type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { afterEach, describe, expect, it } from "vitest";
-import { durableClientOf } from "../../src/adapters/functions-host/durable-client.js";
 import {
   type DurableExtensionApi,
   startDurableExtensionApi,
-} from "../../src/local/functions-host/durable-extension-api.js";
+} from "../../laptop/functions-host/durable-extension-api.js";
+import { durableClientOf } from "../../src/adapters/functions-host/durable-client.js";
 import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
 import { type Harness, openHarness } from "../durable/runtime-harness.js";
 import { TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";

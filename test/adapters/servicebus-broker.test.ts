@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ServiceBusClient } from "@azure/service-bus";
 import Long from "long";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
+import { ServiceBusStandIn } from "../../laptop/stand-ins/servicebus-broker/index.js";
 
 /** What the adapter does not exercise, driven through the SDK directly. */
 describe("ServiceBusStandIn", () => {

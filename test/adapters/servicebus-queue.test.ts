@@ -1,11 +1,11 @@
 import { setTimeout } from "node:timers/promises";
 import { ServiceBusClient } from "@azure/service-bus";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { ServiceBusStandIn } from "../../laptop/stand-ins/servicebus-broker/index.js";
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
-import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
+import { createStatsReadings } from "../../src/operator/stats.js";
 import { MessageLockLostError, type QueueOptions } from "../../src/ports/message-queue.js";
-import { createStatsReadings } from "../../src/scheduler/stats.js";
 import { describeMessageQueueContract } from "../contracts/message-queue.contract.js";
 
 const QUEUE = "orders";

@@ -1,6 +1,6 @@
 import mssql from "mssql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { SqlOrdersRepository } from "../../src/adapters/sql/sql-orders-repository.js";
 import { applyMigrations, openSqlPool, type SqlConnection } from "../../src/adapters/sql/sql-pool.js";
 import {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { describeLeaseContract } from "../contracts/lease.contract.js";

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CosmosStandIn, startCosmosServer } from "../../laptop/stand-ins/cosmos-server.js";
 import {
   createCosmosClient,
   ensureStateContainers,
@@ -12,7 +13,6 @@ import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-ciphe
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { parseStateRecord, STATE_SCHEMA_VERSION } from "../../src/domain/state-record.js";
-import { type CosmosStandIn, startCosmosServer } from "../../src/local/stand-ins/cosmos-server.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { ProtectedStateStore } from "../../src/state/protected-state-store.js";
 

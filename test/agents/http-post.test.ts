@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
 import { HttpTimeoutError, MAX_ANSWER_BYTES, postJson } from "../../src/agents/http-post.js";
 
 const servers: Server[] = [];

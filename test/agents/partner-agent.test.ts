@@ -1,13 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import {
+  EFFECT_OPERATIONS,
+  type EffectOperation,
+  UNDO_OF,
+} from "../../laptop/simulation/partner/operations.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { classify, createPartnerAgent, PARTNER_OPERATIONS } from "../../src/agents/partner-agent.js";
 import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../../src/domain/agent-messages.js";
 import type { Order } from "../../src/domain/order.js";
 import { ORDER_STEPS } from "../../src/domain/workflow.js";
-import { EFFECT_OPERATIONS, type EffectOperation, UNDO_OF } from "../../src/local/partner/operations.js";
 import { sampleOrder } from "../support/records.js";
 
 const servers: Server[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseBenchOptions, UsageError, YARDSTICKS } from "../../bench/bench-options.js";
 import { processedAt } from "../../bench/open-loop.js";
-import { distribution } from "../../src/local/distribution.js";
+import { distribution } from "../../laptop/simulation/distribution.js";
 
 describe("npm run bench options", () => {
   it("default to every yardstick, 5,000 orders, 100, 200 and 400 orders/s for 20 s each, into docs", () => {

@@ -17,8 +17,8 @@ import {
 } from "../../bench/bench-report.js";
 import type { RateResult } from "../../bench/open-loop.js";
 import { combinedRate } from "../../bench/side-by-side.js";
-import type { DemoSummary } from "../../src/local/demo.js";
-import { distribution } from "../../src/local/distribution.js";
+import type { DemoSummary } from "../../laptop/embedded/demo.js";
+import { distribution } from "../../laptop/simulation/distribution.js";
 
 const ok = <T>(value: T): RunOutcome<T> => ({ ok: true, value, seconds: 1 });
 

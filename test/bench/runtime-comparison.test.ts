@@ -10,7 +10,7 @@ import {
   runtimeFigures,
 } from "../../bench/runtime-comparison.js";
 import { parseCpuOptions } from "../../bench/runtime-cpu.js";
-import { UsageError } from "../../src/local/usage-error.js";
+import { UsageError } from "../../laptop/cli/usage-error.js";
 
 function report(sequence: number, race: number, theirs = 1_000): RuntimeReport {
   return {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import type { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import type { Lease, LeaseGrant } from "../../src/ports/lease.js";
 
 export interface LeaseFixture {

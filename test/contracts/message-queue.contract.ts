@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, type TestContext } from "vitest";
-import type { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import type { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import {
   MAX_DELIVERY_COUNT_EXCEEDED,
   MessageLockLostError,

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import type { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import type { StateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
+import type { OperatorCommand } from "../../src/operator/operator-commands.js";
 import type { MessageQueue } from "../../src/ports/message-queue.js";
 import type { StateStore } from "../../src/ports/state-store.js";
-import type { OperatorCommand } from "../../src/scheduler/operator-commands.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
 import { pendingRecord, T0 } from "../support/records.js";
 

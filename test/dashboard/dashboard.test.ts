@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHttpApi } from "../../src/local/http-api.js";
+import { startHttpApi } from "../../laptop/embedded/http-api.js";
 import {
   orderMessage,
   post,

@@ -1,10 +1,11 @@
 // Runs a durable runtime on the database file given as the first argument, starts an orchestration
 // whose first activity never finishes here, says "activity-started" once it runs, and waits to be killed.
+
+import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { JsonLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
 import { registerTestApp, TEST_ORCHESTRATIONS } from "../support/durable-test-app.js";
 
 const [path, instanceId] = process.argv.slice(2);

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
-import { DurableStore } from "../../src/local/durable/durable-store.js";
+import { DurableStore } from "../../laptop/durable/durable-store.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
 import { type Harness, openHarness, START, temporaryDatabasePath } from "./runtime-harness.js";
 

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { EventType, type HistoryEvent } from "../../laptop/durable/history.js";
+import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { EventType, type HistoryEvent } from "../../src/local/durable/history.js";
-import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
 import {
   FEATURES as F,
   type FeatureAppDeps,

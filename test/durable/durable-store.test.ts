@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { DurableStore, type EpisodeCommit } from "../../laptop/durable/durable-store.js";
+import { type HistoryEvent, history } from "../../laptop/durable/history.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { DurableStore, type EpisodeCommit } from "../../src/local/durable/durable-store.js";
-import { type HistoryEvent, history } from "../../src/local/durable/history.js";
 import { temporaryDatabasePath } from "./runtime-harness.js";
 
 const AT = new Date("2026-03-01T10:00:00.000Z");

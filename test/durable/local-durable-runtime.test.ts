@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
 import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
 import { registerTestApp, TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
 import { type Harness, openHarness, START } from "./runtime-harness.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { HistoryEvent } from "../../src/local/durable/history.js";
-import { ReplaySession } from "../../src/local/durable/replay-session.js";
+import type { HistoryEvent } from "../../laptop/durable/history.js";
+import { ReplaySession } from "../../laptop/durable/replay-session.js";
 import { TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
 import { type Harness, openHarness, temporaryDatabasePath } from "./runtime-harness.js";
 

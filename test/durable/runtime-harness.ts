@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
 import { registerTestApp, type TestAppDeps } from "../support/durable-test-app.js";
 
 export const START = "2026-03-01T10:00:00.000Z";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
-import { TimerQueue } from "../../src/local/durable/timer-queue.js";
+import { TimerQueue } from "../../laptop/durable/timer-queue.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 
 function queueOn(clock: VirtualClock) {
   const handed: { at: number; items: string[] }[] = [];

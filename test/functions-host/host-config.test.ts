@@ -3,14 +3,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { hostKeys, hostSettings, readHostJson, resolverOf } from "../../laptop/functions-host/host-config.js";
+import { embeddedOrders } from "../../laptop/functions-host/sql-choice.js";
 import { isoDurationMs } from "../../src/domain/time.js";
-import {
-  hostKeys,
-  hostSettings,
-  readHostJson,
-  resolverOf,
-} from "../../src/local/functions-host/host-config.js";
-import { embeddedOrders } from "../../src/local/functions-host/sql-choice.js";
 
 const folders: string[] = [];
 afterEach(() => {

@@ -18,7 +18,8 @@ const AZURITE_KEY =
  */
 export interface BuiltApp {
   readonly root: string;
-  readonly cli: string;
+  /** Node's arguments that run the CLI (`sas`) from source. */
+  readonly cli: readonly string[];
   remove(): void;
 }
 
@@ -40,7 +41,7 @@ export function buildApp(): BuiltApp {
   );
   return {
     root,
-    cli: join(root, "dist/local/cli.js"),
+    cli: ["--import", "tsx", join(ROOT, "laptop/cli/main.ts")],
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }
@@ -111,7 +112,7 @@ export function startHost(
   data: string,
   timeoutMs = 60_000,
 ): Promise<RunningHost> {
-  const child = spawn(process.execPath, [app.cli, "host", "--port", String(ports.http), "--data", data], {
+  const child = spawn(process.execPath, [...app.cli, "host", "--port", String(ports.http), "--data", data], {
     cwd: app.root,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -175,7 +176,7 @@ export function sendOrders(
 ): { sent: number; firstOrderId: string } {
   const out = execFileSync(
     process.execPath,
-    [app.cli, "send", "--count", String(count), "--seed", String(seed)],
+    [...app.cli, "send", "--count", String(count), "--seed", String(seed)],
     {
       cwd: app.root,
       encoding: "utf8",
@@ -191,7 +192,7 @@ export function orderIds(seed: number, count: number): string[] {
 
 /** `sas orders ...` (or `sas stats`) against the running host, as a user runs it: exit status and output. */
 export function sasOrders(app: BuiltApp, host: RunningHost, args: readonly string[]) {
-  const result = spawnSync(process.execPath, [app.cli, ...args, "--url", host.url], {
+  const result = spawnSync(process.execPath, [...app.cli, ...args, "--url", host.url], {
     cwd: app.root,
     encoding: "utf8",
   });

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import azureFunctions, { type HttpRequest, type InvocationContext } from "@azure/functions";
 import { afterEach, describe, expect, it } from "vitest";
+import { type HttpTriggers, startHttpTriggers } from "../../laptop/functions-host/http-triggers.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { type HttpTriggers, startHttpTriggers } from "../../src/local/functions-host/http-triggers.js";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
 
 const KEYS = {
   functionKey: "function-key-0123456789",

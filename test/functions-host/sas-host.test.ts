@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { answers } from "../../src/local/functions-host/port-probe.js";
+import { answers } from "../../laptop/http/port-probe.js";
 import {
   type BuiltApp,
   buildApp,

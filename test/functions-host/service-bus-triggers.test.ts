@@ -2,14 +2,14 @@ import azureFunctions from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
 import Long from "long";
 import { afterEach, describe, expect, it } from "vitest";
-import { inboundFromTrigger } from "../../src/adapters/functions-host/inbound-message.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import {
   type ServiceBusTriggers,
   startServiceBusTriggers,
-} from "../../src/local/functions-host/service-bus-triggers.js";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
-import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
+} from "../../laptop/functions-host/service-bus-triggers.js";
+import { ServiceBusStandIn } from "../../laptop/stand-ins/servicebus-broker/index.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
+import { inboundFromTrigger } from "../../src/adapters/functions-host/inbound-message.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 
 let broker: ServiceBusStandIn | undefined;
 let client: ServiceBusClient | undefined;

@@ -1,10 +1,10 @@
 import azureFunctions from "@azure/functions";
 import * as df from "durable-functions";
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { startTimerTriggers, type TimerInfo } from "../../laptop/functions-host/timer-triggers.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { captureRegistrations } from "../../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { startTimerTriggers, type TimerInfo } from "../../src/local/functions-host/timer-triggers.js";
-import { captureRegistrations } from "../../src/local/registration-capture.js";
 
 interface Call {
   readonly at: string;

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { triggerOf } from "../../laptop/worker/registration-capture.js";
 import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
 import { WORKFLOWS } from "../../src/domain/workflow.js";
 import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
-import { triggerOf } from "../../src/local/registration-capture.js";
 import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 import { DEAD_LETTER_REASONS } from "../../src/scheduler/submission.js";
 import { AppUnderTest, order, succeeded } from "../support/azure-app-under-test.js";

@@ -3,18 +3,18 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { newKeyRingText } from "../../laptop/embedded/key-file.js";
+import {
+  captureRegistrations,
+  type FunctionRegistry,
+  triggerOf,
+} from "../../laptop/worker/registration-capture.js";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { WORKFLOWS } from "../../src/domain/workflow.js";
 import { registerFunctions } from "../../src/functions/app.js";
 import { createAzureApp } from "../../src/functions/azure-app.js";
 import { createAzureServices } from "../../src/functions/azure-services-factory.js";
-import { newKeyRingText } from "../../src/local/key-file.js";
-import {
-  captureRegistrations,
-  type FunctionRegistry,
-  triggerOf,
-} from "../../src/local/registration-capture.js";
 
 function bindingsOf(registry: FunctionRegistry): Record<string, unknown> {
   return Object.fromEntries(registry.all().map((fn) => [fn.name, fn.metadata.bindings]));

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { newKeyRingText } from "../../laptop/embedded/key-file.js";
 import {
   ORDER_RECOVERY_CONTAINER,
   ORDER_STATE_CONTAINER,
@@ -15,7 +16,6 @@ import { AZURE_SETTING_DEFAULTS, loadAzureSettings } from "../../src/config/azur
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
-import { newKeyRingText } from "../../src/local/key-file.js";
 import { ALERT_KINDS } from "../../src/ports/alerts.js";
 import { Unresolved } from "./arm-expressions.js";
 import {

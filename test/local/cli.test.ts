@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/local/cli.js";
+import { main } from "../../laptop/cli/main.js";
 
 let stderr: string;
 let stdout: string;

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runDemo } from "../../src/local/demo.js";
-import { EMBEDDED_SYNCHRONOUS } from "../../src/local/embedded-stack.js";
+import { runDemo } from "../../laptop/embedded/demo.js";
+import { EMBEDDED_SYNCHRONOUS } from "../../laptop/embedded/embedded-stack.js";
 
 const NO_FAULTS = { transient: 0, permanent: 0, slow: 0, lostReply: 0 };
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-const CLI = join(import.meta.dirname, "../../src/local/cli.ts");
+const CLI = join(import.meta.dirname, "../../laptop/cli/main.ts");
 
 describe("sas start", () => {
   it("finishes its demo batch, then accepts and processes an order over HTTP, and stops on SIGINT", async () => {

@@ -1,10 +1,10 @@
 import { request } from "node:http";
 import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { type HttpApi, type OrdersApiBackend, startHttpApi } from "../../laptop/embedded/http-api.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../src/domain/order.js";
 import type { StoredStateRecord } from "../../src/domain/state-record.js";
-import { type HttpApi, type OrdersApiBackend, startHttpApi } from "../../src/local/http-api.js";
 import type { JsonValue, SendResult } from "../../src/ports/message-queue.js";
 import { pendingRecord } from "../support/records.js";
 

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { KEY_FILE, localKeys, rotateKeyFile } from "../../laptop/embedded/key-file.js";
 import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-cipher.js";
-import { KEY_FILE, localKeys, rotateKeyFile } from "../../src/local/key-file.js";
 
 const folders: string[] = [];
 afterEach(() => {

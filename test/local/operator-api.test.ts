@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import { startHttpApi } from "../../src/local/http-api.js";
+import { startHttpApi } from "../../laptop/embedded/http-api.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import { type OperatorApiHost, operatorApiContract } from "../contracts/operator-api.contract.js";
 import { openIdlePipeline } from "../support/idle-pipeline.js";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type HttpApi, startHttpApi } from "../../src/local/http-api.js";
-import { ordersCommand } from "../../src/local/orders-command.js";
-import { UsageError } from "../../src/local/usage-error.js";
+import { ordersCommand } from "../../laptop/cli/orders-command.js";
+import { UsageError } from "../../laptop/cli/usage-error.js";
+import { type HttpApi, startHttpApi } from "../../laptop/embedded/http-api.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
 import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";

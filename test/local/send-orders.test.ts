@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { sendOrders } from "../../laptop/cli/send-orders.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import { parseOrderMessage } from "../../src/domain/order.js";
-import { sendOrders } from "../../src/local/send-orders.js";
 
 let db: EmbeddedDatabase;
 let queue: SqliteMessageQueue;

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendToServiceBus } from "../../laptop/cli/send-to-service-bus.js";
+import { ServiceBusStandIn } from "../../laptop/stand-ins/servicebus-broker/index.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createServiceBusClient } from "../../src/adapters/servicebus/service-bus-client.js";
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
 import { parseOrderMessage } from "../../src/domain/order.js";
-import { sendToServiceBus } from "../../src/local/send-to-service-bus.js";
-import { ServiceBusStandIn } from "../../src/local/stand-ins/servicebus-broker/index.js";
 
 let broker: ServiceBusStandIn;
 let dir: string;

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { type LedgerFile, openLedgerFile } from "../../laptop/simulation/partner/ledger-file.js";
+import type { LedgerReport } from "../../laptop/simulation/partner/ledger-report.js";
+import { type PartnerService, startPartnerService } from "../../laptop/simulation/partner/partner-service.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { type LedgerFile, openLedgerFile } from "../../src/local/partner/ledger-file.js";
-import type { LedgerReport } from "../../src/local/partner/ledger-report.js";
-import { type PartnerService, startPartnerService } from "../../src/local/partner/partner-service.js";
 
 let dir: string;
 const open: Array<{ service: PartnerService; file: LedgerFile }> = [];
@@ -114,7 +114,7 @@ describe("sas partner --ledger", () => {
   function partner(port: number, ledger: string): Promise<string> {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/local/cli.ts", "partner", "--port", String(port), "--ledger", ledger],
+      ["--import", "tsx", "laptop/cli/main.ts", "partner", "--port", String(port), "--ledger", ledger],
       { stdio: ["ignore", "pipe", "ignore"] },
     );
     children.push(child);

@@ -1,7 +1,5 @@
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import {
   NO_FAULTS,
   PARTNER_OPERATIONS,
@@ -9,7 +7,9 @@ import {
   type PartnerServiceOptions,
   startPartnerService,
   UNDO_OF,
-} from "../../src/local/partner/partner-service.js";
+} from "../../laptop/simulation/partner/partner-service.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 
 const SLOW_MS = 30_000;
 

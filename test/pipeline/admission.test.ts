@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { startHttpApi } from "../../src/local/http-api.js";
+import { startHttpApi } from "../../laptop/embedded/http-api.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import { orderMessage, post, recordOf, runUntil, scenarioPerTest, terminal } from "./pipeline-harness.js";
 

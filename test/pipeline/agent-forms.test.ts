@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QUEUES } from "../../src/local/pipeline.js";
+import { QUEUES } from "../../laptop/embedded/pipeline.js";
 import { orderMessage, post, recordOf, runUntil, scenarioPerTest, terminal } from "./pipeline-harness.js";
 
 const openScenario = scenarioPerTest();

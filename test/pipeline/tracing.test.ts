@@ -1,7 +1,7 @@
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
+import { startHttpApi } from "../../laptop/embedded/http-api.js";
 import { ORDER_STEPS } from "../../src/domain/workflow.js";
-import { startHttpApi } from "../../src/local/http-api.js";
 import {
   parentOf,
   type RecordedTelemetry,

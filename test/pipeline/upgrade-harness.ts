@@ -1,5 +1,5 @@
+import { Ledger, type LedgerEvent } from "../../laptop/simulation/partner/ledger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { Ledger, type LedgerEvent } from "../../src/local/partner/ledger.js";
 import { restoreTables, snapshotTables } from "../support/database-snapshot.js";
 import { DURABLE_FIXTURE_PARTNER, type DurableFixture } from "../support/durable-fixtures.js";
 import {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { checkInvariants } from "../../laptop/simulation/oracles/invariants.js";
 import { isTerminal, type StateRecord } from "../../src/domain/state-record.js";
 import { workflowOf } from "../../src/domain/workflow.js";
-import { checkInvariants } from "../../src/local/invariants.js";
 import {
   DURABLE_FIXTURE_ORDERS,
   type DurableFixture,

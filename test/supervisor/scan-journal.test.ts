@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";

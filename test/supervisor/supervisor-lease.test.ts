@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { Lease, LeaseGrant } from "../../src/ports/lease.js";

@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
+import { newKeyRingText } from "../../laptop/embedded/key-file.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import {
+  type CapturedFunction,
+  captureRegistrations,
+  type FunctionRegistry,
+} from "../../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
@@ -19,13 +26,6 @@ import type { OrderMessage } from "../../src/domain/order.js";
 import { registerFunctions } from "../../src/functions/app.js";
 import { type AzureApp, createAzureApp } from "../../src/functions/azure-app.js";
 import type { AzureServices } from "../../src/functions/azure-services.js";
-import { LocalDurableRuntime } from "../../src/local/durable/local-durable-runtime.js";
-import { newKeyRingText } from "../../src/local/key-file.js";
-import {
-  type CapturedFunction,
-  captureRegistrations,
-  type FunctionRegistry,
-} from "../../src/local/registration-capture.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { orderMessage } from "../pipeline/pipeline-harness.js";
 

@@ -1,9 +1,9 @@
-import { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { LocalPipeline } from "../../laptop/embedded/pipeline.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { loadPipelineSettings } from "../../src/config/settings.js";
 import { seededRandom } from "../../src/domain/backoff.js";
-import { LocalPipeline } from "../../src/local/pipeline.js";
 import { T0 } from "./records.js";
 
 export interface IdlePipeline {

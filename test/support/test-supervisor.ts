@@ -1,4 +1,4 @@
-import type { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import type { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import type { Lease } from "../../src/ports/lease.js";

@@ -1,8 +1,8 @@
-import type { VirtualClock } from "../../src/adapters/clock/virtual-clock.js";
+import { LocalPipeline } from "../../laptop/embedded/pipeline.js";
+import type { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings } from "../../src/config/settings.js";
 import { seededRandom } from "../../src/domain/backoff.js";
-import { LocalPipeline } from "../../src/local/pipeline.js";
 import type { DurableClient } from "../../src/ports/durable-client.js";
 import type { Logger } from "../../src/ports/logger.js";
 

@@ -1,18 +1,18 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { QUEUE_NAMES } from "../../config/names.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
-import { DASHBOARD_PAGE } from "../../scheduler/dashboard-page.js";
-import type { OperatorCommand, OperatorCommands } from "../../scheduler/operator-commands.js";
-import { orderQueueMessage } from "../../scheduler/order-message-id.js";
+import { DASHBOARD_PAGE } from "../../operator/dashboard-page.js";
+import type { OperatorCommand, OperatorCommands } from "../../operator/operator-commands.js";
 import {
   type ApiAnswer,
   bodyTooLarge,
   createOrdersApi,
   MAX_OPERATOR_BODY_BYTES,
   orderTooLarge,
-} from "../../scheduler/orders-api.js";
-import { reusedReading } from "../../scheduler/reused-reading.js";
-import { createStatsReadings, type StatsReadings } from "../../scheduler/stats.js";
+} from "../../operator/orders-api.js";
+import { reusedReading } from "../../operator/reused-reading.js";
+import { createStatsReadings, type StatsReadings } from "../../operator/stats.js";
+import { orderQueueMessage } from "../../scheduler/order-message-id.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
 
 /** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */

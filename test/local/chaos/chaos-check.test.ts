@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { checkChaos } from "../../../laptop/simulation/chaos/chaos-check.js";
+import { Ledger } from "../../../laptop/simulation/partner/ledger.js";
+import { EFFECT_OPERATIONS, UNDO_OF } from "../../../laptop/simulation/partner/operations.js";
 import type { ProcessState, StateRecord } from "../../../src/domain/state-record.js";
-import { checkChaos } from "../../../src/local/chaos/chaos-check.js";
-import { Ledger } from "../../../src/local/partner/ledger.js";
-import { EFFECT_OPERATIONS, UNDO_OF } from "../../../src/local/partner/operations.js";
 import { pendingRecord } from "../../support/records.js";
 
 const AT = new Date("2026-01-01T00:00:00Z");

@@ -1,11 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { UsageError } from "../../../laptop/cli/usage-error.js";
+import { parseChaosOptions } from "../../../laptop/simulation/chaos/chaos-options.js";
+import { chaosSchedule } from "../../../laptop/simulation/chaos/chaos-schedule.js";
+import { startSender } from "../../../laptop/simulation/chaos/order-sender.js";
 import { seededRandom } from "../../../src/domain/backoff.js";
-import { parseChaosOptions } from "../../../src/local/chaos/chaos-options.js";
-import { chaosSchedule } from "../../../src/local/chaos/chaos-schedule.js";
-import { startSender } from "../../../src/local/chaos/order-sender.js";
-import { UsageError } from "../../../src/local/usage-error.js";
 
 describe("the chaos schedule", () => {
   const plan = { orders: 1_000, rate: 50, kills: 10, partnerOutages: 3 };

@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { HOST_READY, type SasProcess, startSas } from "../../../laptop/simulation/chaos/child-processes.js";
+import {
+  type PartnerService,
+  startPartnerService,
+} from "../../../laptop/simulation/partner/partner-service.js";
 import { SystemClock } from "../../../src/adapters/clock/system-clock.js";
 import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
-import { HOST_READY, type SasProcess, startSas } from "../../../src/local/chaos/child-processes.js";
-import { type PartnerService, startPartnerService } from "../../../src/local/partner/partner-service.js";
 
 let partner: PartnerService | undefined;
 let host: SasProcess | undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { judgeRss, terminalAt } from "../../../src/local/chaos/soak-measures.js";
-import { parseSoakOptions } from "../../../src/local/chaos/soak-options.js";
-import { UsageError } from "../../../src/local/usage-error.js";
+import { UsageError } from "../../../laptop/cli/usage-error.js";
+import { judgeRss, terminalAt } from "../../../laptop/simulation/chaos/soak-measures.js";
+import { parseSoakOptions } from "../../../laptop/simulation/chaos/soak-options.js";
 import { pendingRecord } from "../../support/records.js";
 
 const MB = 1_048_576;

@@ -1,4 +1,5 @@
-import { VirtualClock } from "../../../src/adapters/clock/virtual-clock.js";
+import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
+import { captureRegistrations } from "../../../laptop/worker/registration-capture.js";
 import { LoggingAlertSink } from "../../../src/adapters/logging/logging-alert-sink.js";
 import { type EmbeddedDatabase, openDatabase } from "../../../src/adapters/sqlite/database.js";
 import { SqliteOrdersRepository } from "../../../src/adapters/sqlite/sqlite-orders-repository.js";
@@ -7,7 +8,6 @@ import type { AgentRequest } from "../../../src/domain/agent-messages.js";
 import { newPendingRecord } from "../../../src/domain/state-record.js";
 import { toInstant } from "../../../src/domain/time.js";
 import { registerOrderProcessing } from "../../../src/functions/order-processing.js";
-import { captureRegistrations } from "../../../src/local/registration-capture.js";
 import {
   createOrderActivities,
   type OrderActivityDeps,

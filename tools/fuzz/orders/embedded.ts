@@ -1,6 +1,6 @@
-import { VirtualClock } from "../../../src/adapters/clock/virtual-clock.js";
-import type { LocalPipeline } from "../../../src/local/pipeline.js";
-import { QueueConsumer } from "../../../src/local/queue-consumer.js";
+import type { LocalPipeline } from "../../../laptop/embedded/pipeline.js";
+import { QueueConsumer } from "../../../laptop/embedded/queue-consumer.js";
+import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
 import type { MessageHandler } from "../../../src/ports/message-handler.js";
 import { createSubmissionHandler, type SubmissionDeps } from "../../../src/scheduler/submission.js";
 import { CapturedLog } from "../captured-log.js";

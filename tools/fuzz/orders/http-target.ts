@@ -1,4 +1,4 @@
-import { startHttpApi } from "../../../src/local/http-api.js";
+import { startHttpApi } from "../../../laptop/embedded/http-api.js";
 import type { JsonValue } from "../../../src/ports/message-queue.js";
 import { orderMessageId } from "../../../src/scheduler/order-message-id.js";
 import { DeadLetterCursor } from "../dead-letters.js";

@@ -1,10 +1,10 @@
-import { VirtualClock } from "../../../src/adapters/clock/virtual-clock.js";
+import { type LocalPipeline, QUEUES } from "../../../laptop/embedded/pipeline.js";
+import { QueueConsumer } from "../../../laptop/embedded/queue-consumer.js";
+import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
 import type { EmbeddedDatabase } from "../../../src/adapters/sqlite/database.js";
 import type { SqliteMessageQueue } from "../../../src/adapters/sqlite/sqlite-message-queue.js";
 import { type AgentRequest, parseAgentRequest } from "../../../src/domain/agent-messages.js";
 import type { OrderMessage } from "../../../src/domain/order.js";
-import { type LocalPipeline, QUEUES } from "../../../src/local/pipeline.js";
-import { QueueConsumer } from "../../../src/local/queue-consumer.js";
 import type { DurableClient } from "../../../src/ports/durable-client.js";
 import type { Logger } from "../../../src/ports/logger.js";
 import type {

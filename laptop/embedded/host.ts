@@ -1,0 +1,147 @@
+import { createWriteStream, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SystemClock } from "../../src/adapters/clock/system-clock.js";
+import { JsonLogger } from "../../src/adapters/logging/json-logger.js";
+import { openDatabase } from "../../src/adapters/sqlite/database.js";
+import { startOtlpTelemetry } from "../../src/adapters/telemetry/otlp-sdk.js";
+import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
+import { loadOtlpSettings, OTLP_ENDPOINT_SETTING } from "../../src/config/telemetry-settings.js";
+import { seededRandom } from "../../src/domain/backoff.js";
+import { isTerminal, PROCESS_STATES } from "../../src/domain/state-record.js";
+import type { JsonValue } from "../../src/ports/message-queue.js";
+import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
+import { createStatusLine } from "../cli/status-line.js";
+import type { PartnerFaults } from "../simulation/partner/faults.js";
+import { demoOrder } from "./demo.js";
+import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
+import { startHttpApi } from "./http-api.js";
+import { localKeys } from "./key-file.js";
+import type { LocalPipeline } from "./pipeline.js";
+
+export interface HostOptions {
+  readonly port: number;
+  /** The address the HTTP API listens on. */
+  readonly host: string;
+  /** Required by the operator commands when set (and `sas start` sets it off loopback). */
+  readonly apiToken?: string;
+  /** Directory of the database and the log, or ":memory:". */
+  readonly data: string;
+  readonly demoOrders: number;
+  readonly faults: PartnerFaults;
+  readonly duplicateReplies: number;
+  readonly seed: number;
+  readonly agent: "activity" | "queue";
+  /** A partner started separately (`sas partner`), instead of the simulated one on a thread. */
+  readonly partnerUrl?: string;
+  readonly env: Environment;
+}
+
+/**
+ * `sas start`: the whole pipeline on the embedded host, with the simulated partner and the HTTP API,
+ * a demo batch submitted and followed on the terminal, then serving until interrupted.
+ */
+export async function runHost(options: HostOptions): Promise<void> {
+  loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
+  const otlp = loadOtlpSettings(options.env, INSTRUMENTATION_SCOPE);
+  const sdk = otlp ? startOtlpTelemetry(otlp) : undefined;
+  const telemetry = sdk ? { telemetry: sdk.telemetry } : {};
+  const inMemory = options.data === ":memory:";
+  if (!inMemory) mkdirSync(options.data, { recursive: true });
+  // With the database in memory, the log goes to the temporary directory rather than the working one.
+  const logPath = join(inMemory ? tmpdir() : options.data, inMemory ? `sas-${process.pid}.log` : "sas.log");
+  const logFile = createWriteStream(logPath, { flags: "a" });
+  const logger = new JsonLogger((line) => logFile.write(`${JSON.stringify(line)}\n`), "info");
+  const db = openDatabase(inMemory ? ":memory:" : join(options.data, "sas.sqlite"), {
+    synchronous: EMBEDDED_SYNCHRONOUS,
+  });
+  const keys = localKeys(options.env, options.data, new Date());
+  const { pipeline, stop } = await startEmbeddedStack({
+    ...options,
+    db,
+    logger,
+    keyRing: keys.ring,
+    ...telemetry,
+  });
+  const api = await startHttpApi({
+    port: options.port,
+    host: options.host,
+    ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
+    logger,
+    backend: pipeline.apiBackend(),
+    ...telemetry,
+  });
+
+  const out = process.stdout;
+  out.write(`embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n`);
+  out.write(`personal and payment fields sealed with the key ring from ${keys.source}\n`);
+  const partner =
+    options.partnerUrl === undefined
+      ? `faults ${JSON.stringify(options.faults)}`
+      : `at ${options.partnerUrl}`;
+  out.write(
+    `partner ${partner}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n`,
+  );
+  out.write(
+    sdk
+      ? `traces and metrics: ${sdk.destination}\n`
+      : `traces and metrics: off (set ${OTLP_ENDPOINT_SETTING} to send them to an OTLP collector)\n`,
+  );
+
+  const prefix = `demo-${Date.now().toString(36)}`;
+  const random = seededRandom(options.seed);
+  const batch = Array.from({ length: options.demoOrders }, (_, i) => demoOrder(prefix, i, random));
+  for (const message of batch) await pipeline.post(message as unknown as JsonValue);
+  if (batch.length > 0) {
+    out.write(`submitted a demo batch of ${batch.length} orders\n`);
+    await follow(
+      pipeline,
+      batch.map((m) => m.orderId),
+      out,
+    );
+  }
+  out.write(
+    `\nserving ${api.url}: POST /api/orders, GET /api/orders/{orderId}. Ctrl-C to stop.\n` +
+      `try: curl -s -X POST ${api.url}/api/orders -H 'content-type: application/json' -d '${JSON.stringify(demoOrder("ord-try", 1, seededRandom(1)))}'\n`,
+  );
+
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  out.write("stopping...\n");
+  await api.close();
+  await stop();
+  await sdk?.shutdown();
+  db.close();
+  logFile.end();
+}
+
+/** Shows the batch's progress on one terminal line until every order has settled. */
+async function follow(
+  pipeline: LocalPipeline,
+  orderIds: readonly string[],
+  out: NodeJS.WriteStream,
+): Promise<void> {
+  const clock = new SystemClock();
+  const show = createStatusLine(out);
+  for (;;) {
+    const counts = Object.fromEntries(PROCESS_STATES.map((state) => [state, 0])) as Record<string, number>;
+    for (const id of orderIds) {
+      const record = await pipeline.states.get(id);
+      const state = record?.processState ?? "Queued";
+      counts[state] = (counts[state] ?? 0) + 1;
+    }
+    const deadLettered = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
+    const line = Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([state, n]) => `${state} ${n}`)
+      .join(" · ");
+    show(`${line}${deadLettered ? ` · dead-lettered ${deadLettered}` : ""}`);
+    const settled =
+      deadLettered + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (counts[state] ?? 0), 0);
+    if (settled >= orderIds.length) break;
+    await clock.sleep(250);
+  }
+  out.write(`\ndemo batch finished; ${pipeline.alerts.raised.length} operator alert(s), see the log\n`);
+}

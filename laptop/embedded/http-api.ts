@@ -1,0 +1,225 @@
+/**
+ * The embedded host's HTTP API, shaped like what `func start` serves on port 7071 for this app. The
+ * answers are decided by the shared orders API (src/operator/orders-api.ts); this server reads the
+ * request, stops reading a body past 64 KiB, and writes JSON. Any other path is 404 and any other
+ * method 405 with an Allow header. Every answer is JSON.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import { MAX_ORDER_MESSAGE_BYTES } from "../../src/domain/order.js";
+import { DASHBOARD_PAGE } from "../../src/operator/dashboard-page.js";
+import {
+  type ApiAnswer,
+  bodyTooLarge,
+  createOrdersApi,
+  MAX_OPERATOR_BODY_BYTES,
+  ORDERS_PATH,
+  type OrdersApi,
+  type OrdersApiBackend,
+  orderTooLarge,
+  STATS_PATH,
+} from "../../src/operator/orders-api.js";
+import type { Logger } from "../../src/ports/logger.js";
+import type { Telemetry } from "../../src/telemetry/telemetry.js";
+import { sendJson } from "../http/json-response.js";
+
+export type { OrdersApiBackend } from "../../src/operator/orders-api.js";
+
+export interface HttpApiOptions {
+  readonly backend: OrdersApiBackend;
+  readonly logger: Logger;
+  /** 0: any free port (read it from the result). */
+  readonly port: number;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** When set, the operator commands need `Authorization: Bearer <apiToken>`. */
+  readonly apiToken?: string;
+  /** Where the submissions' spans go (default: the global providers). */
+  readonly telemetry?: Telemetry;
+}
+
+export interface HttpApi {
+  /** Base URL, e.g. `http://127.0.0.1:7071`, without a trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening and ends open connections, keep-alive ones included. */
+  close(): Promise<void>;
+}
+
+const ORDER_PATH = /^\/api\/orders\/([^/]+)$/;
+const OPERATOR_PATH = /^\/api\/orders\/([^/]+)\/(resubmit|compensate)$/;
+const HISTORY_PATH = /^\/api\/orders\/([^/]+)\/history$/;
+
+type Answer = ApiAnswer;
+
+export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
+  const { backend, logger } = options;
+  const host = options.host ?? "127.0.0.1";
+  const api = createOrdersApi({
+    backend,
+    logger,
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+  });
+
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    const method = req.method ?? "";
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    res.once("close", () => {
+      const status = res.headersSent ? res.statusCode : null;
+      const fields = { method, path, status, durationMs: elapsedMs(started) };
+      logger.info("http.request", res.writableFinished ? fields : { ...fields, aborted: true });
+    });
+    if (path === "/" && (req.method === "GET" || req.method === "HEAD")) {
+      sendPage(res, DASHBOARD_PAGE);
+      return;
+    }
+    void route(api, options, req, path)
+      .catch((error: unknown): Answer => {
+        logger.error("http.internal-error", { method, path, error });
+        return { status: 500, body: { error: "internal error" } };
+      })
+      .then((answer) => sendJson(res, answer));
+  });
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => rejectMalformed(error, socket));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  logger.info("http.started", { url });
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close: () => {
+      closed ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }).then(() => logger.info("http.stopped", { url }));
+      return closed;
+    },
+  };
+}
+
+/** The route's answer: the orders API decides; this reads the request's parts it needs. */
+async function route(
+  api: OrdersApi,
+  options: HttpApiOptions,
+  req: IncomingMessage,
+  path: string,
+): Promise<Answer> {
+  if (path === ORDERS_PATH) {
+    if (req.method === "GET") return api.listOrders(new URL(req.url ?? "/", "http://host").searchParams);
+    return req.method === "POST" ? postOrder(api, req) : methodNotAllowed(req, "GET", "POST");
+  }
+  if (path === STATS_PATH) return req.method === "GET" ? api.stats() : methodNotAllowed(req, "GET");
+  const match = ORDER_PATH.exec(path);
+  if (match) return req.method === "GET" ? api.getOrder(match[1] ?? "") : methodNotAllowed(req, "GET");
+  const history = HISTORY_PATH.exec(path);
+  if (history) return req.method === "GET" ? api.getHistory(history[1] ?? "") : methodNotAllowed(req, "GET");
+  const command = OPERATOR_PATH.exec(path);
+  if (command) {
+    if (req.method !== "POST") return methodNotAllowed(req, "POST");
+    if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
+    const bytes = await readBody(req, MAX_OPERATOR_BODY_BYTES);
+    if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
+    if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
+    const operatorCommand = command[2] === "compensate" ? "compensate" : "resubmit";
+    return api.operatorCommand(operatorCommand, command[1] ?? "", new TextDecoder().decode(bytes));
+  }
+  return { status: 404, body: { error: "not found", path } };
+}
+
+async function postOrder(api: OrdersApi, req: IncomingMessage): Promise<Answer> {
+  const bytes = await readBody(req, MAX_ORDER_MESSAGE_BYTES);
+  if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
+  if (bytes === "tooLarge") return orderTooLarge();
+  const traceparent = req.headers.traceparent;
+  return api.postOrder(new TextDecoder().decode(bytes), typeof traceparent === "string" ? traceparent : null);
+}
+
+function sendPage(res: ServerResponse, html: string): void {
+  res.writeHead(200, {
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Length": Buffer.byteLength(html),
+    "Cache-Control": "no-store",
+  });
+  res.end(html);
+}
+
+function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const given = Buffer.from(req.headers.authorization ?? "");
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function unauthorized(): Answer {
+  return {
+    status: 401,
+    body: { error: "unauthorized", message: "operator commands need Authorization: Bearer <api token>" },
+    headers: { "WWW-Authenticate": "Bearer" },
+  };
+}
+
+/**
+ * The body, or "tooLarge" as soon as it is known to exceed `limit` bytes: from Content-Length before
+ * reading anything, or while reading (the request is then paused, not drained). "aborted" when the
+ * client goes away first.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "tooLarge" | "aborted"> {
+  if (Number(req.headers["content-length"] ?? 0) > limit) return Promise.resolve("tooLarge");
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off("data", onData);
+      req.pause();
+      resolve("tooLarge");
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks)));
+    req.once("error", () => resolve("aborted"));
+    req.once("close", () => resolve("aborted"));
+  });
+}
+
+function methodNotAllowed(req: IncomingMessage, ...allowed: string[]): Answer {
+  return {
+    status: 405,
+    body: { error: "method not allowed", method: req.method ?? "", allowed },
+    headers: { Allow: allowed.join(", ") },
+  };
+}
+
+/** A request Node could not parse: answered in JSON too, then the connection is closed. */
+function rejectMalformed(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+  const reason = status === 431 ? "Request Header Fields Too Large" : "Bad Request";
+  const body = JSON.stringify({ error: "malformed request" });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function elapsedMs(started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100;
+}

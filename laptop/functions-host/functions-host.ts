@@ -1,0 +1,229 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join, resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { ServiceBusClient } from "@azure/service-bus";
+import { SystemClock } from "../../src/adapters/clock/system-clock.js";
+import { createServiceBusClient } from "../../src/adapters/servicebus/service-bus-client.js";
+import { openDatabase } from "../../src/adapters/sqlite/database.js";
+import { loadAzureSettings } from "../../src/config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
+import { CONNECTION_NAMES } from "../../src/config/names.js";
+import { SettingsError } from "../../src/config/settings.js";
+import type { Logger } from "../../src/ports/logger.js";
+import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import { localKeys } from "../embedded/key-file.js";
+import type { BindingData } from "../worker/invocation-context.js";
+import { captureRegistrations, type FunctionRegistry, triggerOf } from "../worker/registration-capture.js";
+import { startDurableExtensionApi } from "./durable-extension-api.js";
+import { type HostJson, hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
+import { type HostKeys, startHttpTriggers } from "./http-triggers.js";
+import { startServiceBusTriggers } from "./service-bus-triggers.js";
+import { embeddedOrders } from "./sql-choice.js";
+import { startStandIns, stopAll } from "./stand-ins.js";
+import { startTimerTriggers } from "./timer-triggers.js";
+
+export interface FunctionsHostOptions {
+  /** The app's root: package.json (its `main` is the built app), host.json, local.settings.json. */
+  readonly appRoot: string;
+  /** Where the durable store, the orders file, Azurite's data, the partner's ledger and the keys live. */
+  readonly data: string;
+  readonly port: number;
+  readonly host: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+}
+
+export interface FunctionsHost {
+  readonly url: string;
+  readonly keys: HostKeys;
+  /** One line per stand-in and per choice made, for the start-up banner. */
+  readonly notes: readonly string[];
+  close(): Promise<void>;
+}
+
+/** The trigger types this host runs; any other stops it at start with the function's name. */
+const RUN_HERE = new Set([
+  "httpTrigger",
+  "serviceBusTrigger",
+  "timerTrigger",
+  "orchestrationTrigger",
+  "activityTrigger",
+]);
+
+/**
+ * Plays the Functions host's part for the built app: its settings set as environment variables, its
+ * registrations captured as it loads, each trigger fed (HTTP, Service Bus, timers, and orchestrations
+ * and activities on the local durable runtime behind the extension's HTTP API), with stand-ins for
+ * the services its settings point at on this machine.
+ */
+export async function startFunctionsHost(options: FunctionsHostOptions): Promise<FunctionsHost> {
+  const { appRoot, logger } = options;
+  mkdirSync(options.data, { recursive: true });
+  const given = hostSettings(appRoot, options.env);
+  const sql = await embeddedOrders(given, options.data);
+  const dataKeys = localKeys(given, options.data, new Date());
+  const settings = withoutSettings(
+    { ...given, ...sql.settings, [DATA_PROTECTION_KEYS_SETTING]: dataKeys.text },
+    sql.removed,
+  );
+  checkSettings(settings, appRoot);
+  const clock = new SystemClock();
+  const resolve = resolverOf(settings);
+  const hostJson = readHostJson(appRoot, resolve);
+  const standIns = await startStandIns({ settings, appRoot, data: options.data, logger });
+  const closers: (() => Promise<void>)[] = [() => stopAll(standIns)];
+  const close = async () => {
+    for (const closer of closers.splice(0).reverse()) await closer();
+  };
+  try {
+    setEnvironment(settings, sql.removed);
+    const keys = hostKeys(options.data);
+    const api = await startDurableExtensionApi({
+      taskHubName: hostJson.hubName,
+      webhookKey: keys.durableTaskKey,
+    });
+    closers.push(() => api.close());
+    const bindingData: BindingData = (binding) =>
+      binding.type === "durableClient" ? api.clientData : undefined;
+    const registry = await loadApp(appRoot);
+    const db = openDatabase(join(options.data, "durable.db"));
+    const runtime = LocalDurableRuntime.open({
+      db,
+      clock,
+      registry,
+      logger,
+      maxConcurrentActivities: hostJson.maxConcurrentActivityFunctions,
+      replaySessions: true,
+      bindingData,
+    });
+    closers.push(async () => {
+      await runtime.close();
+      db.close();
+    });
+    api.attach(runtime);
+    startBackgroundTriggers(registry, { settings, resolve, hostJson, clock, bindingData, logger }, closers);
+    const http = await startHttpTriggers({
+      functions: registry.withTrigger("httpTrigger"),
+      keys,
+      durableWebhooks: api.handle,
+      port: options.port,
+      host: options.host,
+      bindingData,
+      logger,
+    });
+    closers.push(() => http.close());
+    return {
+      url: http.url,
+      keys,
+      notes: [
+        ...standIns.map((standIn) => standIn.description),
+        sql.note,
+        `data protection: the key ring from ${dataKeys.source}`,
+      ],
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function withoutSettings(settings: Record<string, string>, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(settings).filter(([name]) => !names.includes(name)));
+}
+
+/** The app's own validation, before anything starts; without a settings file, says where the sample is. */
+function checkSettings(settings: Readonly<Record<string, string>>, appRoot: string): void {
+  try {
+    loadAzureSettings(settings);
+  } catch (error) {
+    if (!(error instanceof SettingsError) || existsSync(join(appRoot, "local.settings.json"))) throw error;
+    throw new SettingsError([
+      ...error.problems,
+      `no local.settings.json in ${appRoot}: copy local.settings.sample.json to it (sas host needs no key or password in it)`,
+    ]);
+  }
+}
+
+/** The Service Bus and timer triggers, each group's close added to `closers`. */
+function startBackgroundTriggers(
+  registry: FunctionRegistry,
+  deps: {
+    readonly settings: Readonly<Record<string, string>>;
+    readonly resolve: (text: string) => string;
+    readonly hostJson: HostJson;
+    readonly clock: SystemClock;
+    readonly bindingData: BindingData;
+    readonly logger: Logger;
+  },
+  closers: (() => Promise<void>)[],
+): void {
+  const { resolve, bindingData, logger } = deps;
+  const serviceBus = startServiceBusTriggers({
+    functions: registry.withTrigger("serviceBusTrigger"),
+    clientFor: serviceBusClients(deps.settings, closers),
+    resolve,
+    maxConcurrentCalls: deps.hostJson.serviceBusMaxConcurrentCalls,
+    maxAutoLockRenewalDurationInMs: deps.hostJson.maxAutoLockRenewalDurationMs,
+    bindingData,
+    logger,
+  });
+  closers.push(() => serviceBus.close());
+  const timers = startTimerTriggers({
+    functions: registry.withTrigger("timerTrigger"),
+    resolve,
+    clock: deps.clock,
+    bindingData,
+    logger,
+  });
+  closers.push(() => timers.close());
+}
+
+/** The app reads its settings from the environment when it loads, as under the host. */
+function setEnvironment(settings: Readonly<Record<string, string>>, removed: readonly string[]): void {
+  for (const name of removed) delete process.env[name];
+  Object.assign(process.env, settings);
+}
+
+/** Imports package.json's `main` as the Node.js worker does, capturing every function it registers. */
+async function loadApp(appRoot: string): Promise<FunctionRegistry> {
+  const pkg = JSON.parse(readFileSync(join(appRoot, "package.json"), "utf8")) as { main?: string };
+  if (!pkg.main) throw new Error("package.json has no main: the host loads the app from it");
+  const entry = resolvePath(appRoot, pkg.main);
+  let registry: FunctionRegistry;
+  try {
+    registry = await captureRegistrations(() => import(pathToFileURL(entry).href));
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes(entry)) {
+      throw new Error(`${pkg.main} does not exist: build the app first (npm run build)`);
+    }
+    throw error;
+  }
+  if (registry.all().length === 0)
+    throw new Error(`${pkg.main} registered no functions (already loaded in this process?)`);
+  for (const fn of registry.all()) {
+    const type = triggerOf(fn)?.type ?? "no";
+    if (!RUN_HERE.has(type))
+      throw new Error(`function ${fn.name} has a ${type} trigger, which sas host does not run`);
+  }
+  return registry;
+}
+
+/** One Service Bus client per connection a trigger names, closed with the host. */
+function serviceBusClients(settings: Readonly<Record<string, string>>, closers: (() => Promise<void>)[]) {
+  const clients = new Map<string, ServiceBusClient>();
+  return (connection: string): ServiceBusClient => {
+    const name = connection || CONNECTION_NAMES.serviceBus;
+    let client = clients.get(name);
+    if (!client) {
+      client = createServiceBusClient({
+        connectionString: settings[name],
+        fullyQualifiedNamespace: settings[`${name}__fullyQualifiedNamespace`],
+      });
+      clients.set(name, client);
+      const created = client;
+      closers.push(() => created.close());
+    }
+    return client;
+  };
+}

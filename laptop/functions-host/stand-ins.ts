@@ -1,0 +1,200 @@
+import { lookup } from "node:dns/promises";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SystemClock } from "../../src/adapters/clock/system-clock.js";
+import { createCosmosClient, ensureStateContainers } from "../../src/adapters/cosmos/cosmos-client.js";
+import { CONNECTION_NAMES, PARTNER_URL_SETTING } from "../../src/config/names.js";
+import { isoDurationMs } from "../../src/domain/time.js";
+import type { Logger } from "../../src/ports/logger.js";
+import { answers } from "../http/port-probe.js";
+
+/** A stand-in `sas host` started, or a service it found already answering where the settings point. */
+export interface StandIn {
+  readonly name: string;
+  /** What `sas host` says about it on start. */
+  readonly description: string;
+  stop(): Promise<void>;
+}
+
+export interface StandInOptions {
+  readonly settings: Readonly<Record<string, string>>;
+  /** The app's root, where infra/queues.json defines the queues. */
+  readonly appRoot: string;
+  /** The data folder; Azurite's blobs and the partner's ledger are kept there. */
+  readonly data: string;
+  readonly logger: Logger;
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
+
+/**
+ * Starts a stand-in for each service whose setting points at this machine and where nothing answers
+ * yet: the Service Bus broker, the Cosmos DB stand-in, Azurite's blob service and the simulated partner.
+ * A setting that points elsewhere, or at a port where something already listens (the real emulator),
+ * is used as it is. Stops whatever it started if one fails.
+ */
+export async function startStandIns(options: StandInOptions): Promise<StandIn[]> {
+  const started: StandIn[] = [];
+  try {
+    for (const start of [serviceBus, cosmos, blobStorage, partner]) {
+      const standIn = await start(options);
+      if (standIn) started.push(standIn);
+    }
+  } catch (error) {
+    await stopAll(started);
+    throw error;
+  }
+  return started;
+}
+
+export async function stopAll(standIns: readonly StandIn[]): Promise<void> {
+  for (const standIn of [...standIns].reverse()) await standIn.stop();
+}
+
+/** A loopback host and port from a URL-like endpoint, or undefined when it points elsewhere. */
+function loopbackAddress(endpoint: string | undefined, defaultPort: number) {
+  if (!endpoint) return undefined;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return undefined;
+  }
+  if (!LOOPBACK.has(url.hostname)) return undefined;
+  return { hostname: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : defaultPort };
+}
+
+/** The address a client resolving `hostname` reaches first, so the stand-in listens where it connects. */
+async function listenAddress(hostname: string): Promise<string> {
+  return hostname === "localhost" ? (await lookup("localhost")).address : hostname;
+}
+
+function connectionStringPart(connectionString: string, key: string): string | undefined {
+  for (const part of connectionString.split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim().toLowerCase() === key.toLowerCase())
+      return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+function alreadyThere(name: string, where: string): StandIn {
+  return { name, description: `${name}: using the one answering at ${where}`, stop: async () => {} };
+}
+
+async function serviceBus(options: StandInOptions): Promise<StandIn | undefined> {
+  const connection = options.settings[CONNECTION_NAMES.serviceBus];
+  if (!connection || connectionStringPart(connection, "UseDevelopmentEmulator") !== "true") return undefined;
+  const endpoint = connectionStringPart(connection, "Endpoint")?.replace(/^sb:/, "amqp:");
+  const address = loopbackAddress(endpoint, 5672);
+  if (!address) return undefined;
+  const host = await listenAddress(address.hostname);
+  if (await answers(host, address.port)) return alreadyThere("Service Bus", `${host}:${address.port}`);
+  const { ServiceBusStandIn } = await import("../stand-ins/servicebus-broker/index.js");
+  const file = join(options.data, "servicebus.db");
+  const broker = await ServiceBusStandIn.start({ host, port: address.port, file });
+  for (const queue of queueDefinitions(options.appRoot)) {
+    broker.createQueue(queue.name, {
+      lockDurationMs: isoDurationMs(queue.lockDuration),
+      maxDeliveryCount: queue.maxDeliveryCount,
+      duplicateDetectionWindowMs: isoDurationMs(queue.duplicateDetectionHistoryTimeWindow),
+    });
+  }
+  return {
+    name: "Service Bus",
+    description: `Service Bus: the in-process AMQP broker on ${host}:${address.port}, queues from infra/queues.json, messages in ${file}`,
+    stop: () => broker.close(),
+  };
+}
+
+interface QueueDefinition {
+  readonly name: string;
+  readonly lockDuration: string;
+  readonly maxDeliveryCount: number;
+  readonly duplicateDetectionHistoryTimeWindow: string;
+}
+
+function queueDefinitions(appRoot: string): QueueDefinition[] {
+  const queues = JSON.parse(readFileSync(join(appRoot, "infra", "queues.json"), "utf8")) as Record<
+    string,
+    QueueDefinition
+  >;
+  return Object.values(queues);
+}
+
+async function cosmos(options: StandInOptions): Promise<StandIn | undefined> {
+  const endpoint = options.settings[`${CONNECTION_NAMES.cosmos}__endpoint`];
+  const key = options.settings[`${CONNECTION_NAMES.cosmos}__key`];
+  const address = loopbackAddress(endpoint, 8081);
+  if (!address || !key) return undefined;
+  const host = await listenAddress(address.hostname);
+  const database = options.settings[`${CONNECTION_NAMES.cosmos}__database`] ?? "orders";
+  const connection = {
+    endpoint: `https://${address.hostname}:${address.port}`,
+    key,
+    allowSelfSignedCertificate: true,
+  };
+  if (await answers(host, address.port)) {
+    await ensureStateContainers(createCosmosClient(connection), database);
+    return alreadyThere("Cosmos DB", `${host}:${address.port}`);
+  }
+  const { startCosmosServer } = await import("../stand-ins/cosmos-server.js");
+  const journal = join(options.data, "cosmos-writes.ndjson");
+  const server = await startCosmosServer({ host, port: address.port, journal });
+  const client = createCosmosClient(connection);
+  await ensureStateContainers(client, database);
+  client.dispose();
+  return {
+    name: "Cosmos DB",
+    description: `Cosmos DB: the stand-in on https://${host}:${address.port}, database ${database}, its writes journaled in ${journal}`,
+    stop: () => server.stop(),
+  };
+}
+
+/** Azurite's fixed development-storage address, which `UseDevelopmentStorage=true` means. */
+const DEVELOPMENT_BLOB = { hostname: "127.0.0.1", port: 10000 };
+
+async function blobStorage(options: StandInOptions): Promise<StandIn | undefined> {
+  const connection = options.settings[CONNECTION_NAMES.storage];
+  if (!connection) return undefined;
+  const address =
+    connectionStringPart(connection, "UseDevelopmentStorage") === "true"
+      ? DEVELOPMENT_BLOB
+      : loopbackAddress(connectionStringPart(connection, "BlobEndpoint"), 10000);
+  if (!address) return undefined;
+  const host = await listenAddress(address.hostname);
+  if (await answers(host, address.port)) return alreadyThere("Blob Storage", `${host}:${address.port}`);
+  const { startAzuriteBlob } = await import("../stand-ins/azurite.js");
+  const location = join(options.data, "azurite");
+  const azurite = await startAzuriteBlob({ host, port: address.port, location });
+  return {
+    name: "Blob Storage",
+    description: `Blob Storage: Azurite on ${azurite.blobEndpoint}, data in ${location}`,
+    stop: () => azurite.stop(),
+  };
+}
+
+async function partner(options: StandInOptions): Promise<StandIn | undefined> {
+  const address = loopbackAddress(options.settings[PARTNER_URL_SETTING], 80);
+  if (!address) return undefined;
+  const host = await listenAddress(address.hostname);
+  if (await answers(host, address.port)) return alreadyThere("Partner", `${host}:${address.port}`);
+  const { startPartnerService } = await import("../simulation/partner/partner-service.js");
+  const { openLedgerFile } = await import("../simulation/partner/ledger-file.js");
+  const file = openLedgerFile(join(options.data, "partner-ledger.db"));
+  const service = await startPartnerService({
+    host,
+    port: address.port,
+    ledger: file.ledger,
+    clock: new SystemClock(),
+    logger: options.logger,
+  });
+  return {
+    name: "Partner",
+    description: `Partner: the simulated partner on ${service.url} without faults (sas partner has them), ledger in ${options.data}`,
+    stop: async () => {
+      await service.close();
+      file.close();
+    },
+  };
+}

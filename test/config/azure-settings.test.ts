@@ -1,0 +1,130 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { newKeyRingText } from "../../laptop/embedded/key-file.js";
+import { AZURE_SETTING_NAMES, loadAzureSettings } from "../../src/config/azure-settings.js";
+import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
+import { HOST_SETTING_NAMES } from "../../src/config/names.js";
+import {
+  AGENT_MODE_SETTING,
+  INTEGER_SETTINGS,
+  ON_RECOVERIES_EXHAUSTED_SETTING,
+  SettingsError,
+} from "../../src/config/settings.js";
+
+const sampleFile = (
+  JSON.parse(readFileSync(join(import.meta.dirname, "../../local.settings.sample.json"), "utf8")) as {
+    Values: Record<string, string>;
+  }
+).Values;
+/** The sample with a key ring, which it leaves empty: a key ring is a secret. */
+const sample: Record<string, string> = {
+  ...sampleFile,
+  [DATA_PROTECTION_KEYS_SETTING]: newKeyRingText(new Date()),
+};
+const keys = { [DATA_PROTECTION_KEYS_SETTING]: sample[DATA_PROTECTION_KEYS_SETTING] ?? "" };
+
+const identityBased = {
+  ServiceBusConnection__fullyQualifiedNamespace: "sb-orders.servicebus.windows.net",
+  CosmosDb__endpoint: "https://cosmos-orders.documents.azure.com:443/",
+  OrdersSql__server: "sql-orders.database.windows.net",
+  OrdersSql__database: "orders",
+  AzureWebJobsStorage__blobServiceUri: "https://storders.blob.core.windows.net",
+  PARTNER_URL: "https://partner.example.com",
+  ...keys,
+};
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadAzureSettings(env);
+  } catch (error) {
+    if (error instanceof SettingsError) return [...error.problems];
+    throw error;
+  }
+  return [];
+}
+
+describe("loadAzureSettings", () => {
+  it("accepts local.settings.sample.json: connection strings and the emulator's key", () => {
+    const settings = loadAzureSettings(sample);
+    expect(settings.serviceBus.kind).toBe("connectionString");
+    expect(settings.cosmos).toMatchObject({ kind: "key", allowSelfSignedCertificate: true });
+    expect(settings.sql.kind).toBe("connectionString");
+    expect(settings.storage.kind).toBe("connectionString");
+  });
+
+  it("chooses identity-based connections when only endpoints are given, with the documented defaults", () => {
+    const settings = loadAzureSettings(identityBased);
+    expect(settings).toMatchObject({
+      serviceBus: { kind: "identity", fullyQualifiedNamespace: "sb-orders.servicebus.windows.net" },
+      cosmos: { kind: "identity", endpoint: "https://cosmos-orders.documents.azure.com:443/" },
+      sql: { kind: "identity", server: "sql-orders.database.windows.net", database: "orders" },
+      storage: { kind: "identity", blobServiceUri: "https://storders.blob.core.windows.net" },
+      cosmosDatabase: "orders",
+      leaseContainer: "leases",
+      supervisorSchedule: "0 */1 * * * *",
+    });
+  });
+
+  it("takes the orders table from a local SQLite file in place of SQL Server, on a local host only", () => {
+    const { OrdersSql: _, ...withoutSql } = sample;
+    const local = { ...withoutSql, OrdersSql__sqliteFile: ".sas-host/orders.db" };
+    expect(loadAzureSettings(local).sql).toEqual({ kind: "sqliteFile", file: ".sas-host/orders.db" });
+    expect(problemsOf({ ...local, OrdersSql: sample.OrdersSql ?? "" })).toEqual([
+      "OrdersSql__sqliteFile: replaces SQL Server; remove it or the other OrdersSql settings",
+    ]);
+    expect(problemsOf({ ...local, WEBSITE_INSTANCE_ID: "abc" })).toEqual([
+      "OrdersSql__sqliteFile: only for a local host; in Azure set OrdersSql__server and OrdersSql__database",
+    ]);
+  });
+
+  it("names every missing connection, and both ways to give it", () => {
+    const problems = problemsOf({});
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ServiceBusConnection or ServiceBusConnection__fullyQualifiedNamespace/),
+        expect.stringMatching(/CosmosDb__endpoint/),
+        expect.stringMatching(/OrdersSql or OrdersSql__server with OrdersSql__database/),
+        expect.stringMatching(/AzureWebJobsStorage or AzureWebJobsStorage__blobServiceUri/),
+        expect.stringMatching(/PARTNER_URL/),
+        expect.stringMatching(/DATA_PROTECTION_KEYS: missing; set a key ring/),
+      ]),
+    );
+  });
+
+  it.each([
+    ["CosmosDb__endpoint", "http://cosmos:8081", /CosmosDb__endpoint.*https: URL/],
+    ["PARTNER_URL", "not a url", /PARTNER_URL/],
+    ["SUPERVISOR_SCHEDULE", "*/5 * * * *", /SUPERVISOR_SCHEDULE.*six-field.*has 5 fields/],
+    ["STARTER_SCHEDULE", "*/10 * 24 * * *", /STARTER_SCHEDULE.*hour field "24": 24 is outside 0-23/],
+    ["SUPERVISOR_LEASE_CONTAINER", "Leases_", /SUPERVISOR_LEASE_CONTAINER/],
+    ["CosmosDb__allowSelfSignedCertificate", "true", /only for the emulator/],
+    ["STEP_TIMEOUT_MS", "soon", /STEP_TIMEOUT_MS/],
+    ["DATA_PROTECTION_KEYS", "k1:c2hvcnQ=", /DATA_PROTECTION_KEYS: key k1 is not 32 bytes of base64/],
+    ["DATA_PROTECTION_KEYS", "no id", /DATA_PROTECTION_KEYS: key 1 needs an id/],
+    ["DATA_PROTECTION_KEYS", `k1:${"A".repeat(43)}=,k1:${"B".repeat(43)}=`, /key id k1 is given twice/],
+  ])("refuses %s=%s with a message naming it", (name, value, message) => {
+    expect(problemsOf({ ...identityBased, [name]: value })).toEqual([expect.stringMatching(message)]);
+  });
+
+  it("keeps local.settings.sample.json in step with the settings the code reads", () => {
+    const read = [
+      ...AZURE_SETTING_NAMES,
+      ...HOST_SETTING_NAMES,
+      AGENT_MODE_SETTING,
+      ON_RECOVERIES_EXHAUSTED_SETTING,
+      ...Object.values(INTEGER_SETTINGS).map((s) => s.name),
+    ];
+    const optionalInSample = new Set([
+      "ServiceBusConnection__fullyQualifiedNamespace",
+      "OrdersSql__server",
+      "OrdersSql__database",
+      "AzureWebJobsStorage__blobServiceUri",
+      "OrdersSql__sqliteFile",
+    ]);
+    for (const name of read)
+      if (!optionalInSample.has(name)) expect(Object.keys(sample), name).toContain(name);
+    for (const name of Object.keys(sample))
+      expect(read, `${name} is in the sample but nothing reads it`).toContain(name);
+  });
+});
