@@ -1,7 +1,20 @@
 import { parseArgs } from "node:util";
+import type { Command } from "./command.js";
+import { HELP } from "./flags.js";
+import {
+  describeAccepted,
+  describeHistory,
+  describeList,
+  describeRecord,
+  describeRefusal,
+  describeStats,
+} from "./orders-output.js";
 import { UsageError } from "./usage-error.js";
 
-export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or the Functions app with --key):
+export const ORDERS_USAGE = `usage: sas orders <action> [flags] | sas stats [flags]
+
+Against a running host: \`sas start\`, or the Functions app with --key.
+
   sas stats                   the orders in each state, the attempts in flight, the oldest Pending
                               order, dead-lettered and parked messages, the last Supervisor scan,
                               and the orders finished in each of the last five minutes
@@ -16,6 +29,22 @@ export const ORDERS_USAGE = `orders (against a running host: \`sas start\`, or t
   --json                      print the answer's JSON body as it came
   exit status: 0 done, 1 refused or not found (the reason on stderr), 2 usage or a bad request
 `;
+
+export const ORDERS: Command = {
+  name: "orders",
+  summary: ["list orders, show one or its history, or resubmit or compensate it as an operator"],
+  usage: ORDERS_USAGE,
+  run: (args) => ordersCommand(args, processIo()),
+};
+
+/** The process's own output and network. */
+export function processIo(): OrdersCommandIo {
+  return {
+    fetch,
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  };
+}
 
 /** Where the command writes, and how it reaches the host: the process's own, or a test's. */
 export interface OrdersCommandIo {
@@ -47,6 +76,10 @@ interface Request {
 /** `sas orders ...`: a list, one record, or an operator command, over the orders API. */
 export async function ordersCommand(args: readonly string[], io: OrdersCommandIo): Promise<number> {
   const request = parseRequest(args);
+  if (request === null) {
+    io.out(ORDERS_USAGE);
+    return 0;
+  }
   const headers: Record<string, string> = { "Content-Type": "application/json" };
   if (request.key) headers["x-functions-key"] = request.key;
   if (request.token) headers.Authorization = `Bearer ${request.token}`;
@@ -83,7 +116,8 @@ function targetOf(request: Request): string {
   return request.action === "show" ? order : `${order}/${request.action}`;
 }
 
-function parseRequest(args: readonly string[]): Request {
+/** The request the command line asks for; null when it asks for help. */
+function parseRequest(args: readonly string[]): Request | null {
   const { values, positionals } = parseArgs({
     args: [...args],
     strict: true,
@@ -98,8 +132,10 @@ function parseRequest(args: readonly string[]): Request {
       limit: { type: "string" },
       continuation: { type: "string" },
       json: { type: "boolean" },
+      ...HELP,
     },
   });
+  if (values.help) return null;
   const [action, orderId, ...extra] = positionals;
   if (!isAction(action)) {
     throw new UsageError(`sas orders needs one of ${ACTIONS.join(", ")}; got ${action ?? "nothing"}`);
@@ -142,152 +178,3 @@ const DESCRIBE: Readonly<Record<Action, (body: Record<string, unknown>) => strin
   compensate: describeAccepted,
   stats: describeStats,
 };
-
-/** One line per transition: when, who, what, the state it left and reached, and its step and failure code. */
-function describeHistory(body: Record<string, unknown>): string {
-  const earlier = body.earlier as { entries?: number; since?: string; until?: string } | null;
-  const entries = (Array.isArray(body.entries) ? body.entries : []) as Record<string, unknown>[];
-  const lines = entries.map((e) =>
-    [e.at, `#${e.attempt}`, e.actor, e.command, `${e.from} -> ${e.to}`, e.step, e.code]
-      .filter((cell) => cell !== null && cell !== undefined)
-      .join("  "),
-  );
-  if (earlier)
-    lines.unshift(`(${earlier.entries} earlier transitions, ${earlier.since} to ${earlier.until})`);
-  return `${lines.join("\n")}\n`;
-}
-
-interface CappedCount {
-  readonly count: number;
-  readonly capped: boolean;
-}
-
-interface StatsBody {
-  readonly counts?: Record<string, number>;
-  readonly inFlight?: { processing: number; max: number };
-  readonly oldestPending?: { orderId: string; since: string; ageMs: number } | null;
-  readonly messages?: {
-    deadLettered: Record<string, CappedCount>;
-    parked: CappedCount;
-    countedUpTo: number;
-    countedAt: string;
-  } | null;
-  readonly lastScan?: {
-    holder: string;
-    finishedAt: string;
-    found: Record<string, number | boolean>;
-    cost: { requestUnits: number; durationMs: number; pages: number };
-  } | null;
-  readonly throughput?: { finishedPerMinute: number[]; perSecondLastMinute: number; until: string };
-  readonly unavailable?: string[];
-}
-
-/** One line per figure, its label in an aligned first column. */
-function describeStats(raw: Record<string, unknown>): string {
-  const body = raw as StatsBody;
-  const unavailable = (figure: string) =>
-    body.unavailable?.includes(figure) ? "unavailable (the host could not read it; see its log)" : undefined;
-  const { messages, lastScan, throughput, oldestPending } = body;
-  const rows: [string, string][] = [
-    [
-      "counts",
-      Object.entries(body.counts ?? {})
-        .map(([state, n]) => `${state} ${n}`)
-        .join(" · "),
-    ],
-    ["in flight", `${body.inFlight?.processing}/${body.inFlight?.max}`],
-    [
-      "oldest pending",
-      oldestPending
-        ? `${oldestPending.orderId}, waiting ${durationText(oldestPending.ageMs)} (since ${oldestPending.since})`
-        : "none",
-    ],
-    [
-      "dead-lettered",
-      unavailable("messages") ??
-        Object.entries(messages?.deadLettered ?? {})
-          .map(([queue, n]) => `${queue} ${countText(n)}`)
-          .join(" · "),
-    ],
-    ["parked", unavailable("messages") ?? (messages ? countText(messages.parked) : "")],
-    ["last scan", unavailable("lastScan") ?? (lastScan ? scanText(lastScan) : "none recorded yet")],
-    [
-      "finished/min",
-      throughput
-        ? `${throughput.finishedPerMinute.join(" · ")} (oldest first, to ${throughput.until}; ${throughput.perSecondLastMinute}/s over the last minute)`
-        : "",
-    ],
-  ];
-  const width = Math.max(...rows.map(([label]) => label.length));
-  return rows
-    .map(([label, text]) => `${label.padEnd(width)}  ${text}`)
-    .join("\n")
-    .concat("\n");
-}
-
-/** A capped count reads "1000+": there may be more. */
-function countText(n: CappedCount): string {
-  return `${n.count}${n.capped ? "+" : ""}`;
-}
-
-function scanText(scan: NonNullable<StatsBody["lastScan"]>): string {
-  const { found, cost } = scan;
-  const counts = ["scanned", "resets", "toError", "toCompensation", "stalled", "lostRaces"]
-    .map((field) => `${field} ${found[field]}`)
-    .join(" · ");
-  const flags = [found.truncated ? "truncated" : "", found.leaseLost ? "lease lost" : ""].filter(Boolean);
-  const spent = `${cost.pages} page(s), ${cost.requestUnits} RU, ${Math.round(cost.durationMs)} ms`;
-  return `${scan.finishedAt} by ${scan.holder}: ${[counts, ...flags].join(" · ")}; ${spent}`;
-}
-
-/** "3h 5m", "2m 0s", "45s": an age to the second. */
-function durationText(ms: number): string {
-  const seconds = Math.floor(ms / 1_000);
-  const [h, m, s] = [Math.floor(seconds / 3_600), Math.floor((seconds % 3_600) / 60), seconds % 60];
-  if (h > 0) return `${h}h ${m}m`;
-  return m > 0 ? `${m}m ${s}s` : `${s}s`;
-}
-
-/** One aligned line per order, then the continuation to pass for the next page. */
-function describeList(body: Record<string, unknown>): string {
-  const items = (Array.isArray(body.items) ? body.items : []) as Record<string, unknown>[];
-  const rows = items.map((item) => {
-    const lastError = item.lastError as { code?: string } | null | undefined;
-    return [String(item.orderId), String(item.processState), String(item.updatedAt), lastError?.code ?? ""];
-  });
-  const widths = [0, 1, 2].map((column) => Math.max(0, ...rows.map((row) => row[column]?.length ?? 0)));
-  const lines = rows.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd(),
-  );
-  if (lines.length === 0) lines.push("no orders");
-  if (typeof body.continuation === "string") lines.push(`more: --continuation ${body.continuation}`);
-  return `${lines.join("\n")}\n`;
-}
-
-function describeRecord(record: Record<string, unknown>): string {
-  const steps = Array.isArray(record.steps)
-    ? record.steps.map((s: { name?: string; status?: string }) => `${s.name} ${s.status}`).join(", ")
-    : "";
-  const lastError = record.lastError as { code?: string; message?: string } | null | undefined;
-  const lines = [
-    `${record.orderId}  ${record.processState}  attempt ${record.attempt}  failures ${record.failureCount}`,
-    `  steps: ${steps}`,
-    ...(lastError ? [`  last error: ${lastError.code}: ${lastError.message}`] : []),
-  ];
-  return `${lines.join("\n")}\n`;
-}
-
-function describeAccepted(body: Record<string, unknown>): string {
-  return `${body.command} ${body.orderId}: accepted, now ${body.processState}\n`;
-}
-
-function describeRefusal(status: number, body: Record<string, unknown>): string {
-  const issues = Array.isArray(body.issues)
-    ? body.issues.map((i: { field?: string; message?: string }) => `${i.field}: ${i.message}`).join("; ")
-    : "";
-  const detail = body.message ?? issues ?? "";
-  return `${status} ${body.error ?? "error"}${detail ? `: ${detail}` : ""}`;
-}

@@ -11,13 +11,13 @@ import { seededRandom } from "../../src/domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../../src/domain/state-record.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
-import { createStatusLine } from "../cli/status-line.js";
 import type { PartnerFaults } from "../simulation/partner/faults.js";
 import { demoOrder } from "./demo.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { startHttpApi } from "./http-api.js";
 import { localKeys } from "./key-file.js";
 import type { LocalPipeline } from "./pipeline.js";
+import { createStatusLine } from "./status-line.js";
 
 export interface HostOptions {
   readonly port: number;

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UsageError } from "../../../laptop/cli/usage-error.js";
 import { judgeRss, terminalAt } from "../../../laptop/simulation/chaos/soak-measures.js";
-import { parseSoakOptions } from "../../../laptop/simulation/chaos/soak-options.js";
 import { pendingRecord } from "../../support/records.js";
 
 const MB = 1_048_576;
@@ -49,26 +47,5 @@ describe("when an order finished", () => {
     const record = pendingRecord("o-1", { processState: "Processed", history });
     expect(terminalAt(record)).toBe(Date.parse(at));
     expect(terminalAt(pendingRecord("o-2"))).toBeNull();
-  });
-});
-
-describe("sas soak flags", () => {
-  it("needs --minutes and takes the rest from defaults", () => {
-    expect(() => parseSoakOptions([])).toThrow(new UsageError("--minutes is required"));
-    expect(parseSoakOptions(["--minutes", "2"])).toMatchObject({
-      minutes: 2,
-      rate: 20,
-      intervalSeconds: 60,
-      warmupMinutes: 5,
-      agent: "activity",
-    });
-  });
-
-  it.each([
-    [["--minutes", "0"], /--minutes must be an integer from 1/],
-    [["--minutes", "1", "--interval-seconds", "1"], /--interval-seconds must be an integer from 5/],
-    [["--minutes", "1", "--lost-replies", "x"], /--lost-replies must be a number from 0 to 1/],
-  ])("refuses %j naming the flag", (args, message) => {
-    expect(() => parseSoakOptions(args)).toThrow(message);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createStatusLine } from "../../laptop/cli/status-line.js";
+import { createStatusLine } from "../../laptop/embedded/status-line.js";
 
 /** What a terminal shows after `written`: `\r` returns to column 0 and characters overwrite. */
 function screen(written: string): string {

@@ -1,0 +1,59 @@
+import { parseArgs } from "node:util";
+import { type Command, showUsage, untilStopped } from "./command.js";
+import { COMMON, FAULT_FLAGS_USAGE, faultsFrom, integer } from "./flags.js";
+
+const USAGE = `usage: sas partner [flags]
+
+Runs only the simulated partner service, for the Functions host's PARTNER_URL or for
+sas start --partner-url.
+
+  --port <n>                  HTTP port (default 7072)
+  --ledger <file>             keep the idempotency records and the effect ledger in this SQLite
+                              file, so they survive restarts (default: in memory)
+${FAULT_FLAGS_USAGE}  --seed <n>                  seed of every fault decision                     (integer)
+`;
+
+export const PARTNER: Command = {
+  name: "partner",
+  summary: ["run only the simulated partner service (for the Functions host's PARTNER_URL)"],
+  usage: USAGE,
+  run: partner,
+};
+
+async function partner(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    options: { ...COMMON, port: { type: "string" }, ledger: { type: "string" } },
+  });
+  if (values.help) return showUsage(USAGE);
+  const { startPartnerService } = await import("../simulation/partner/partner-service.js");
+  const { openLedgerFile } = await import("../simulation/partner/ledger-file.js");
+  const { SystemClock } = await import("../../src/adapters/clock/system-clock.js");
+  const { JsonLogger } = await import("../../src/adapters/logging/json-logger.js");
+  const { DEMO_SLOW_MS } = await import("../embedded/embedded-stack.js");
+  const port = integer(values, "port", 7072, 0, 65_535);
+  const faults = faultsFrom(values, { transient: 0, permanent: 0, slow: 0, lostReply: 0 });
+  const seed = integer(values, "seed", 7, -2_147_483_648, 2_147_483_647);
+  const file = values.ledger !== undefined ? openLedgerFile(values.ledger) : undefined;
+  const service = await startPartnerService({
+    port,
+    faults,
+    seed,
+    slowMs: DEMO_SLOW_MS,
+    ...(file ? { ledger: file.ledger } : {}),
+    clock: new SystemClock(),
+    logger: JsonLogger.toStream(process.stderr),
+  });
+  const kept = file
+    ? `ledger in ${values.ledger} (${file.restoredEvents} events restored)`
+    : "ledger in memory (give --ledger <file> to keep it across restarts)";
+  process.stdout.write(
+    `simulated partner on ${service.url}; ${kept}; GET ${service.url}/ledger shows it. Set PARTNER_URL (or sas start --partner-url) to it. Ctrl+C stops it.\n`,
+  );
+  await untilStopped();
+  await service.close();
+  process.stdout.write(`${JSON.stringify(service.ledgerData().totals)}\n`);
+  file?.close();
+  return 0;
+}
