@@ -35,7 +35,7 @@ export function createAzureApp(services: AzureServices) {
   });
   const nudgeStarter = starter.nudge;
   // Every instance reports the same store-wide counts; a metrics backend takes the last value.
-  observeOrderStates(telemetryOf(services), () => services.states.countByState());
+  observeOrderStates(telemetryOf(services), () => services.stateReadModel.countByState());
   const operator = createOperatorCommands({
     states: services.states,
     clock: services.clock,

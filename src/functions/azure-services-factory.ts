@@ -67,6 +67,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   return {
     settings,
     states,
+    stateReadModel: states,
     orders,
     lease: lazyLease(leases, clock),
     scanJournal: new BlobScanJournal(leases),

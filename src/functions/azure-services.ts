@@ -10,6 +10,7 @@ import type { Logger } from "../ports/logger.js";
 import type { MessageQueue } from "../ports/message-queue.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
 import type { ScanJournal } from "../ports/scan-journal.js";
+import type { StateReadModel } from "../ports/state-read-model.js";
 import type { StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
 import { globalTelemetry, type Telemetry } from "../telemetry/telemetry.js";
@@ -17,7 +18,10 @@ import { globalTelemetry, type Telemetry } from "../telemetry/telemetry.js";
 /** What the Azure app's handlers are wired to: in Azure, Cosmos DB, SQL, Service Bus and Blob Storage. */
 export interface AzureServices {
   readonly settings: AzureSettings;
+  /** The state records as the Scheduler, the Agents' activities and the Supervisor read and write them. */
   readonly states: StateStore;
+  /** The same records as the operator surface reads them (the orders API, the statistics, the metrics). */
+  readonly stateReadModel: StateReadModel;
   readonly orders: OrdersRepository;
   /** The Supervisor's leader-election lease. */
   readonly lease: Lease;

@@ -93,7 +93,8 @@ import {
 } from "../domain/state-record.js";
 import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
-import type { Page, RecentQuery } from "../ports/state-store.js";
+import type { RecentQuery } from "../ports/state-read-model.js";
+import type { Page } from "../ports/state-store.js";
 import { InvalidContinuationTokenError } from "../ports/store-errors.js";
 import {
   contextFrom,

@@ -9,7 +9,7 @@ import {
   type ReceivedMessage,
 } from "../ports/message-queue.js";
 import type { ScanJournal } from "../ports/scan-journal.js";
-import type { StateStore } from "../ports/state-store.js";
+import type { StateReadModel } from "../ports/state-read-model.js";
 import { reusedReading } from "./reused-reading.js";
 
 /** How many minutes the throughput covers, one count per minute. */
@@ -91,7 +91,7 @@ export interface StatsReadings {
 /** Where a host's statistics come from. */
 export interface StatsSources {
   readonly clock: Clock;
-  readonly states: Pick<StateStore, "oldestInState" | "countFinishedBetween" | "countByWorkflowVersion">;
+  readonly states: Pick<StateReadModel, "oldestInState" | "countFinishedBetween" | "countByWorkflowVersion">;
   /** The WORKFLOW_VERSION setting. */
   readonly defaultWorkflowVersion: number;
   readonly journal: ScanJournal;

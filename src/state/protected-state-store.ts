@@ -3,21 +3,24 @@ import type { Result } from "../domain/result.js";
 import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
 import type { StepName } from "../domain/workflow.js";
 import type { FieldCipher } from "../ports/field-cipher.js";
+import type { RetentionStore } from "../ports/retention-store.js";
+import type { StateReadModel } from "../ports/state-read-model.js";
 import type { CreateResult, Page, StateStore } from "../ports/state-store.js";
 import type { NotFoundError, PreconditionFailedError } from "../ports/store-errors.js";
 
 type Transform = (reference: string, context: string) => string;
 
 /**
- * A StateStore that keeps the fields classified personal or payment (data-classification.ts) sealed in
- * the store it wraps: the partner's references of those steps, in the step and in the compensation
- * log. Callers see clear values; the wrapped store, its rows and documents, and its backups see only
- * ciphertext. A record stored in clear before protection began reads as it is and is sealed when it
- * is next written. Queries never filter on these fields, so every query passes through.
+ * A state store, under each of its ports, that keeps the fields classified personal or payment
+ * (data-classification.ts) sealed in the store it wraps: the partner's references of those steps, in the
+ * step and in the compensation log. Callers see clear values, whichever port returned the record; the
+ * wrapped store, its rows and documents, and its backups see only ciphertext. A record stored in clear
+ * before protection began reads as it is and is sealed when it is next written. Queries never filter on
+ * these fields, so every query passes through.
  */
-export class ProtectedStateStore implements StateStore {
+export class ProtectedStateStore implements StateStore, StateReadModel, RetentionStore {
   constructor(
-    private readonly inner: StateStore,
+    private readonly inner: StateStore & StateReadModel & RetentionStore,
     private readonly cipher: FieldCipher,
   ) {}
 
@@ -45,17 +48,21 @@ export class ProtectedStateStore implements StateStore {
     this.openPage(await this.inner.queryClaimable(query));
   queryExpired: StateStore["queryExpired"] = async (query) =>
     this.openPage(await this.inner.queryExpired(query));
-  listRecent: StateStore["listRecent"] = async (query) => this.openPage(await this.inner.listRecent(query));
   countProcessing: StateStore["countProcessing"] = () => this.inner.countProcessing();
-  countInState: StateStore["countInState"] = (state) => this.inner.countInState(state);
-  countByState: StateStore["countByState"] = () => this.inner.countByState();
-  countByWorkflowVersion: StateStore["countByWorkflowVersion"] = (states) =>
+
+  listRecent: StateReadModel["listRecent"] = async (query) =>
+    this.openPage(await this.inner.listRecent(query));
+  countInState: StateReadModel["countInState"] = (state) => this.inner.countInState(state);
+  countByState: StateReadModel["countByState"] = () => this.inner.countByState();
+  countByWorkflowVersion: StateReadModel["countByWorkflowVersion"] = (states) =>
     this.inner.countByWorkflowVersion(states);
-  oldestInState: StateStore["oldestInState"] = (state) => this.inner.oldestInState(state);
-  countFinishedBetween: StateStore["countFinishedBetween"] = (from, to) =>
+  oldestInState: StateReadModel["oldestInState"] = (state) => this.inner.oldestInState(state);
+  countFinishedBetween: StateReadModel["countFinishedBetween"] = (from, to) =>
     this.inner.countFinishedBetween(from, to);
-  queryRetired: StateStore["queryRetired"] = (query) => this.inner.queryRetired(query);
-  remove: StateStore["remove"] = (orderId, ifMatch) => this.inner.remove(orderId, ifMatch);
+
+  // A retired record's key, attempt count and ETag hold nothing sealed.
+  queryRetired: RetentionStore["queryRetired"] = (query) => this.inner.queryRetired(query);
+  remove: RetentionStore["remove"] = (orderId, ifMatch) => this.inner.remove(orderId, ifMatch);
 
   private seal<R extends StateRecord>(record: R): R {
     return transformReferences(record, (reference, context) =>

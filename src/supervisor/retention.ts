@@ -3,12 +3,13 @@ import { addMilliseconds, type IsoInstant, toInstant } from "../domain/time.js";
 import type { Clock } from "../ports/clock.js";
 import type { DurableClient } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
+import type { RetentionStore } from "../ports/retention-store.js";
 import type { StateStore } from "../ports/state-store.js";
 
 const DAY_MS = 86_400_000;
 
 export interface RetentionDeps {
-  readonly states: StateStore;
+  readonly states: RetentionStore;
   readonly durable: DurableClient;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -77,7 +78,7 @@ export function createRetentionPurge(deps: RetentionDeps): () => Promise<PurgeRe
 }
 
 export interface InstanceSweepDeps {
-  readonly states: StateStore;
+  readonly states: Pick<StateStore, "get">;
   readonly durable: DurableClient;
   readonly clock: Clock;
   readonly logger: Logger;

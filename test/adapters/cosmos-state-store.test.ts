@@ -19,7 +19,10 @@ import {
 import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.js";
 import { stateRecordSchema } from "../../src/domain/state-record.js";
 import { InvalidContinuationTokenError } from "../../src/ports/store-errors.js";
+import { describeRetentionStoreContract } from "../contracts/retention-store.contract.js";
+import { describeStateReadModelContract } from "../contracts/state-read-model.contract.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
+import type { StateStoreFixture } from "../contracts/state-store-fixture.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 let server: CosmosStandIn;
@@ -56,14 +59,19 @@ async function freshDatabase(): Promise<{
   };
 }
 
-describeStateStoreContract("Cosmos DB (in-process stand-in), two clients", async () => {
+async function twoClients(): Promise<StateStoreFixture<CosmosStateStore>> {
   const { name, containers, drop } = await freshDatabase();
   return {
     store: new CosmosStateStore(containers),
     secondHandle: async () => new CosmosStateStore(stateContainers(otherClient.database(name))),
     dispose: drop,
   };
-});
+}
+
+const STAND_IN = "Cosmos DB (in-process stand-in), two clients";
+describeStateStoreContract(STAND_IN, twoClients);
+describeStateReadModelContract(STAND_IN, twoClients);
+describeRetentionStoreContract(STAND_IN, twoClients);
 
 describe("Cosmos DB state store", () => {
   it("reports the request charge of every round trip of a page", async () => {

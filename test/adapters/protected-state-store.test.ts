@@ -6,7 +6,10 @@ import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.j
 import type { StateRecord } from "../../src/domain/state-record.js";
 import { type KeyRing, SealedValueError } from "../../src/ports/field-cipher.js";
 import { ProtectedStateStore } from "../../src/state/protected-state-store.js";
+import { describeRetentionStoreContract } from "../contracts/retention-store.contract.js";
+import { describeStateReadModelContract } from "../contracts/state-read-model.contract.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
+import type { StateStoreFixture } from "../contracts/state-store-fixture.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 function ring(...ids: string[]): KeyRing {
@@ -16,11 +19,16 @@ function ring(...ids: string[]): KeyRing {
   return { current, keys };
 }
 
-describeStateStoreContract("SQLite in memory, protected fields sealed", async () => {
+async function protectedInMemory(): Promise<StateStoreFixture<ProtectedStateStore>> {
   const db = openDatabase(":memory:");
   const store = new ProtectedStateStore(new SqliteStateStore(db), new AesGcmFieldCipher(ring("k1")));
   return { store, dispose: async () => void db.close() };
-});
+}
+
+const SEALED = "SQLite in memory, protected fields sealed";
+describeStateStoreContract(SEALED, protectedInMemory);
+describeStateReadModelContract(SEALED, protectedInMemory);
+describeRetentionStoreContract(SEALED, protectedInMemory);
 
 /** A record with every step applied and logged: the partner's references for all its steps. */
 function appliedRecord(orderId: string): StateRecord {

@@ -11,15 +11,20 @@ import {
   SqliteStateStore,
   STATS_QUERIES,
 } from "../../src/adapters/sqlite/sqlite-state-store.js";
+import { describeRetentionStoreContract } from "../contracts/retention-store.contract.js";
+import { describeStateReadModelContract } from "../contracts/state-read-model.contract.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";
+import type { StateStoreFixture } from "../contracts/state-store-fixture.js";
 import { pendingRecord } from "../support/records.js";
 
-describeStateStoreContract("SQLite in memory", async () => {
+type SqliteFixture = StateStoreFixture<SqliteStateStore>;
+
+async function inMemory(): Promise<SqliteFixture> {
   const db = openDatabase(":memory:");
   return { store: new SqliteStateStore(db), dispose: async () => void db.close() };
-});
+}
 
-describeStateStoreContract("SQLite file, two connections", async () => {
+async function fileWithTwoConnections(): Promise<SqliteFixture> {
   const dir = mkdtempSync(join(tmpdir(), "sas-state-"));
   const path = join(dir, "state.sqlite");
   const db = openDatabase(path);
@@ -37,7 +42,16 @@ describeStateStoreContract("SQLite file, two connections", async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-});
+}
+
+for (const [name, fixture] of [
+  ["SQLite in memory", inMemory],
+  ["SQLite file, two connections", fileWithTwoConnections],
+] as const) {
+  describeStateStoreContract(name, fixture);
+  describeStateReadModelContract(name, fixture);
+  describeRetentionStoreContract(name, fixture);
+}
 
 describe("SQLite database file", () => {
   it("is in WAL mode, migrated once, and keeps records across reopening", async () => {

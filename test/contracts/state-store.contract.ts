@@ -1,44 +1,21 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
-import { PROCESS_STATES } from "../../src/domain/state-record.js";
-import { addMilliseconds } from "../../src/domain/time.js";
-import { applyTransition, type Command } from "../../src/domain/transitions.js";
+import type { Command } from "../../src/domain/transitions.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import {
   InvalidContinuationTokenError,
   NotFoundError,
   PreconditionFailedError,
 } from "../../src/ports/store-errors.js";
-import { pendingRecord, T0 } from "../support/records.js";
-
-export interface StateStoreFixture {
-  readonly store: StateStore;
-  /** The same store through a second client or connection, where the adapter has one. */
-  readonly secondHandle?: () => Promise<StateStore>;
-  dispose(): Promise<void>;
-}
-
-const at = (ms: number) => addMilliseconds(T0, ms);
-
-function claimCommand(now = at(0)): Command {
-  return { type: "claim", now, attemptTimeoutMs: 60_000 };
-}
-
-function transition(
-  record: StateRecord,
-  command: Command,
-  actor: "starter" | "supervisor" = "starter",
-): StateRecord {
-  const result = applyTransition(record, actor, command);
-  if (!result.ok) throw result.error;
-  return result.value.record;
-}
-
-function withoutEtag(record: StoredStateRecord): StateRecord {
-  const { _etag, ...rest } = record;
-  void _etag;
-  return rest;
-}
+import { pendingRecord } from "../support/records.js";
+import {
+  at,
+  claimCommand,
+  createNew,
+  type StateStoreFixture,
+  transition,
+  withoutEtag,
+} from "./state-store-fixture.js";
 
 /** The behaviour every StateStore adapter must show. */
 export function describeStateStoreContract(
@@ -55,11 +32,7 @@ export function describeStateStoreContract(
     });
     afterEach(async () => fixture.dispose());
 
-    async function create(record: StateRecord): Promise<StoredStateRecord> {
-      const result = await store.createIfAbsent(record);
-      if (!result.created) throw new Error(`${record.orderId} already existed`);
-      return result.record;
-    }
+    const create = (record: StateRecord) => createNew(store, record);
 
     describe("records", () => {
       it("creates a record once and returns the existing one, untouched, on a second create", async () => {
@@ -130,133 +103,6 @@ export function describeStateStoreContract(
           expect(!lost.ok && lost.error).toBeInstanceOf(PreconditionFailedError);
         }
         expect((await store.get("ord-race"))?.lockedBy).toBe("ord-race:1");
-      });
-    });
-
-    it("counts the records in each state, every state present", async () => {
-      await create(pendingRecord("ord-c1"));
-      await create(pendingRecord("ord-c2"));
-      await create({ ...pendingRecord("ord-c3"), processState: "Error" });
-      expect(await store.countByState()).toEqual({
-        Pending: 2,
-        Processing: 0,
-        Processed: 0,
-        Error: 1,
-        Compensating: 0,
-        Compensated: 0,
-        CompensationFailed: 0,
-      });
-      expect(await store.countInState("Pending")).toBe(2);
-      expect(await store.countInState("Compensated")).toBe(0);
-    });
-
-    it("counts the records of the states asked for per workflow version, leaving out pairs with none", async () => {
-      await create(pendingRecord("ord-v1a", { workflowVersion: 1 }));
-      await create(pendingRecord("ord-v1b", { workflowVersion: 1, processState: "Error" }));
-      await create(pendingRecord("ord-v1c", { workflowVersion: 1, processState: "Processed" }));
-      await create(pendingRecord("ord-v2a", { workflowVersion: 2 }));
-      await create(pendingRecord("ord-v2b", { workflowVersion: 2 }));
-      const counts = await store.countByWorkflowVersion(["Pending", "Error", "CompensationFailed"]);
-      const sorted = [...counts].sort(
-        (a, b) => a.workflowVersion - b.workflowVersion || a.processState.localeCompare(b.processState),
-      );
-      expect(sorted).toEqual([
-        { workflowVersion: 1, processState: "Error", count: 1 },
-        { workflowVersion: 1, processState: "Pending", count: 1 },
-        { workflowVersion: 2, processState: "Pending", count: 2 },
-      ]);
-      expect(await store.countByWorkflowVersion([])).toEqual([]);
-    });
-
-    describe("statistics", () => {
-      it("finds the record longest in a state by its last change, and null for an empty state", async () => {
-        await create(pendingRecord("ord-new", { updatedAt: at(5_000) }));
-        await create(pendingRecord("ord-old", { updatedAt: at(-90_000) }));
-        await create(pendingRecord("ord-mid", { updatedAt: at(-1_000) }));
-        // Older, but not Pending.
-        await create(pendingRecord("ord-done", { processState: "Processed", updatedAt: at(-500_000) }));
-        expect(await store.oldestInState("Pending")).toEqual({ orderId: "ord-old", updatedAt: at(-90_000) });
-        expect(await store.oldestInState("Processed")).toEqual({
-          orderId: "ord-done",
-          updatedAt: at(-500_000),
-        });
-        expect(await store.oldestInState("Error")).toBeNull();
-      });
-
-      it("follows a record out of the state: the next oldest takes its place", async () => {
-        const old = await create(pendingRecord("ord-old", { updatedAt: at(-60_000) }));
-        await create(pendingRecord("ord-next", { updatedAt: at(-30_000) }));
-        const claimed = await store.replace(transition(old, claimCommand()), old._etag);
-        expect(claimed.ok).toBe(true);
-        expect(await store.oldestInState("Pending")).toEqual({ orderId: "ord-next", updatedAt: at(-30_000) });
-        expect((await store.oldestInState("Processing"))?.orderId).toBe("ord-old");
-      });
-
-      it("counts the records in a terminal state whose last change falls in [from, to)", async () => {
-        const finished = ["Processed", "Error", "Compensated", "CompensationFailed"] as const;
-        for (const [i, processState] of finished.entries()) {
-          await create(pendingRecord(`ord-f${i}`, { processState, updatedAt: at(i * 10_000) }));
-        }
-        await create(pendingRecord("ord-edge", { processState: "Processed", updatedAt: at(60_000) }));
-        await create(pendingRecord("ord-before", { processState: "Processed", updatedAt: at(-1) }));
-        // Changed in the window, but not finished.
-        for (const processState of ["Pending", "Processing", "Compensating"] as const) {
-          await create(pendingRecord(`ord-${processState}`, { processState, updatedAt: at(5_000) }));
-        }
-        expect(await store.countFinishedBetween(at(0), at(60_000))).toBe(4);
-        expect(await store.countFinishedBetween(at(0), at(60_001))).toBe(5);
-        expect(await store.countFinishedBetween(at(-1), at(10_000))).toBe(2);
-        expect(await store.countFinishedBetween(at(15_000), at(25_000))).toBe(1);
-        expect(await store.countFinishedBetween(at(61_000), at(120_000))).toBe(0);
-      });
-    });
-
-    describe("retention", () => {
-      it("answers Processed and Compensated records changed before the cutoff, and no others", async () => {
-        for (const processState of PROCESS_STATES) {
-          await create(pendingRecord(`old-${processState}`, { processState, attempt: 3, updatedAt: at(-1) }));
-        }
-        await create(pendingRecord("edge-Processed", { processState: "Processed", updatedAt: at(0) }));
-        const retired = await store.queryRetired({ before: at(0), maxItems: 10 });
-        expect([...retired].sort((a, b) => a.orderId.localeCompare(b.orderId))).toEqual([
-          { orderId: "old-Compensated", attempt: 3, updatedAt: at(-1), etag: expect.any(String) },
-          { orderId: "old-Processed", attempt: 3, updatedAt: at(-1), etag: expect.any(String) },
-        ]);
-        const processed = await store.get("old-Processed");
-        expect(retired.find((r) => r.orderId === "old-Processed")?.etag).toBe(processed?._etag);
-        expect(await store.queryRetired({ before: at(-1), maxItems: 10 })).toEqual([]);
-      });
-
-      it("answers at most maxItems, and the next batch once those are removed", async () => {
-        for (let i = 0; i < 5; i++) {
-          await create(pendingRecord(`ord-${i}`, { processState: "Processed", updatedAt: at(-i - 1) }));
-        }
-        const seen = new Set<string>();
-        for (let batch = 0; batch < 3; batch++) {
-          const retired = await store.queryRetired({ before: at(0), maxItems: 2 });
-          expect(retired.length).toBe(batch < 2 ? 2 : 1);
-          for (const record of retired) {
-            expect(seen.has(record.orderId)).toBe(false);
-            seen.add(record.orderId);
-            expect(await store.remove(record.orderId, record.etag)).toBe(true);
-          }
-        }
-        expect(seen.size).toBe(5);
-        expect(await store.queryRetired({ before: at(0), maxItems: 2 })).toEqual([]);
-        await expect(store.queryRetired({ before: at(0), maxItems: 0 })).rejects.toThrow(RangeError);
-      });
-
-      it("removes a record only while it has the ETag read, and reports a record already gone", async () => {
-        const record = await create(pendingRecord("ord-r", { processState: "Processed", updatedAt: at(-1) }));
-        const replaced = await store.replace(withoutEtag(record), record._etag);
-        if (!replaced.ok) throw replaced.error;
-        expect(await store.remove("ord-r", record._etag)).toBe(false);
-        expect(await store.get("ord-r")).toBeDefined();
-        expect(await store.remove("ord-r", replaced.value._etag)).toBe(true);
-        expect(await store.get("ord-r")).toBeUndefined();
-        expect(await store.remove("ord-r", replaced.value._etag)).toBe(false);
-        // The order may be submitted again: its key is free.
-        expect((await store.createIfAbsent(pendingRecord("ord-r"))).created).toBe(true);
       });
     });
 
@@ -471,72 +317,6 @@ export function describeStateStoreContract(
         } while (token);
         expect([...seen].sort()).toEqual([...ids].sort());
         expect(new Set(seen).size).toBe(seen.length);
-      });
-    });
-
-    describe("recent list", () => {
-      /** Seven records changed at distinct times (two share one), in three states. */
-      async function seedRecent(): Promise<void> {
-        const states = ["Error", "Processed", "Error", "Pending", "Error", "Processed", "Error"] as const;
-        for (const [i, processState] of states.entries()) {
-          await create({
-            ...pendingRecord(`ord-r${i}`),
-            processState,
-            updatedAt: at(i === 6 ? 5_000 : i * 1_000),
-          });
-        }
-      }
-
-      async function everyPage(
-        state: StateRecord["processState"] | null,
-        maxItems: number,
-      ): Promise<string[][]> {
-        const pages: string[][] = [];
-        let token: string | null = null;
-        do {
-          const page = await store.listRecent({ state, maxItems, continuationToken: token });
-          pages.push(page.items.map((r) => r.orderId));
-          token = page.continuationToken;
-        } while (token);
-        return pages;
-      }
-
-      it("lists every record newest change first, ties by orderId descending, page by page", async () => {
-        await seedRecent();
-        expect(await everyPage(null, 3)).toEqual([
-          ["ord-r6", "ord-r5", "ord-r4"],
-          ["ord-r3", "ord-r2", "ord-r1"],
-          ["ord-r0"],
-        ]);
-      });
-
-      it("lists the records of one state only", async () => {
-        await seedRecent();
-        expect((await everyPage("Error", 2)).flat()).toEqual(["ord-r6", "ord-r4", "ord-r2", "ord-r0"]);
-        expect(await everyPage("Compensated", 5)).toEqual([[]]);
-      });
-
-      it("moves a record changed between pages to the front, without showing it twice", async () => {
-        await seedRecent();
-        const first = await store.listRecent({ state: null, maxItems: 3 });
-        const seen = await store.get("ord-r5");
-        if (!seen) throw new Error("ord-r5 is missing");
-        await store.replace({ ...withoutEtag(seen), updatedAt: at(9_000) }, seen._etag);
-        const rest = await store.listRecent({
-          state: null,
-          maxItems: 10,
-          continuationToken: first.continuationToken,
-        });
-        expect(rest.items.map((r) => r.orderId)).toEqual(["ord-r3", "ord-r2", "ord-r1", "ord-r0"]);
-        expect((await store.listRecent({ state: null, maxItems: 1 })).items[0]?.orderId).toBe("ord-r5");
-      });
-
-      it("refuses a token issued for another state's list", async () => {
-        await seedRecent();
-        const page = await store.listRecent({ state: "Error", maxItems: 1 });
-        await expect(
-          store.listRecent({ state: "Processed", maxItems: 1, continuationToken: page.continuationToken }),
-        ).rejects.toThrow(InvalidContinuationTokenError);
       });
     });
   });

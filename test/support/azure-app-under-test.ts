@@ -73,6 +73,7 @@ export class AppUnderTest {
         ...this.env,
       }),
       states: this.states,
+      stateReadModel: this.states,
       orders: this.orders,
       lease: new SqliteLease(this.db, this.clock, "supervisor"),
       scanJournal: new SqliteScanJournal(this.db),

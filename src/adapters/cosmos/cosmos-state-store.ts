@@ -12,6 +12,13 @@ import {
 } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
 import { WORKFLOW_VERSIONS } from "../../domain/workflow.js";
+import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
+import type {
+  RecentQuery,
+  RecordAge,
+  StateReadModel,
+  WorkflowVersionCount,
+} from "../../ports/state-read-model.js";
 import type {
   ClaimableQuery,
   CreateResult,
@@ -19,12 +26,7 @@ import type {
   Page,
   PageRequest,
   QueryCost,
-  RecentQuery,
-  RecordAge,
-  RetiredQuery,
-  RetiredRecord,
   StateStore,
-  WorkflowVersionCount,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
 import type { StateContainers } from "./cosmos-client.js";
@@ -74,9 +76,10 @@ interface PagedQuery {
 }
 
 /**
- * The state store on Cosmos DB: one item per order, `id` = `orderId` = partition key, and the Supervisor's
- * recovery index beside it (`recovery-index.ts`), which every write keeps right (`indexed-write.ts`) and
- * the expired query reads instead of the records (`expired-scan.ts`).
+ * The state store on Cosmos DB, behind each of its ports (`StateStore`, `StateReadModel`, `RetentionStore`):
+ * one item per order, `id` = `orderId` = partition key, and the Supervisor's recovery index beside it
+ * (`recovery-index.ts`), which every write keeps right (`indexed-write.ts`) and the expired query reads
+ * instead of the records (`expired-scan.ts`).
  *
  * Pages are keyset-ordered on (`notBefore`, `orderId`), or on the recovery entries' (`completeBy`,
  * `orderId`), and the continuation token is this store's own cursor, not the SDK's. A cursor resumes
@@ -84,7 +87,7 @@ interface PagedQuery {
  * fresh query with `TOP` needs no SDK continuation token, which the SDK accepts for cross-partition
  * ORDER BY queries only with `enableQueryControl`.
  */
-export class CosmosStateStore implements StateStore {
+export class CosmosStateStore implements StateStore, StateReadModel, RetentionStore {
   private readonly records: Container;
   private readonly index: RecoveryIndex;
   private readonly auditEveryMs: number | null;
@@ -134,12 +137,51 @@ export class CosmosStateStore implements StateStore {
     return this.replaceMetered(record, ifMatch, newMeter());
   }
 
+  async queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>> {
+    return this.page(
+      {
+        name: "claimable",
+        sortField: "notBefore",
+        filter: "c.processState IN ('Pending', 'Compensating') AND c.lockedBy = null AND c.notBefore <= @now",
+        parameters: [{ name: "@now", value: query.now }],
+        // Two states match, so the due time must lead for "oldest first" across both.
+        orderBy: "c.notBefore, c.orderId",
+      },
+      query,
+    );
+  }
+
   async countProcessing(): Promise<number> {
     return this.count("c.processState = 'Processing'", []);
   }
 
+  async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
+    const audit = query.continuationToken ? undefined : await this.auditWhenDue();
+    const page = await scanExpired(
+      {
+        index: this.index,
+        readRecord: (orderId, meter) => this.read(orderId, meter),
+        rewrite: async (record, meter) => {
+          await this.replaceMetered(withoutStoreMetadata(record), record._etag, meter);
+        },
+      },
+      query,
+    );
+    return audit ? { ...page, cost: withAudit(page.cost, audit) } : page;
+  }
+
+  // The operator surface's reads (StateReadModel).
+
   async countInState(state: ProcessState): Promise<number> {
     return this.count("c.processState = @state", [{ name: "@state", value: state }]);
+  }
+
+  async countByState(): Promise<Readonly<Record<ProcessState, number>>> {
+    // One count per state: each is answered from the processState index.
+    const counts = await Promise.all(
+      PROCESS_STATES.map(async (state) => [state, await this.countInState(state)] as const),
+    );
+    return Object.fromEntries(counts) as Record<ProcessState, number>;
   }
 
   /**
@@ -185,28 +227,6 @@ export class CosmosStateStore implements StateStore {
     );
   }
 
-  async countByState(): Promise<Readonly<Record<ProcessState, number>>> {
-    // One count per state: each is answered from the processState index.
-    const counts = await Promise.all(
-      PROCESS_STATES.map(async (state) => [state, await this.countInState(state)] as const),
-    );
-    return Object.fromEntries(counts) as Record<ProcessState, number>;
-  }
-
-  async queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>> {
-    return this.page(
-      {
-        name: "claimable",
-        sortField: "notBefore",
-        filter: "c.processState IN ('Pending', 'Compensating') AND c.lockedBy = null AND c.notBefore <= @now",
-        parameters: [{ name: "@now", value: query.now }],
-        // Two states match, so the due time must lead for "oldest first" across both.
-        orderBy: "c.notBefore, c.orderId",
-      },
-      query,
-    );
-  }
-
   async listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>> {
     return this.page(
       {
@@ -221,20 +241,7 @@ export class CosmosStateStore implements StateStore {
     );
   }
 
-  async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
-    const audit = query.continuationToken ? undefined : await this.auditWhenDue();
-    const page = await scanExpired(
-      {
-        index: this.index,
-        readRecord: (orderId, meter) => this.read(orderId, meter),
-        rewrite: async (record, meter) => {
-          await this.replaceMetered(withoutStoreMetadata(record), record._etag, meter);
-        },
-      },
-      query,
-    );
-    return audit ? { ...page, cost: withAudit(page.cost, audit) } : page;
-  }
+  // Retention (RetentionStore).
 
   /**
    * Retired records past the cutoff. On Azure their `ttl` deletes them; this answers the contract (and

@@ -13,18 +13,20 @@ import {
   TERMINAL_STATES,
 } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
+import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
+import type {
+  RecentQuery,
+  RecordAge,
+  StateReadModel,
+  WorkflowVersionCount,
+} from "../../ports/state-read-model.js";
 import {
   type ClaimableQuery,
   type CreateResult,
   type ExpiredQuery,
   MAX_PAGE_SIZE,
   type Page,
-  type RecentQuery,
-  type RecordAge,
-  type RetiredQuery,
-  type RetiredRecord,
   type StateStore,
-  type WorkflowVersionCount,
 } from "../../ports/state-store.js";
 import {
   InvalidContinuationTokenError,
@@ -119,11 +121,12 @@ const START = { sortKey: "", orderId: "" };
 const START_DESCENDING = { sortKey: "\uffff", orderId: "" };
 
 /**
- * The state store on SQLite. Each record is its JSON document plus the columns the queries filter and
+ * The state store on SQLite, behind each of its ports (`StateStore`, `StateReadModel`, `RetentionStore`).
+ * Each record is its JSON document plus the columns the queries filter and
  * sort on. Pages are keyset-ordered on (`notBefore`, `orderId`) or (`completeBy`, `orderId`), values that
  * do not change while a record matches, so concurrent updates cannot make a page repeat or skip a record.
  */
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore implements StateStore, StateReadModel, RetentionStore {
   private readonly selectOne: Statement<[string], RecordRow>;
   private readonly insert: Statement<[RecordColumns]>;
   private readonly update: Statement<[RecordColumns & { ifMatch: string }]>;
@@ -210,10 +213,17 @@ export class SqliteStateStore implements StateStore {
     );
   }
 
-  /** Every record: for the embedded host's summaries and tests, not for the handlers. */
-  all(): StoredStateRecord[] {
-    return this.everything.all().map(toStored);
+  async countProcessing(): Promise<number> {
+    return this.processing.get()?.n ?? 0;
   }
+
+  async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
+    return this.page("expired", query, (cursor, limit) =>
+      this.expired.all(query.now, cursor.sortKey, cursor.orderId, limit),
+    );
+  }
+
+  // The operator surface's reads (StateReadModel).
 
   async countInState(state: ProcessState): Promise<number> {
     return this.inState.get(state)?.n ?? 0;
@@ -236,10 +246,6 @@ export class SqliteStateStore implements StateStore {
     }));
   }
 
-  async countProcessing(): Promise<number> {
-    return this.processing.get()?.n ?? 0;
-  }
-
   async oldestInState(state: ProcessState): Promise<RecordAge | null> {
     const row = this.oldest.get(state);
     return row ? { orderId: row.order_id, updatedAt: row.updated_at } : null;
@@ -247,12 +253,6 @@ export class SqliteStateStore implements StateStore {
 
   async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {
     return this.finished.get(from, to)?.n ?? 0;
-  }
-
-  async queryExpired(query: ExpiredQuery): Promise<Page<StoredStateRecord>> {
-    return this.page("expired", query, (cursor, limit) =>
-      this.expired.all(query.now, cursor.sortKey, cursor.orderId, limit),
-    );
   }
 
   async listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>> {
@@ -268,6 +268,8 @@ export class SqliteStateStore implements StateStore {
     );
   }
 
+  // Retention (RetentionStore).
+
   async queryRetired(query: RetiredQuery): Promise<readonly RetiredRecord[]> {
     checkPageSize(query.maxItems);
     return this.retired.all(query.before, query.maxItems).map((row) => ({
@@ -280,6 +282,11 @@ export class SqliteStateStore implements StateStore {
 
   async remove(orderId: string, ifMatch: string): Promise<boolean> {
     return this.removeOne.run(orderId, ifMatch).changes === 1;
+  }
+
+  /** Every record: for the embedded host's summaries and tests, not for the handlers. */
+  all(): StoredStateRecord[] {
+    return this.everything.all().map(toStored);
   }
 
   private page(

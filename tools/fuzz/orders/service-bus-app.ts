@@ -77,6 +77,7 @@ export async function openServiceBusApp(log: CapturedLog): Promise<ServiceBusApp
       [DATA_PROTECTION_KEYS_SETTING]: newKeyRingText(new Date()),
     }),
     states,
+    stateReadModel: states,
     orders: ordersRepository,
     lease: new SqliteLease(db, clock, "supervisor"),
     scanJournal: new SqliteScanJournal(db),

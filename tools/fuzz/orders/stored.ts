@@ -1,12 +1,13 @@
 import type { Order } from "../../../src/domain/order.js";
 import type { StoredStateRecord } from "../../../src/domain/state-record.js";
 import type { OrdersRepository } from "../../../src/ports/orders-repository.js";
+import type { StateReadModel } from "../../../src/ports/state-read-model.js";
 import type { StateStore } from "../../../src/ports/state-store.js";
 import type { WriteLog } from "../write-log.js";
 
 /** The stores an order ends up in, and the log of every write made to them. */
 export interface OrderStores {
-  readonly states: StateStore;
+  readonly states: StateStore & StateReadModel;
   readonly orders: OrdersRepository;
   readonly writes: WriteLog;
 }
@@ -24,7 +25,7 @@ export async function readStored(stores: OrderStores, orderId: string): Promise<
 }
 
 /** How many state records the store holds, over every process state. */
-export async function recordCount(states: StateStore): Promise<number> {
+export async function recordCount(states: StateReadModel): Promise<number> {
   const counts = await states.countByState();
   return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
