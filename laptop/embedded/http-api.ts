@@ -2,14 +2,14 @@
  * The embedded host's HTTP API, shaped like what `func start` serves on port 7071 for this app. The
  * answers are decided by the shared orders API (src/operator/orders-api.ts); this server reads the
  * request, stops reading a body past 64 KiB, and writes JSON. Any other path is 404 and any other
- * method 405 with an Allow header. Every answer is JSON.
+ * method 405 with an Allow header. Every answer is JSON but the dashboard's files (web/dashboard/), at
+ * `/` and, as the Functions app serves them, `/api/dashboard` and `/api/dashboard/{file}`.
  */
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../src/domain/order.js";
-import { DASHBOARD_PAGE } from "../../src/operator/dashboard-page.js";
 import {
   type ApiAnswer,
   bodyTooLarge,
@@ -21,6 +21,7 @@ import {
   orderTooLarge,
   STATS_PATH,
 } from "../../src/operator/orders-api.js";
+import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/operator/web-assets.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { sendJson } from "../http/json-response.js";
@@ -51,6 +52,8 @@ export interface HttpApi {
 const ORDER_PATH = /^\/api\/orders\/([^/]+)$/;
 const OPERATOR_PATH = /^\/api\/orders\/([^/]+)\/(resubmit|compensate)$/;
 const HISTORY_PATH = /^\/api\/orders\/([^/]+)\/history$/;
+const DASHBOARD_PAGE_PATHS = new Set(["/", "/api/dashboard"]);
+const DASHBOARD_FILE_PATH = /^\/api\/dashboard\/([^/]+)$/;
 
 type Answer = ApiAnswer;
 
@@ -62,6 +65,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     logger,
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
+  const dashboardFiles = webFolder("dashboard", DASHBOARD_FILES);
 
   const server = createServer((req, res) => {
     const started = performance.now();
@@ -72,16 +76,13 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       const fields = { method, path, status, durationMs: elapsedMs(started) };
       logger.info("http.request", res.writableFinished ? fields : { ...fields, aborted: true });
     });
-    if (path === "/" && (req.method === "GET" || req.method === "HEAD")) {
-      sendPage(res, DASHBOARD_PAGE);
-      return;
-    }
-    void route(api, options, req, path)
+    void serveDashboard(dashboardFiles, req, res, path)
+      .then((served) => (served ? null : route(api, options, req, path)))
       .catch((error: unknown): Answer => {
         logger.error("http.internal-error", { method, path, error });
         return { status: 500, body: { error: "internal error" } };
       })
-      .then((answer) => sendJson(res, answer));
+      .then((answer) => answer && sendJson(res, answer));
   });
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => rejectMalformed(error, socket));
 
@@ -147,13 +148,25 @@ async function postOrder(api: OrdersApi, req: IncomingMessage): Promise<Answer> 
   return api.postOrder(new TextDecoder().decode(bytes), typeof traceparent === "string" ? traceparent : null);
 }
 
-function sendPage(res: ServerResponse, html: string): void {
+/** Writes the dashboard's page or one of its files when the request asks for one; false otherwise. */
+async function serveDashboard(
+  files: WebFolder,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<boolean> {
+  if (req.method !== "GET" && req.method !== "HEAD") return false;
+  const file = DASHBOARD_FILE_PATH.exec(path)?.[1];
+  if (file === undefined && !DASHBOARD_PAGE_PATHS.has(path)) return false;
+  const asset = await files(file);
+  if (!asset) return false;
   res.writeHead(200, {
-    "Content-Type": "text/html; charset=utf-8",
-    "Content-Length": Buffer.byteLength(html),
+    "Content-Type": asset.contentType,
+    "Content-Length": Buffer.byteLength(asset.body),
     "Cache-Control": "no-store",
   });
-  res.end(html);
+  res.end(asset.body);
+  return true;
 }
 
 function bearerMatches(req: IncomingMessage, token: string): boolean {

@@ -163,11 +163,15 @@ function matchRoute(routes: readonly Route[], method: string, pathname: string) 
   return undefined;
 }
 
-/** The route's parameters when `parts` match its template, compared without regard to case as the host does. */
+/**
+ * The route's parameters when `parts` match its template, compared without regard to case as the host
+ * does; a trailing optional parameter (`{file?}`) may be left out.
+ */
 function paramsOf(segments: readonly string[], parts: readonly string[]): Record<string, string> | undefined {
-  if (segments.length !== parts.length) return undefined;
+  const leftOut = segments.slice(parts.length);
+  if (parts.length > segments.length || !leftOut.every((s) => s.endsWith("?}"))) return undefined;
   const params: Record<string, string> = {};
-  for (const [index, segment] of segments.entries()) {
+  for (const [index, segment] of segments.slice(0, parts.length).entries()) {
     const part = parts[index] ?? "";
     const parameter = /^\{([^}:?]+)[^}]*\}$/.exec(segment);
     if (parameter?.[1]) params[parameter[1]] = part;

@@ -44,11 +44,15 @@ const ROUTES: readonly HttpRoute[] = [
     handle: (h, r) => h.listOrders(r),
   },
   {
+    // The page and its style and code are one function, so the key the page was opened with (`?code=`,
+    // which may be this function's own key) opens its files too: index.html asks for them with the key
+    // in their query, as a <link> or <script> cannot send a header. A second function for the files
+    // would need `anonymous` or a key of its own.
     name: FUNCTION_NAMES.dashboard,
     method: "GET",
-    route: "dashboard",
+    route: "dashboard/{file?}",
     authLevel: "function",
-    handle: (h) => h.dashboard(),
+    handle: (h, r) => h.dashboard(r),
   },
   {
     name: FUNCTION_NAMES.getStats,

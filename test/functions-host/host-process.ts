@@ -13,7 +13,7 @@ const AZURITE_KEY =
   "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /**
- * The app as a user has it after `npm run build`: package.json, host.json, infra/ and node_modules of
+ * The app as a user has it after `npm run build`: package.json, host.json, infra/, node_modules and web/ of
  * this repository, the app built into its own dist/, and a local.settings.json of the test's.
  */
 export interface BuiltApp {
@@ -25,7 +25,7 @@ export interface BuiltApp {
 
 export function buildApp(): BuiltApp {
   const root = mkdtempSync(join(tmpdir(), "sas-host-app-"));
-  for (const entry of ["package.json", "host.json", "infra", "node_modules"]) {
+  for (const entry of ["package.json", "host.json", "infra", "node_modules", "web"]) {
     symlinkSync(join(ROOT, entry), join(root, entry));
   }
   execFileSync(

@@ -43,6 +43,12 @@ async function serve(
         return new azureFunctions.HttpResponse({ status: 202, body: "done" });
       },
     });
+    azureFunctions.app.http("getFile", {
+      methods: ["GET"],
+      route: "files/{file?}",
+      authLevel: "anonymous",
+      handler: async (request) => ({ jsonBody: { file: request.params.file ?? null } }),
+    });
     azureFunctions.app.http("health", {
       methods: ["GET"],
       authLevel: "anonymous",
@@ -86,6 +92,14 @@ describe("the host's HTTP triggers", () => {
     expect([posted.status, await posted.text()]).toEqual([202, "done"]);
     expect(seen[1]).toEqual({ params: { thingId: "t1" }, body: "hello", name: "postThing" });
     expect(await (await fetch(`${url}/api/health`)).text()).toBe("ok");
+  });
+
+  it("lets a trailing optional parameter be left out, as the host does, and no other", async () => {
+    const { url } = await serve();
+    expect(await (await fetch(`${url}/api/files`)).json()).toEqual({ file: null });
+    expect(await (await fetch(`${url}/api/files/a.css`)).json()).toEqual({ file: "a.css" });
+    expect((await fetch(`${url}/api/files/a/b`)).status).toBe(404);
+    expect((await fetch(`${url}/api/things?code=${KEYS.masterKey}`)).status).toBe(404);
   });
 
   it("checks keys as the host does: a function key opens function routes, only the master key admin ones", async () => {

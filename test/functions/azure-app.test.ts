@@ -74,7 +74,7 @@ describe("Azure app registrations", () => {
       [FUNCTION_NAMES.dashboard]: {
         type: "httpTrigger",
         authLevel: "function",
-        route: "dashboard",
+        route: "dashboard/{file?}",
         methods: ["GET"],
       },
       [FUNCTION_NAMES.getOrderHistory]: {
@@ -281,18 +281,42 @@ describe("Azure app handlers", () => {
     }
   });
 
+  /** `GET /api/dashboard` without a file, or `/api/dashboard/{file}` with the route parameter the host gives. */
+  async function dashboard(file?: string) {
+    return (await app.invoke(FUNCTION_NAMES.dashboard, {
+      url: `http://localhost:7071/api/dashboard${file === undefined ? "" : `/${file}`}`,
+      params: file === undefined ? {} : { file },
+    })) as { status: number; headers?: Record<string, string>; body?: string; jsonBody?: unknown };
+  }
+
   it("serves the dashboard page, whose API calls carry the key it was opened with", async () => {
-    const answer = (await app.invoke(FUNCTION_NAMES.dashboard, {
-      url: "http://localhost:7071/api/dashboard",
-    })) as {
-      status: number;
-      headers: Record<string, string>;
-      body: string;
-    };
+    const answer = await dashboard();
     expect(answer.status).toBe(200);
-    expect(answer.headers["Content-Type"]).toBe("text/html; charset=utf-8");
+    expect(answer.headers?.["Content-Type"]).toBe("text/html; charset=utf-8");
     expect(answer.body).toContain("<title>Orders · Scheduler Agent Supervisor</title>");
-    expect(answer.body).toContain('"x-functions-key": code');
+    // The page's code is its script, beside it.
+    expect((await dashboard("dashboard.js")).body).toContain('"x-functions-key": code');
+  });
+
+  it("serves the page's style and code through the same function, asked for with the page's key", async () => {
+    const page = (await dashboard()).body ?? "";
+    expect(page).toContain('get("code")');
+    expect(page).toContain("/api/dashboard/dashboard.css");
+    expect(page).toContain("/api/dashboard/dashboard.js");
+    const style = await dashboard("dashboard.css");
+    expect([style.status, style.headers?.["Content-Type"]]).toEqual([200, "text/css; charset=utf-8"]);
+    const script = await dashboard("dashboard.js");
+    expect([script.status, script.headers?.["Content-Type"]]).toEqual([
+      200,
+      "text/javascript; charset=utf-8",
+    ]);
+  });
+
+  it("serves no other file of the package: an unknown name or a way out of web/dashboard/ is 404", async () => {
+    for (const file of ["other.js", "..", "../../package.json", "..\\..\\package.json", "%2e%2e"]) {
+      const answer = await dashboard(file);
+      expect([answer.status, answer.body], file).toEqual([404, undefined]);
+    }
   });
 
   it("refuses an oversized order body with 413 before reading it", async () => {

@@ -1,7 +1,6 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { QUEUE_NAMES } from "../../config/names.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
-import { DASHBOARD_PAGE } from "../../operator/dashboard-page.js";
 import type { OperatorCommand, OperatorCommands } from "../../operator/operator-commands.js";
 import {
   type ApiAnswer,
@@ -12,11 +11,13 @@ import {
 } from "../../operator/orders-api.js";
 import { reusedReading } from "../../operator/reused-reading.js";
 import { createStatsReadings, type StatsReadings } from "../../operator/stats.js";
+import { DASHBOARD_FILES, webFolder } from "../../operator/web-assets.js";
 import { orderQueueMessage } from "../../scheduler/order-message-id.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
 
-/** `POST /api/orders` and `GET /api/orders/{orderId}` over the shared orders API. */
+/** The orders API's routes over the shared orders API, and the dashboard's files. */
 export function createOrdersHttpHandlers(services: AzureServices, operator: OperatorCommands) {
+  const dashboardFiles = webFolder("dashboard", DASHBOARD_FILES);
   const orders = services.queue(QUEUE_NAMES.orders);
   const api = createOrdersApi({
     logger: services.logger,
@@ -25,11 +26,11 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       post: (body, traceparent) => orders.send(orderQueueMessage(body, traceparent)),
       getRecord: (orderId) => services.states.get(orderId),
       operator,
-      listRecords: (query) => services.states.listRecent(query),
-      countByState: () => services.states.countByState(),
+      listRecords: (query) => services.stateReadModel.listRecent(query),
+      countByState: () => services.stateReadModel.countByState(),
       maxInFlight: services.settings.pipeline.maxInFlight,
       countPending: reusedReading(services.clock, PENDING_COUNT_REUSE_MS, () =>
-        services.states.countInState("Pending"),
+        services.stateReadModel.countInState("Pending"),
       ),
       maxPending: services.settings.pipeline.maxPending,
       stats: statsReadings(services),
@@ -43,11 +44,16 @@ export function createOrdersHttpHandlers(services: AzureServices, operator: Oper
       const traceparent = context?.traceContext?.traceParent ?? request.headers.get("traceparent");
       return toResponse(await api.postOrder(text, traceparent));
     },
-    async dashboard(): Promise<HttpResponseInit> {
+    /** `GET /api/dashboard` (the page) and `GET /api/dashboard/{file}` (its style and code). */
+    async dashboard(request: HttpRequest): Promise<HttpResponseInit> {
+      const asset = await dashboardFiles(request.params.file);
+      if (!asset) {
+        return { status: 404, jsonBody: { error: "not found", path: new URL(request.url).pathname } };
+      }
       return {
         status: 200,
-        headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" },
-        body: DASHBOARD_PAGE,
+        headers: { "Content-Type": asset.contentType, "Cache-Control": "no-store" },
+        body: asset.body,
       };
     },
     async stats(): Promise<HttpResponseInit> {
@@ -86,7 +92,7 @@ function statsReadings(services: AzureServices): StatsReadings {
   ];
   return createStatsReadings({
     clock: services.clock,
-    states: services.states,
+    states: services.stateReadModel,
     journal: services.scanJournal,
     deadLetterQueues: Object.fromEntries(queues.map((name) => [name, services.queue(name).deadLetterQueue])),
     parkedQueue: services.queue(QUEUE_NAMES.invalidMessages),

@@ -331,11 +331,54 @@ describe("routing", () => {
   });
 });
 
+/** A GET of `path` as written: fetch would resolve its `..` segments before sending it. */
+function rawGet(path: string): Promise<{ status: number; contentType: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${api.url}${path}`, (res) => {
+      resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"] ?? "" });
+      res.resume();
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 describe("GET /", () => {
   it("serves the dashboard page as HTML", async () => {
     const page = await fetch(`${api.url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(await page.text()).toContain("<h1>Orders</h1>");
+  });
+
+  it("serves the page at /api/dashboard too, and its style and code beside it, as the Functions app does", async () => {
+    const page = await fetch(`${api.url}/api/dashboard`);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await page.text();
+    expect(html).toContain("/api/dashboard/dashboard.css");
+    expect(html).toContain("/api/dashboard/dashboard.js");
+    const style = await fetch(`${api.url}/api/dashboard/dashboard.css`);
+    expect([style.status, style.headers.get("content-type")]).toEqual([200, "text/css; charset=utf-8"]);
+    const script = await fetch(`${api.url}/api/dashboard/dashboard.js`);
+    expect([script.status, script.headers.get("content-type")]).toEqual([
+      200,
+      "text/javascript; charset=utf-8",
+    ]);
+    expect(await script.text()).toContain('"x-functions-key": code');
+  });
+
+  it("serves no other file: an unknown name or a way out of web/dashboard/ is 404 in JSON", async () => {
+    for (const path of [
+      "/api/dashboard/other.js",
+      "/api/dashboard/..",
+      "/api/dashboard/../../package.json",
+      "/api/dashboard/..%2F..%2Fpackage.json",
+      "/api/dashboard/%2e%2e",
+    ]) {
+      expect(await rawGet(path), path).toEqual({
+        status: 404,
+        contentType: "application/json; charset=utf-8",
+      });
+    }
   });
 });
