@@ -96,15 +96,7 @@ export interface StorageFigures {
 /** Runs a finite batch through the whole pipeline against the simulated partner, then checks the invariants. */
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const clock = new SystemClock();
-  const counts = { scans: 0, resets: 0, toError: 0 };
-  const logger = new JsonLogger((line) => {
-    if (line.event === "supervisor.scan" && line.skipped === false) {
-      counts.scans++;
-      counts.resets += Number(line.resets ?? 0);
-      counts.toError += Number(line.toError ?? 0) + Number(line.stalled ?? 0);
-    }
-    options.log?.(line);
-  }, "info");
+  const { logger, counts } = scanCountingLogger(options.log);
   loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env }); // fail before any I/O
   const temporary = options.data === undefined ? mkdtempSync(join(tmpdir(), "sas-demo-")) : undefined;
   if (options.data !== undefined && options.data !== ":memory:") mkdirSync(options.data, { recursive: true });
@@ -146,10 +138,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       maxRecoveries: settings.recovery.maxRecoveries,
       onExhausted: settings.recovery.onExhausted,
     });
-    const latencies = [...records.values()]
-      .filter((r) => isTerminal(r.processState))
-      .map((r) => Date.parse(r.updatedAt) - Date.parse(r.createdAt))
-      .sort((a, b) => a - b);
+    const latencies = settleLatencies(records);
     const tallied = tally(records, deadLettered.size, options.orders);
     return {
       orders: tallied as DemoSummary["orders"],
@@ -174,6 +163,31 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     db.close();
     if (temporary) rmSync(temporary, { recursive: true, force: true });
   }
+}
+
+/** A logger that passes each line on to `log` and counts the Supervisor's scans and what they did. */
+function scanCountingLogger(log: DemoOptions["log"]): {
+  logger: JsonLogger;
+  counts: DemoSummary["supervisor"];
+} {
+  const counts = { scans: 0, resets: 0, toError: 0 };
+  const logger = new JsonLogger((line) => {
+    if (line.event === "supervisor.scan" && line.skipped === false) {
+      counts.scans++;
+      counts.resets += Number(line.resets ?? 0);
+      counts.toError += Number(line.toError ?? 0) + Number(line.stalled ?? 0);
+    }
+    log?.(line);
+  }, "info");
+  return { logger, counts };
+}
+
+/** Milliseconds from each settled record's creation to its last change, ascending. */
+function settleLatencies(records: ReadonlyMap<string, StateRecord>): number[] {
+  return [...records.values()]
+    .filter((r) => isTerminal(r.processState))
+    .map((r) => Date.parse(r.updatedAt) - Date.parse(r.createdAt))
+    .sort((a, b) => a - b);
 }
 
 /** Polls until every order is terminal or dead-lettered, or the deadline passes; returns when it stopped. */

@@ -26,6 +26,8 @@ import type { KeyRing } from "../../src/ports/field-cipher.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { MessageHandler } from "../../src/ports/message-handler.js";
 import type { JsonValue, SendResult } from "../../src/ports/message-queue.js";
+import type { RetentionStore } from "../../src/ports/retention-store.js";
+import type { StateReadModel } from "../../src/ports/state-read-model.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { createAgentReplyHandler } from "../../src/scheduler/agent-reply.js";
 import { orderQueueMessage } from "../../src/scheduler/order-message-id.js";
@@ -85,7 +87,7 @@ export interface PipelineOptions {
  */
 export class LocalPipeline {
   /** The state store the handlers use: the SQLite one, behind field protection when a key ring is given. */
-  readonly states: StateStore;
+  readonly states: StateStore & StateReadModel & RetentionStore;
   /** The SQLite store itself, as its rows are: for checks that read every record. */
   readonly storedStates: SqliteStateStore;
   readonly orders: SqliteOrdersRepository;
@@ -112,7 +114,7 @@ export class LocalPipeline {
     private readonly options: PipelineOptions,
     runtime: LocalDurableRuntime,
     parts: {
-      states: StateStore;
+      states: StateStore & StateReadModel & RetentionStore;
       storedStates: SqliteStateStore;
       orders: SqliteOrdersRepository;
       alerts: LoggingAlertSink;
@@ -167,29 +169,10 @@ export class LocalPipeline {
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
     const { db, clock, logger, settings } = options;
     const telemetry = options.telemetry ?? globalTelemetry();
-    const storedStates = new SqliteStateStore(db);
-    const states = options.keyRing
-      ? new ProtectedStateStore(storedStates, new AesGcmFieldCipher(options.keyRing))
-      : storedStates;
-    const orders = new SqliteOrdersRepository(db, clock);
-    const alerts = new LoggingAlertSink(logger);
-    const queues = new Map<string, SqliteMessageQueue>();
-    // The Agent's request queue redelivers at most as often as the retry budget assumes.
-    queues.set(
-      QUEUES.agentRequests,
-      new SqliteMessageQueue(db, clock, QUEUES.agentRequests, {
-        maxDeliveryCount: settings.agentRequestMaxDeliveries,
-      }),
-    );
-    const queueNamed = (name: string) => {
-      let queue = queues.get(name);
-      if (!queue) {
-        queue = new SqliteMessageQueue(db, clock, name);
-        queues.set(name, queue);
-      }
-      return queue;
-    };
+    const stores = openStores(options);
+    const queueNamed = queueRegistry(options);
     let pipeline: LocalPipeline | undefined;
+    const opened = () => pipeline;
     const notifier = new QueueStatusNotifier(queueNamed);
     const partnerAgent = createPartnerAgent({
       partnerUrl: options.partnerUrl,
@@ -199,47 +182,15 @@ export class LocalPipeline {
       backoff: settings.agentBackoff,
       callTimeoutMs: settings.partnerCallTimeoutMs,
       telemetry,
-      orders,
+      orders: stores.orders,
     });
-    // Fault injection for the activity form: a duplicated answer reaches the instance as a stray event.
-    const agent = async (request: AgentRequest): Promise<AgentResponse> => {
-      const response = await partnerAgent(request);
-      if (pipeline?.duplicated()) {
-        await pipeline.runtime.raiseEvent(
-          request.instanceId,
-          replyEventName(request.step, request.operation),
-          response,
-        );
-      }
-      return response;
-    };
-    const activities = createOrderActivities({
-      states,
-      orders,
+    const activities = orderActivities(options, {
+      stores,
       notifier,
-      alerts,
-      clock,
-      logger,
-      agent,
+      queueNamed,
+      agent: withDuplicateReplies(partnerAgent, opened),
       telemetry,
-      // The embedded host does not hold the activity until the starter's run ends: nothing here freezes
-      // a process between invocations, and the activity slot is worth more to the next step.
-      onOrderSettled: async (durable) => {
-        void pipeline?.nudgeStarter(durable);
-      },
-      sendAgentRequest: async (request) => {
-        await queueNamed(QUEUES.agentRequests).send({
-          messageId: request.requestId,
-          body: request as unknown as JsonValue,
-        });
-        pipeline?.nudge(QUEUES.agentRequests);
-      },
-      settings: {
-        stepTimeoutMs: settings.stepTimeoutMs,
-        agentCallsPerStep: settings.agentCallsPerStep,
-        agentAmplification: agentAmplification(settings),
-        agentMode: settings.agentMode,
-      },
+      pipeline: opened,
     });
     const registry = await captureRegistrations(() =>
       registerOrderProcessing(activities, () => {
@@ -258,28 +209,9 @@ export class LocalPipeline {
       // The embedded host keeps orchestrations between episodes; tests of orchestrations replay in full.
       replaySessions: options.replaySessions ?? true,
     });
-    const holder = options.supervisorHolder ?? "embedded-supervisor";
-    const scan = createSupervisor({
-      states,
-      lease: new SqliteLease(db, clock, "supervisor"),
-      alerts,
-      notifier,
-      clock,
-      random: options.random,
-      logger,
-      holder,
-      policy: settings.recovery,
-      pageSize: settings.supervisorPageSize,
-      maxPages: settings.supervisorMaxPages,
-      leaseMs: settings.supervisorLeaseMs,
-      telemetry,
-    });
-    const runSupervisor = journaledScan(scan, { journal: new SqliteScanJournal(db), clock, logger, holder });
+    const runSupervisor = supervisorRuns(options, { stores, notifier, telemetry });
     pipeline = new LocalPipeline(options, runtime, {
-      states,
-      storedStates,
-      orders,
-      alerts,
+      ...stores,
       runSupervisor,
       queueNamed,
       agent: partnerAgent,
@@ -444,4 +376,126 @@ export class LocalPipeline {
     await this.starterRuns.running;
     await this.runtime.close();
   }
+}
+
+/** The stores on the pipeline's database: the state store behind field protection when a key ring is given. */
+function openStores(options: PipelineOptions) {
+  const { db, clock, logger } = options;
+  const storedStates = new SqliteStateStore(db);
+  const states = options.keyRing
+    ? new ProtectedStateStore(storedStates, new AesGcmFieldCipher(options.keyRing))
+    : storedStates;
+  const orders = new SqliteOrdersRepository(db, clock);
+  const alerts = new LoggingAlertSink(logger);
+  return { states, storedStates, orders, alerts };
+}
+
+type PipelineStores = ReturnType<typeof openStores>;
+
+/** The queues on the pipeline's database by name, each made on first use. */
+function queueRegistry(options: PipelineOptions): (name: string) => SqliteMessageQueue {
+  const { db, clock, settings } = options;
+  const queues = new Map<string, SqliteMessageQueue>();
+  // The Agent's request queue redelivers at most as often as the retry budget assumes.
+  queues.set(
+    QUEUES.agentRequests,
+    new SqliteMessageQueue(db, clock, QUEUES.agentRequests, {
+      maxDeliveryCount: settings.agentRequestMaxDeliveries,
+    }),
+  );
+  return (name: string) => {
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = new SqliteMessageQueue(db, clock, name);
+      queues.set(name, queue);
+    }
+    return queue;
+  };
+}
+
+type Agent = (request: AgentRequest) => Promise<AgentResponse>;
+
+/** Fault injection for the activity form: a duplicated answer reaches the instance as a stray event. */
+function withDuplicateReplies(agent: Agent, pipeline: () => LocalPipeline | undefined): Agent {
+  return async (request) => {
+    const response = await agent(request);
+    const opened = pipeline();
+    if (opened?.duplicated()) {
+      await opened.runtime.raiseEvent(
+        request.instanceId,
+        replyEventName(request.step, request.operation),
+        response,
+      );
+    }
+    return response;
+  };
+}
+
+/** The order activities on the pipeline's stores; `pipeline` is the pipeline once it is open. */
+function orderActivities(
+  options: PipelineOptions,
+  wiring: {
+    stores: PipelineStores;
+    notifier: QueueStatusNotifier;
+    queueNamed: (name: string) => SqliteMessageQueue;
+    agent: Agent;
+    telemetry: Telemetry;
+    pipeline: () => LocalPipeline | undefined;
+  },
+) {
+  const { clock, logger, settings } = options;
+  const { stores, queueNamed, pipeline } = wiring;
+  return createOrderActivities({
+    states: stores.states,
+    orders: stores.orders,
+    notifier: wiring.notifier,
+    alerts: stores.alerts,
+    clock,
+    logger,
+    agent: wiring.agent,
+    telemetry: wiring.telemetry,
+    // The embedded host does not hold the activity until the starter's run ends: nothing here freezes
+    // a process between invocations, and the activity slot is worth more to the next step.
+    onOrderSettled: async (durable) => {
+      void pipeline()?.nudgeStarter(durable);
+    },
+    sendAgentRequest: async (request) => {
+      await queueNamed(QUEUES.agentRequests).send({
+        messageId: request.requestId,
+        body: request as unknown as JsonValue,
+      });
+      pipeline()?.nudge(QUEUES.agentRequests);
+    },
+    settings: {
+      stepTimeoutMs: settings.stepTimeoutMs,
+      agentCallsPerStep: settings.agentCallsPerStep,
+      agentAmplification: agentAmplification(settings),
+      agentMode: settings.agentMode,
+    },
+  });
+}
+
+/** The Supervisor's scan behind the lease on the pipeline's database, each run written to the scan journal. */
+function supervisorRuns(
+  options: PipelineOptions,
+  wiring: { stores: PipelineStores; notifier: QueueStatusNotifier; telemetry: Telemetry },
+): () => Promise<ScanReport> {
+  const { db, clock, logger, settings } = options;
+  const holder = options.supervisorHolder ?? "embedded-supervisor";
+  const scan = createSupervisor({
+    states: wiring.stores.states,
+    lease: new SqliteLease(db, clock, "supervisor"),
+    alerts: wiring.stores.alerts,
+    notifier: wiring.notifier,
+    clock,
+    random: options.random,
+    logger,
+    holder,
+    policy: settings.recovery,
+    pageSize: settings.supervisorPageSize,
+    maxPages: settings.supervisorMaxPages,
+    leaseMs: settings.supervisorLeaseMs,
+    telemetry: wiring.telemetry,
+  });
+  return journaledScan(scan, { journal: new SqliteScanJournal(db), clock, logger, holder });
 }

@@ -50,7 +50,7 @@ export interface AzureSettings {
   readonly dataProtectionKeys: KeyRing;
 }
 
-/** Defaults of the settings that have one; the README's configuration table lists the same. */
+/** Defaults of the settings that have one; docs/configuration.md lists the same. */
 export const AZURE_SETTING_DEFAULTS: Readonly<Record<DefaultedSetting, string>> = {
   CosmosDb__database: "orders",
   SUPERVISOR_LEASE_CONTAINER: "leases",
@@ -99,116 +99,19 @@ export const AZURE_SETTING_NAMES = [
  */
 export function loadAzureSettings(env: Environment): AzureSettings {
   const problems: string[] = [];
-  let pipeline: PipelineSettings | undefined;
-  try {
-    pipeline = loadPipelineSettings(env);
-  } catch (error) {
-    if (!(error instanceof SettingsError)) throw error;
-    problems.push(...error.problems);
-  }
-  const value = (name: string): string | undefined => {
-    const raw = env[name]?.trim();
-    return raw ? raw : undefined;
-  };
-  const withDefault = (name: DefaultedSetting): string => value(name) ?? AZURE_SETTING_DEFAULTS[name];
-  const url = (name: string, protocols: readonly string[]): string | undefined => {
-    const raw = value(name);
-    if (raw === undefined) return undefined;
-    try {
-      if (protocols.includes(new URL(raw).protocol)) return raw;
-    } catch {}
-    problems.push(`${name}=${JSON.stringify(raw)}: must be a ${protocols.join(" or ")} URL`);
-    return undefined;
-  };
-  const missing = (what: string, ...names: string[]): void => {
-    problems.push(`${what}: set ${names.join(" or ")}`);
-  };
-
-  let serviceBus: ServiceBusConnection | undefined;
-  const sbString = value(sb);
-  const sbNamespace = value(`${sb}__fullyQualifiedNamespace`);
-  if (sbString) serviceBus = { kind: "connectionString", connectionString: sbString };
-  else if (sbNamespace) serviceBus = { kind: "identity", fullyQualifiedNamespace: sbNamespace };
-  else missing("Service Bus connection", sb, `${sb}__fullyQualifiedNamespace`);
-
-  let cosmosConnection: CosmosConnection | undefined;
-  const endpoint = url(`${cosmos}__endpoint`, ["https:"]);
-  const key = value(`${cosmos}__key`);
-  const selfSigned = value(`${cosmos}__allowSelfSignedCertificate`) ?? "false";
-  if (selfSigned !== "true" && selfSigned !== "false") {
-    problems.push(
-      `${cosmos}__allowSelfSignedCertificate=${JSON.stringify(selfSigned)}: must be true or false`,
-    );
-  }
-  if (selfSigned === "true" && !key) {
-    problems.push(`${cosmos}__allowSelfSignedCertificate: only for the emulator, which needs ${cosmos}__key`);
-  }
-  if (!endpoint) {
-    if (!value(`${cosmos}__endpoint`)) missing("Cosmos DB connection", `${cosmos}__endpoint`);
-  } else if (key) {
-    cosmosConnection = { kind: "key", endpoint, key, allowSelfSignedCertificate: selfSigned === "true" };
-  } else {
-    cosmosConnection = { kind: "identity", endpoint };
-  }
-
-  let sqlConnection: SqlConnection | undefined;
-  const sqlString = value(sql);
-  const sqlServer = value(`${sql}__server`);
-  const sqlDatabase = value(`${sql}__database`);
-  const sqliteFile = value(`${sql}__sqliteFile`);
-  if (sqliteFile && (sqlString || sqlServer || sqlDatabase)) {
-    problems.push(`${sql}__sqliteFile: replaces SQL Server; remove it or the other ${sql} settings`);
-  } else if (sqliteFile && env.WEBSITE_INSTANCE_ID) {
-    problems.push(
-      `${sql}__sqliteFile: only for a local host; in Azure set ${sql}__server and ${sql}__database`,
-    );
-  }
-  if (sqlString) sqlConnection = { kind: "connectionString", connectionString: sqlString };
-  else if (sqlServer && sqlDatabase)
-    sqlConnection = { kind: "identity", server: sqlServer, database: sqlDatabase };
-  else if (sqliteFile) sqlConnection = { kind: "sqliteFile", file: sqliteFile };
-  else missing("SQL connection", sql, `${sql}__server with ${sql}__database`);
-
-  let storageConnection: StorageConnection | undefined;
-  const storageString = value(storage);
-  const blobUri = url(`${storage}__blobServiceUri`, ["https:", "http:"]);
-  if (storageString) storageConnection = { kind: "connectionString", connectionString: storageString };
-  else if (blobUri) storageConnection = { kind: "identity", blobServiceUri: blobUri };
-  else if (!value(`${storage}__blobServiceUri`))
-    missing("Storage connection", storage, `${storage}__blobServiceUri`);
-
-  const partnerUrl = url(PARTNER_URL_SETTING, ["https:", "http:"]);
-  if (!partnerUrl && !value(PARTNER_URL_SETTING)) missing("partner service", PARTNER_URL_SETTING);
-
-  const schedule = (name: DefaultedSetting): string => {
-    const raw = withDefault(name);
-    const problem = ncrontabProblem(raw);
-    if (problem) {
-      problems.push(
-        `${name}=${JSON.stringify(raw)}: must be a six-field NCRONTAB expression, e.g. "0 */1 * * * *"; ${problem}`,
-      );
-    }
-    return raw;
-  };
-  const starterSchedule = schedule(TIMER_SCHEDULE_SETTINGS.starter);
-  const supervisorSchedule = schedule(TIMER_SCHEDULE_SETTINGS.supervisor);
-  const retentionSchedule = schedule(TIMER_SCHEDULE_SETTINGS.retention);
-
-  const keys = value(DATA_PROTECTION_KEYS_SETTING);
-  const dataProtectionKeys = keys ? parseKeyRing(keys) : undefined;
-  if (typeof dataProtectionKeys === "string") problems.push(dataProtectionKeys);
-  else if (!keys) {
-    problems.push(
-      `${DATA_PROTECTION_KEYS_SETTING}: missing; set a key ring, <id>:<base64 of 32 random bytes> (e.g. k1:$(openssl rand -base64 32)); in Azure, a Key Vault reference to one`,
-    );
-  }
-
-  const leaseContainer = withDefault(LEASE_CONTAINER_SETTING);
-  if (!/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(leaseContainer)) {
-    problems.push(
-      `${LEASE_CONTAINER_SETTING}=${JSON.stringify(leaseContainer)}: not a valid blob container name`,
-    );
-  }
+  const pipeline = readPipelineSettings(env, problems);
+  const read = settingsReader(env, problems);
+  const serviceBus = readServiceBusConnection(read);
+  const cosmosConnection = readCosmosConnection(read);
+  const sqlConnection = readSqlConnection(read);
+  const storageConnection = readStorageConnection(read);
+  const partnerUrl = read.url(PARTNER_URL_SETTING, ["https:", "http:"]);
+  if (!partnerUrl && !read.value(PARTNER_URL_SETTING)) read.missing("partner service", PARTNER_URL_SETTING);
+  const starterSchedule = readSchedule(read, TIMER_SCHEDULE_SETTINGS.starter);
+  const supervisorSchedule = readSchedule(read, TIMER_SCHEDULE_SETTINGS.supervisor);
+  const retentionSchedule = readSchedule(read, TIMER_SCHEDULE_SETTINGS.retention);
+  const dataProtectionKeys = readDataProtectionKeys(read);
+  const leaseContainer = readLeaseContainer(read);
 
   if (
     problems.length > 0 ||
@@ -218,8 +121,7 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     !sqlConnection ||
     !storageConnection ||
     !partnerUrl ||
-    !dataProtectionKeys ||
-    typeof dataProtectionKeys === "string"
+    !dataProtectionKeys
   ) {
     throw new SettingsError(problems);
   }
@@ -227,7 +129,7 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     pipeline,
     serviceBus,
     cosmos: cosmosConnection,
-    cosmosDatabase: withDefault(`${cosmos}__database`),
+    cosmosDatabase: read.withDefault(`${cosmos}__database`),
     sql: sqlConnection,
     storage: storageConnection,
     leaseContainer,
@@ -237,4 +139,149 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     retentionSchedule,
     dataProtectionKeys,
   };
+}
+
+/** The pipeline's settings, or undefined with their problems added to the Azure app's. */
+function readPipelineSettings(env: Environment, problems: string[]): PipelineSettings | undefined {
+  try {
+    return loadPipelineSettings(env);
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
+  }
+}
+
+/** Reads settings from the environment; what is malformed or missing goes to `problems`. */
+interface SettingsReader {
+  readonly env: Environment;
+  readonly problems: string[];
+  /** The trimmed value, or undefined when unset or blank. */
+  value(name: string): string | undefined;
+  withDefault(name: DefaultedSetting): string;
+  /** The value when it is a URL of one of the protocols; undefined (a problem then) when it is not. */
+  url(name: string, protocols: readonly string[]): string | undefined;
+  missing(what: string, ...names: string[]): void;
+}
+
+function settingsReader(env: Environment, problems: string[]): SettingsReader {
+  const value = (name: string): string | undefined => {
+    const raw = env[name]?.trim();
+    return raw ? raw : undefined;
+  };
+  return {
+    env,
+    problems,
+    value,
+    withDefault: (name) => value(name) ?? AZURE_SETTING_DEFAULTS[name],
+    url(name, protocols) {
+      const raw = value(name);
+      if (raw === undefined) return undefined;
+      try {
+        if (protocols.includes(new URL(raw).protocol)) return raw;
+      } catch {}
+      problems.push(`${name}=${JSON.stringify(raw)}: must be a ${protocols.join(" or ")} URL`);
+      return undefined;
+    },
+    missing(what, ...names) {
+      problems.push(`${what}: set ${names.join(" or ")}`);
+    },
+  };
+}
+
+function readServiceBusConnection(read: SettingsReader): ServiceBusConnection | undefined {
+  const sbString = read.value(sb);
+  const sbNamespace = read.value(`${sb}__fullyQualifiedNamespace`);
+  if (sbString) return { kind: "connectionString", connectionString: sbString };
+  if (sbNamespace) return { kind: "identity", fullyQualifiedNamespace: sbNamespace };
+  read.missing("Service Bus connection", sb, `${sb}__fullyQualifiedNamespace`);
+  return undefined;
+}
+
+function readCosmosConnection(read: SettingsReader): CosmosConnection | undefined {
+  const endpoint = read.url(`${cosmos}__endpoint`, ["https:"]);
+  const key = read.value(`${cosmos}__key`);
+  const selfSigned = read.value(`${cosmos}__allowSelfSignedCertificate`) ?? "false";
+  if (selfSigned !== "true" && selfSigned !== "false") {
+    read.problems.push(
+      `${cosmos}__allowSelfSignedCertificate=${JSON.stringify(selfSigned)}: must be true or false`,
+    );
+  }
+  if (selfSigned === "true" && !key) {
+    read.problems.push(
+      `${cosmos}__allowSelfSignedCertificate: only for the emulator, which needs ${cosmos}__key`,
+    );
+  }
+  if (!endpoint) {
+    if (!read.value(`${cosmos}__endpoint`)) read.missing("Cosmos DB connection", `${cosmos}__endpoint`);
+    return undefined;
+  }
+  if (key) return { kind: "key", endpoint, key, allowSelfSignedCertificate: selfSigned === "true" };
+  return { kind: "identity", endpoint };
+}
+
+function readSqlConnection(read: SettingsReader): SqlConnection | undefined {
+  const sqlString = read.value(sql);
+  const sqlServer = read.value(`${sql}__server`);
+  const sqlDatabase = read.value(`${sql}__database`);
+  const sqliteFile = read.value(`${sql}__sqliteFile`);
+  if (sqliteFile && (sqlString || sqlServer || sqlDatabase)) {
+    read.problems.push(`${sql}__sqliteFile: replaces SQL Server; remove it or the other ${sql} settings`);
+  } else if (sqliteFile && read.env.WEBSITE_INSTANCE_ID) {
+    read.problems.push(
+      `${sql}__sqliteFile: only for a local host; in Azure set ${sql}__server and ${sql}__database`,
+    );
+  }
+  if (sqlString) return { kind: "connectionString", connectionString: sqlString };
+  if (sqlServer && sqlDatabase) return { kind: "identity", server: sqlServer, database: sqlDatabase };
+  if (sqliteFile) return { kind: "sqliteFile", file: sqliteFile };
+  read.missing("SQL connection", sql, `${sql}__server with ${sql}__database`);
+  return undefined;
+}
+
+function readStorageConnection(read: SettingsReader): StorageConnection | undefined {
+  const storageString = read.value(storage);
+  const blobUri = read.url(`${storage}__blobServiceUri`, ["https:", "http:"]);
+  if (storageString) return { kind: "connectionString", connectionString: storageString };
+  if (blobUri) return { kind: "identity", blobServiceUri: blobUri };
+  if (!read.value(`${storage}__blobServiceUri`)) {
+    read.missing("Storage connection", storage, `${storage}__blobServiceUri`);
+  }
+  return undefined;
+}
+
+function readSchedule(read: SettingsReader, name: DefaultedSetting): string {
+  const raw = read.withDefault(name);
+  const problem = ncrontabProblem(raw);
+  if (problem) {
+    read.problems.push(
+      `${name}=${JSON.stringify(raw)}: must be a six-field NCRONTAB expression, e.g. "0 */1 * * * *"; ${problem}`,
+    );
+  }
+  return raw;
+}
+
+function readDataProtectionKeys(read: SettingsReader): KeyRing | undefined {
+  const keys = read.value(DATA_PROTECTION_KEYS_SETTING);
+  const keyRing = keys ? parseKeyRing(keys) : undefined;
+  if (typeof keyRing === "string") {
+    read.problems.push(keyRing);
+    return undefined;
+  }
+  if (!keys) {
+    read.problems.push(
+      `${DATA_PROTECTION_KEYS_SETTING}: missing; set a key ring, <id>:<base64 of 32 random bytes> (e.g. k1:$(openssl rand -base64 32)); in Azure, a Key Vault reference to one`,
+    );
+  }
+  return keyRing;
+}
+
+function readLeaseContainer(read: SettingsReader): string {
+  const leaseContainer = read.withDefault(LEASE_CONTAINER_SETTING);
+  if (!/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(leaseContainer)) {
+    read.problems.push(
+      `${LEASE_CONTAINER_SETTING}=${JSON.stringify(leaseContainer)}: not a valid blob container name`,
+    );
+  }
+  return leaseContainer;
 }

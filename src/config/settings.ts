@@ -59,7 +59,7 @@ const int = (name: string, defaultValue: number, min: number, max: number): Inte
 
 const MINUTE = 60_000;
 
-/** Each integer setting with its default and range; README's configuration table lists the same. */
+/** Each integer setting with its default and range; docs/configuration.md lists the same. */
 export const INTEGER_SETTINGS = {
   attemptTimeoutMs: int("ATTEMPT_TIMEOUT_MS", 2 * MINUTE, 1_000, 24 * 60 * MINUTE),
   stepTimeoutMs: int("STEP_TIMEOUT_MS", 30_000, 100, 60 * MINUTE),
@@ -99,36 +99,14 @@ export class SettingsError extends Error {
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
+type IntegerValues = Record<keyof typeof INTEGER_SETTINGS, number>;
+
 /** Reads and validates the pipeline settings; throws a SettingsError naming every bad setting. */
 export function loadPipelineSettings(env: Environment): PipelineSettings {
   const problems: string[] = [];
-  const read = (setting: IntegerSetting): number => {
-    const raw = env[setting.name];
-    if (raw === undefined || raw.trim() === "") return setting.defaultValue;
-    const value = Number(raw);
-    if (!/^-?\d+$/.test(raw.trim()) || value < setting.min || value > setting.max) {
-      problems.push(
-        `${setting.name}=${JSON.stringify(raw)}: must be an integer from ${setting.min} to ${setting.max}`,
-      );
-      return setting.defaultValue;
-    }
-    return value;
-  };
-  const values = Object.fromEntries(
-    Object.entries(INTEGER_SETTINGS).map(([key, setting]) => [key, read(setting)]),
-  ) as Record<keyof typeof INTEGER_SETTINGS, number>;
-
-  const mode = env[AGENT_MODE_SETTING] ?? "activity";
-  if (mode !== "activity" && mode !== "queue") {
-    problems.push(`${AGENT_MODE_SETTING}=${JSON.stringify(mode)}: must be activity or queue`);
-  }
-  const agentMode = mode === "queue" ? "queue" : "activity";
-  const exhausted = env[ON_RECOVERIES_EXHAUSTED_SETTING] ?? "error";
-  if (exhausted !== "error" && exhausted !== "compensate") {
-    problems.push(
-      `${ON_RECOVERIES_EXHAUSTED_SETTING}=${JSON.stringify(exhausted)}: must be error or compensate`,
-    );
-  }
+  const values = readIntegerSettings(env, problems);
+  const agentMode = readAgentMode(env, problems);
+  const onExhausted = readOnRecoveriesExhausted(env, problems);
   // Every version's attempts and budgets must fit, not only the default's: older orders still run.
   if (values.stepTimeoutMs * MOST_STEPS > values.attemptTimeoutMs) {
     problems.push(
@@ -136,25 +114,8 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     );
   }
   const workflowVersion = readWorkflowVersion(env, problems);
-  if (values.supervisorLeaseMs % 1_000 !== 0) {
-    problems.push(
-      `SUPERVISOR_LEASE_MS=${values.supervisorLeaseMs}: must be whole seconds, as blob leases are`,
-    );
-  }
-  if (values.agentBackoffBaseMs > values.agentBackoffCapMs) {
-    problems.push("AGENT_BACKOFF_BASE_MS must not exceed AGENT_BACKOFF_CAP_MS");
-  }
-  if (values.recoveryBackoffBaseMs > values.recoveryBackoffCapMs) {
-    problems.push("RECOVERY_BACKOFF_BASE_MS must not exceed RECOVERY_BACKOFF_CAP_MS");
-  }
-  const perStep: RetryLayers = {
-    partnerSteps: 1,
-    attemptsPerOrder: values.maxRecoveries + 1, // forward attempts; compensation attempts have the same limit
-    runtimeAttempts: 1, // no host-side activity retries
-    deliveriesPerRequest: agentMode === "queue" ? values.agentRequestMaxDeliveries : 1,
-    agentCallsPerRun: values.agentCallsPerStep,
-    clientCallsPerCall: 1, // the Agent's HTTP client does not retry on its own
-  };
+  checkLeaseAndBackoffs(values, problems);
+  const perStep = retryLayersPerStep(values, agentMode);
   // Forward: every step. Compensation: every undo, and the in-doubt step (at most one) resolved first.
   const undoRequests = MOST_STEPS + 1;
   const layers = checkRetryLayers(
@@ -175,7 +136,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
       backoff: { baseMs: values.recoveryBackoffBaseMs, capMs: values.recoveryBackoffCapMs },
       extendedBackoffAfter: values.extendedBackoffAfter,
       extendedDelayMs: values.extendedBackoffMs,
-      onExhausted: exhausted === "compensate" ? "compensate" : "error",
+      onExhausted,
     },
     maxInFlight: values.maxInFlight,
     maxPending: values.maxPending,
@@ -189,6 +150,69 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     agentRequestMaxDeliveries: values.agentRequestMaxDeliveries,
     retentionDays: values.retentionDays,
     workflowVersion,
+  };
+}
+
+/** Each integer setting's value, its default where it is unset or out of range (a problem then). */
+function readIntegerSettings(env: Environment, problems: string[]): IntegerValues {
+  const read = (setting: IntegerSetting): number => {
+    const raw = env[setting.name];
+    if (raw === undefined || raw.trim() === "") return setting.defaultValue;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < setting.min || value > setting.max) {
+      problems.push(
+        `${setting.name}=${JSON.stringify(raw)}: must be an integer from ${setting.min} to ${setting.max}`,
+      );
+      return setting.defaultValue;
+    }
+    return value;
+  };
+  return Object.fromEntries(
+    Object.entries(INTEGER_SETTINGS).map(([key, setting]) => [key, read(setting)]),
+  ) as IntegerValues;
+}
+
+function readAgentMode(env: Environment, problems: string[]): PipelineSettings["agentMode"] {
+  const mode = env[AGENT_MODE_SETTING] ?? "activity";
+  if (mode !== "activity" && mode !== "queue") {
+    problems.push(`${AGENT_MODE_SETTING}=${JSON.stringify(mode)}: must be activity or queue`);
+  }
+  return mode === "queue" ? "queue" : "activity";
+}
+
+function readOnRecoveriesExhausted(env: Environment, problems: string[]): RecoveryPolicy["onExhausted"] {
+  const exhausted = env[ON_RECOVERIES_EXHAUSTED_SETTING] ?? "error";
+  if (exhausted !== "error" && exhausted !== "compensate") {
+    problems.push(
+      `${ON_RECOVERIES_EXHAUSTED_SETTING}=${JSON.stringify(exhausted)}: must be error or compensate`,
+    );
+  }
+  return exhausted === "compensate" ? "compensate" : "error";
+}
+
+function checkLeaseAndBackoffs(values: IntegerValues, problems: string[]): void {
+  if (values.supervisorLeaseMs % 1_000 !== 0) {
+    problems.push(
+      `SUPERVISOR_LEASE_MS=${values.supervisorLeaseMs}: must be whole seconds, as blob leases are`,
+    );
+  }
+  if (values.agentBackoffBaseMs > values.agentBackoffCapMs) {
+    problems.push("AGENT_BACKOFF_BASE_MS must not exceed AGENT_BACKOFF_CAP_MS");
+  }
+  if (values.recoveryBackoffBaseMs > values.recoveryBackoffCapMs) {
+    problems.push("RECOVERY_BACKOFF_BASE_MS must not exceed RECOVERY_BACKOFF_CAP_MS");
+  }
+}
+
+/** The retry layers below one partner step request, for the budget check and the undo reserve. */
+function retryLayersPerStep(values: IntegerValues, agentMode: PipelineSettings["agentMode"]): RetryLayers {
+  return {
+    partnerSteps: 1,
+    attemptsPerOrder: values.maxRecoveries + 1, // forward attempts; compensation attempts have the same limit
+    runtimeAttempts: 1, // no host-side activity retries
+    deliveriesPerRequest: agentMode === "queue" ? values.agentRequestMaxDeliveries : 1,
+    agentCallsPerRun: values.agentCallsPerStep,
+    clientCallsPerCall: 1, // the Agent's HTTP client does not retry on its own
   };
 }
 

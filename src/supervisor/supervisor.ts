@@ -85,111 +85,134 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
  * scan continues), and reports what it cost.
  */
 export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport> {
-  const scan = async (grant: LeaseGrant, span: Span): Promise<ScanReport> => {
-    const counts = { ...NOTHING };
-    const lease = keepLease(deps, grant);
-    try {
-      const now = toInstant(deps.clock.now());
-      let token: string | null = null;
-      do {
-        if (counts.pages >= deps.maxPages) {
-          counts.truncated = true;
+  return () => leaderScan(deps, (grant, span) => scanExpired(deps, grant, span));
+}
+
+type ScanCounts = { -readonly [K in keyof typeof NOTHING]: (typeof NOTHING)[K] };
+
+type RecoveryCounts = Pick<ScanCounts, "resets" | "toError" | "toCompensation" | "stalled" | "lostRaces">;
+
+/** One scan by the lease holder: page by page through the expired attempts, each recovered in turn. */
+async function scanExpired(deps: SupervisorDeps, grant: LeaseGrant, span: Span): Promise<ScanReport> {
+  const counts: ScanCounts = { ...NOTHING };
+  const lease = keepLease(deps, grant);
+  try {
+    const now = toInstant(deps.clock.now());
+    let token: string | null = null;
+    do {
+      if (counts.pages >= deps.maxPages) {
+        counts.truncated = true;
+        break;
+      }
+      const page = await deps.states.queryExpired({
+        now,
+        maxItems: deps.pageSize,
+        continuationToken: token,
+      });
+      counts.pages++;
+      counts.scanned += page.items.length;
+      counts.requestUnits += page.cost.requestUnits;
+      counts.durationMs += page.cost.durationMs;
+      for (const record of page.items) {
+        if (!(await lease.stillHeld())) {
+          counts.leaseLost = true;
+          deps.logger.warn("supervisor.lease.lost", { holder: deps.holder, lease: deps.lease.name });
           break;
         }
-        const page = await deps.states.queryExpired({
-          now,
-          maxItems: deps.pageSize,
-          continuationToken: token,
-        });
-        counts.pages++;
-        counts.scanned += page.items.length;
-        counts.requestUnits += page.cost.requestUnits;
-        counts.durationMs += page.cost.durationMs;
-        for (const record of page.items) {
-          if (!(await lease.stillHeld())) {
-            counts.leaseLost = true;
-            deps.logger.warn("supervisor.lease.lost", { holder: deps.holder, lease: deps.lease.name });
-            break;
-          }
-          await recover(record, now, counts, span);
-        }
-        token = counts.leaseLost ? null : page.continuationToken;
-      } while (token);
-    } finally {
-      await lease.release();
-    }
-    const report: ScanReport = { skipped: false, ...counts };
-    deps.logger.info("supervisor.scan", { holder: deps.holder, ...report });
-    return report;
+        await recover(deps, record, now, counts, span);
+      }
+      token = counts.leaseLost ? null : page.continuationToken;
+    } while (token);
+  } finally {
+    await lease.release();
+  }
+  const report: ScanReport = { skipped: false, ...counts };
+  deps.logger.info("supervisor.scan", { holder: deps.holder, ...report });
+  return report;
+}
+
+/** Recovers one expired attempt, unless it changed since the query (a lost race, left alone). */
+async function recover(
+  deps: SupervisorDeps,
+  record: StateRecord & { _etag: string },
+  now: string,
+  counts: RecoveryCounts,
+  scanSpan: Span,
+): Promise<void> {
+  const started = deps.clock.now();
+  const expiredOwner = record.lockedBy ?? "";
+  const outcome = await updateAsRead(deps.states, record, "supervisor", {
+    type: "recover",
+    expectedLockedBy: expiredOwner,
+    now,
+    policy: deps.policy,
+    random: deps.random,
+  });
+  const fields = {
+    orderId: record.orderId,
+    attempt: record.attempt,
+    expiredOwner,
+    completeBy: record.completeBy,
   };
-
-  return () => leaderScan(deps, scan);
-
-  async function recover(
-    record: StateRecord & { _etag: string },
-    now: string,
-    counts: { resets: number; toError: number; toCompensation: number; stalled: number; lostRaces: number },
-    scanSpan: Span,
-  ): Promise<void> {
-    const started = deps.clock.now();
-    const expiredOwner = record.lockedBy ?? "";
-    const outcome = await updateAsRead(deps.states, record, "supervisor", {
-      type: "recover",
-      expectedLockedBy: expiredOwner,
-      now,
-      policy: deps.policy,
-      random: deps.random,
-    });
-    const fields = {
-      orderId: record.orderId,
-      attempt: record.attempt,
-      expiredOwner,
-      completeBy: record.completeBy,
-    };
-    if (!outcome.ok) {
-      counts.lostRaces++;
-      deps.logger.info("supervisor.recovery.skipped", { ...fields, reason: outcome.reason });
-      return;
-    }
-    const after = outcome.record;
-    traceRecovery(deps, { before: record, after, started, scanSpan });
-    deps.logger.warn("supervisor.recovered", {
-      ...fields,
-      processState: after.processState,
-      failureCount: after.failureCount,
-      notBefore: after.notBefore,
-    });
-    // Back to Pending, or a compensation handed back for another attempt: the starter takes it next.
-    const handedBack = record.processState === "Compensating" && after.processState === "Compensating";
-    if (after.processState === "Pending" || handedBack) {
-      counts.resets++;
-      return;
-    }
-    if (after.processState === "Compensating") {
-      // Past the limit, by policy: the starter claims the compensation next; the submitter hears of it.
-      counts.toCompensation++;
-      await notify(after, "compensating", now);
-      return;
-    }
-    const compensation = after.processState === "CompensationFailed";
-    if (compensation) counts.stalled++;
-    else counts.toError++;
-    await deps.alerts.raise({
-      kind: compensation ? "CompensationFailed" : "RecoveriesExhausted",
-      orderId: after.orderId,
-      reason: compensation ? compensationFailure(after) : errorSummary(after),
-      at: now,
-    });
-    await notify(after, compensation ? "compensationFailed" : "failed", now);
+  if (!outcome.ok) {
+    counts.lostRaces++;
+    deps.logger.info("supervisor.recovery.skipped", { ...fields, reason: outcome.reason });
+    return;
   }
+  const after = outcome.record;
+  traceRecovery(deps, { before: record, after, started, scanSpan });
+  deps.logger.warn("supervisor.recovered", {
+    ...fields,
+    processState: after.processState,
+    failureCount: after.failureCount,
+    notBefore: after.notBefore,
+  });
+  await settleRecovery(deps, record, after, now, counts);
+}
 
-  async function notify(record: StateRecord, status: OrderStatus, at: string): Promise<void> {
-    if (record.replyTo === null) return;
-    await deps.notifier.notify(
-      record.replyTo,
-      statusMessageFor(record, status, at, record.lastError?.message ?? null),
-    );
+/** Counts what a recovery led to, and tells whoever must hear of it: the submitter, the operators. */
+async function settleRecovery(
+  deps: SupervisorDeps,
+  before: StateRecord,
+  after: StateRecord,
+  now: string,
+  counts: RecoveryCounts,
+): Promise<void> {
+  // Back to Pending, or a compensation handed back for another attempt: the starter takes it next.
+  const handedBack = before.processState === "Compensating" && after.processState === "Compensating";
+  if (after.processState === "Pending" || handedBack) {
+    counts.resets++;
+    return;
   }
+  if (after.processState === "Compensating") {
+    // Past the limit, by policy: the starter claims the compensation next; the submitter hears of it.
+    counts.toCompensation++;
+    await notify(deps, after, "compensating", now);
+    return;
+  }
+  const compensation = after.processState === "CompensationFailed";
+  if (compensation) counts.stalled++;
+  else counts.toError++;
+  await deps.alerts.raise({
+    kind: compensation ? "CompensationFailed" : "RecoveriesExhausted",
+    orderId: after.orderId,
+    reason: compensation ? compensationFailure(after) : errorSummary(after),
+    at: now,
+  });
+  await notify(deps, after, compensation ? "compensationFailed" : "failed", now);
+}
+
+async function notify(
+  deps: SupervisorDeps,
+  record: StateRecord,
+  status: OrderStatus,
+  at: string,
+): Promise<void> {
+  if (record.replyTo === null) return;
+  await deps.notifier.notify(
+    record.replyTo,
+    statusMessageFor(record, status, at, record.lastError?.message ?? null),
+  );
 }
 
 /**

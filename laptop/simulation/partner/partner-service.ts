@@ -42,12 +42,19 @@
  * success, unless `undoRefusals` is set: then they may also be rejected for good (a refund window
  * that has closed). A key whose effect is already applied is never given a new permanent rejection.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Clock } from "../../../src/ports/clock.js";
 import type { Logger } from "../../../src/ports/logger.js";
 import { sendJson } from "../../http/json-response.js";
-import { decideFault, FAULT_KINDS, type FaultKind, type PartnerFaults, resolveFaults } from "./faults.js";
+import {
+  decideFault,
+  FAULT_KINDS,
+  type FaultDecision,
+  type FaultKind,
+  type PartnerFaults,
+  resolveFaults,
+} from "./faults.js";
 import { type KeyBinding, Ledger, type LedgerData, type PartnerLedger, type StoredResult } from "./ledger.js";
 import { ledgerReport } from "./ledger-report.js";
 import {
@@ -126,135 +133,65 @@ interface Answer {
 
 type Parsed = { readonly ok: true; readonly call: Call } | { readonly ok: false; readonly answer: Answer };
 
+/** What the handlers of one running partner service share. */
+interface PartnerRuntime {
+  readonly ledger: Ledger;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly seed: number;
+  readonly slowMs: number;
+  readonly undoRefusals: boolean;
+  /** The fault rates of the next call; `setFaults` replaces them. */
+  faults: PartnerFaults;
+  /** Aborted by close(), so answers still waiting on the clock give up instead of holding the server open. */
+  readonly closing: AbortController;
+}
+
+type CallLog = (outcome: string, fields?: Record<string, unknown>) => void;
+
 export async function startPartnerService(options: PartnerServiceOptions): Promise<PartnerService> {
-  const { clock, logger } = options;
+  const partner = partnerRuntime(options);
   const host = options.host ?? "127.0.0.1";
+  const server = createServer((req, res) => serve(partner, req, res));
+  await listen(server, options.port ?? 0, host);
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const { seed, slowMs, faults } = partner;
+  partner.logger.info("partner.started", { url, seed, slowMs, faults });
+  return partnerControls(partner, server, url);
+}
+
+function partnerRuntime(options: PartnerServiceOptions): PartnerRuntime {
   const seed = options.seed ?? 0;
   const slowMs = options.slowMs ?? 30_000;
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
   if (!Number.isFinite(slowMs) || slowMs < 0) {
     throw new RangeError(`slowMs must be a number of milliseconds of 0 or more, got ${slowMs}`);
   }
-  let faults = resolveFaults(options.faults);
-  const ledger = options.ledger ?? new Ledger();
-  // Aborted by close(), so answers still waiting on the clock give up instead of holding the server open.
-  const closing = new AbortController();
+  return {
+    faults: resolveFaults(options.faults),
+    ledger: options.ledger ?? new Ledger(),
+    clock: options.clock,
+    logger: options.logger,
+    seed,
+    slowMs,
+    undoRefusals: options.undoRefusals ?? false,
+    closing: new AbortController(),
+  };
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method === "GET" && new URL(req.url ?? "/", "http://partner").pathname === "/ledger") {
-      sendJson(res, { status: 200, body: { ...ledgerReport(ledger.data()) } });
-      return;
-    }
-    const parsed = await parseCall(req);
-    if (!parsed.ok) {
-      ledger.count("badRequests");
-      logger.warn("partner.bad-request", {
-        method: req.method,
-        path: req.url,
-        status: parsed.answer.status,
-        error: parsed.answer.body.error,
-        message: parsed.answer.body.message,
-      });
-      sendJson(res, parsed.answer);
-      return;
-    }
-    const { call } = parsed;
-    const n = ledger.countCall(call.operation, call.key, call.orderId);
-    const log = (outcome: string, fields: Record<string, unknown> = {}) =>
-      logger.info("partner.call", {
-        operation: call.operation,
-        idempotencyKey: call.key,
-        orderId: call.orderId,
-        call: n,
-        outcome,
-        ...fields,
-      });
-
-    const binding = ledger.bindingOf(call.key);
-    if (binding && !sameCall(binding, call)) {
-      ledger.count("conflicts");
-      log("conflict");
-      sendJson(res, conflict(call, binding));
-      return;
-    }
-    if (binding?.result.kind === "rejected") {
-      ledger.count("rejections");
-      log("rejected", { reason: binding.result.reason, sticky: true });
-      sendJson(res, rejected(binding.result));
-      return;
-    }
-
-    const allowed = isUndoOperation(call.operation) && !options.undoRefusals ? UNDO_FAULTS : FAULT_KINDS;
-    const decision = decideFault(faults, seed, call.key, n, allowed);
-    if (decision.kind === "transient") {
-      ledger.count("transientFaults");
-      log(decision.throttled ? "throttled" : "unavailable", { fault: "transient" });
-      sendJson(res, decision.throttled ? THROTTLED : UNAVAILABLE);
-      return;
-    }
-    const { operation } = call;
-    if (decision.kind === "permanent" && !binding) {
-      const reason = REJECTION_REASON[operation];
-      const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
-      ledger.count("rejections");
-      log("rejected", { reason, fault: "permanent" });
-      sendJson(res, rejected(result));
-      return;
-    }
-
-    // From here on the call succeeds: applied now, or replayed from the key's stored result.
-    const replayed = binding !== undefined;
-    const result = binding?.result ?? apply(call);
-    const fault = decision.kind === "slow" || decision.kind === "lostReply" ? decision.kind : "none";
-    log(outcomeOf(result, replayed), { reference: referenceOf(result), fault });
-
-    if (fault === "lostReply") {
-      ledger.count("lostReplies");
-      req.socket.destroy();
-      return;
-    }
-    if (fault === "slow") {
-      ledger.count("slowReplies");
-      // A caller that gives up (or close()) ends the wait, so no sleeper is left behind on the clock.
-      const callerGone = new AbortController();
-      res.once("close", () => callerGone.abort(new Error("the caller closed the connection")));
-      try {
-        await clock.sleep(slowMs, AbortSignal.any([closing.signal, callerGone.signal]));
-      } catch {
-        logger.debug("partner.slow-reply-abandoned", { operation: call.operation, idempotencyKey: call.key });
-        req.socket.destroy();
-        return;
-      }
-    }
-    sendJson(res, { status: 200, body: successBody(result, replayed) });
-  }
-
-  function apply(call: Call): StoredResult {
-    const { operation, key, orderId, target } = call;
-    if (isUndoOperation(operation)) return ledger.applyUndo(key, operation, orderId, target ?? "");
-    return ledger.applyEffect(key, operation, orderId, clock.now());
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      logger.error("partner.internal-error", { error });
-      if (!res.headersSent)
-        sendJson(res, { status: 500, body: { error: "internal", message: String(error) } });
-      else req.socket.destroy();
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  logger.info("partner.started", { url, seed, slowMs, faults });
+}
 
+function partnerControls(partner: PartnerRuntime, server: Server, url: string): PartnerService {
+  const { ledger, logger } = partner;
   let closed: Promise<void> | undefined;
   return {
     url,
@@ -262,18 +199,142 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
     ledgerData: () => ledger.data(),
     reset: () => ledger.reset(),
     setFaults: (next) => {
-      faults = resolveFaults(next);
-      logger.info("partner.faults", { faults });
+      partner.faults = resolveFaults(next);
+      logger.info("partner.faults", { faults: partner.faults });
     },
     close: () => {
       closed ??= new Promise<void>((resolve, reject) => {
-        closing.abort(new Error("partner service closed"));
+        partner.closing.abort(new Error("partner service closed"));
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }).then(() => logger.info("partner.stopped", { url }));
       return closed;
     },
   };
+}
+
+function serve(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): void {
+  handle(partner, req, res).catch((error: unknown) => {
+    partner.logger.error("partner.internal-error", { error });
+    if (!res.headersSent) sendJson(res, { status: 500, body: { error: "internal", message: String(error) } });
+    else req.socket.destroy();
+  });
+}
+
+async function handle(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === "GET" && new URL(req.url ?? "/", "http://partner").pathname === "/ledger") {
+    sendJson(res, { status: 200, body: { ...ledgerReport(partner.ledger.data()) } });
+    return;
+  }
+  const parsed = await parseCall(req);
+  if (!parsed.ok) {
+    partner.ledger.count("badRequests");
+    partner.logger.warn("partner.bad-request", {
+      method: req.method,
+      path: req.url,
+      status: parsed.answer.status,
+      error: parsed.answer.body.error,
+      message: parsed.answer.body.message,
+    });
+    sendJson(res, parsed.answer);
+    return;
+  }
+  await answerCall(partner, parsed.call, req, res);
+}
+
+/** A well-formed call: refused (key conflict, rejection, injected fault) or answered with its result. */
+async function answerCall(
+  partner: PartnerRuntime,
+  call: Call,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { ledger } = partner;
+  const n = ledger.countCall(call.operation, call.key, call.orderId);
+  const log: CallLog = (outcome, fields = {}) =>
+    partner.logger.info("partner.call", {
+      operation: call.operation,
+      idempotencyKey: call.key,
+      orderId: call.orderId,
+      call: n,
+      outcome,
+      ...fields,
+    });
+
+  const binding = ledger.bindingOf(call.key);
+  if (binding && !sameCall(binding, call)) {
+    ledger.count("conflicts");
+    log("conflict");
+    sendJson(res, conflict(call, binding));
+    return;
+  }
+  if (binding?.result.kind === "rejected") {
+    ledger.count("rejections");
+    log("rejected", { reason: binding.result.reason, sticky: true });
+    sendJson(res, rejected(binding.result));
+    return;
+  }
+
+  const allowed = isUndoOperation(call.operation) && !partner.undoRefusals ? UNDO_FAULTS : FAULT_KINDS;
+  const decision = decideFault(partner.faults, partner.seed, call.key, n, allowed);
+  if (decision.kind === "transient") {
+    ledger.count("transientFaults");
+    log(decision.throttled ? "throttled" : "unavailable", { fault: "transient" });
+    sendJson(res, decision.throttled ? THROTTLED : UNAVAILABLE);
+    return;
+  }
+  if (decision.kind === "permanent" && !binding) {
+    const reason = REJECTION_REASON[call.operation];
+    const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
+    ledger.count("rejections");
+    log("rejected", { reason, fault: "permanent" });
+    sendJson(res, rejected(result));
+    return;
+  }
+  await succeed(partner, { call, binding, decision, log }, req, res);
+}
+
+/** The call succeeds: applied now, or replayed from the key's stored result; its reply slow or lost by fault. */
+async function succeed(
+  partner: PartnerRuntime,
+  success: { call: Call; binding: KeyBinding | undefined; decision: FaultDecision; log: CallLog },
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { call, binding, decision, log } = success;
+  const replayed = binding !== undefined;
+  const result = binding?.result ?? apply(partner, call);
+  const fault = decision.kind === "slow" || decision.kind === "lostReply" ? decision.kind : "none";
+  log(outcomeOf(result, replayed), { reference: referenceOf(result), fault });
+
+  if (fault === "lostReply") {
+    partner.ledger.count("lostReplies");
+    req.socket.destroy();
+    return;
+  }
+  if (fault === "slow") {
+    partner.ledger.count("slowReplies");
+    // A caller that gives up (or close()) ends the wait, so no sleeper is left behind on the clock.
+    const callerGone = new AbortController();
+    res.once("close", () => callerGone.abort(new Error("the caller closed the connection")));
+    try {
+      await partner.clock.sleep(partner.slowMs, AbortSignal.any([partner.closing.signal, callerGone.signal]));
+    } catch {
+      partner.logger.debug("partner.slow-reply-abandoned", {
+        operation: call.operation,
+        idempotencyKey: call.key,
+      });
+      req.socket.destroy();
+      return;
+    }
+  }
+  sendJson(res, { status: 200, body: successBody(result, replayed) });
+}
+
+function apply(partner: PartnerRuntime, call: Call): StoredResult {
+  const { operation, key, orderId, target } = call;
+  if (isUndoOperation(operation)) return partner.ledger.applyUndo(key, operation, orderId, target ?? "");
+  return partner.ledger.applyEffect(key, operation, orderId, partner.clock.now());
 }
 
 async function parseCall(req: IncomingMessage): Promise<Parsed> {
