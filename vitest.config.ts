@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["test/**/*.test.ts"],
     environment: "node",
     testTimeout: 20_000,
     // Vitest's default is one worker fewer than the cores, which on a 2-core machine runs every file

@@ -15,59 +15,206 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(path: string): string[] {
   const text = readFileSync(path, "utf8");
-  return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1] as string);
+  const statics = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)];
+  const bare = [...text.matchAll(/^\s*import\s*"([^"]+)"/gm)];
+  const dynamics = [...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)];
+  return [...statics, ...bare, ...dynamics].map((m) => m[1] as string);
 }
 
-function layerOf(path: string): string {
-  return relative(join(ROOT, "src"), path).split("/")[0] ?? "";
+/**
+ * The room a file lives in: `src/<layer>`, `laptop/<room>`, and for the simulation its sub-rooms
+ * (`laptop/simulation/partner`, ...; its loose files are `laptop/simulation`).
+ */
+function roomOf(path: string): string {
+  const parts = relative(ROOT, path).split("/");
+  const [top, room, sub] = parts;
+  if (top === "laptop" && room === "simulation" && parts.length > 3) return `${top}/${room}/${sub}`;
+  return `${top}/${room}`;
 }
 
-/** The dependency rule (docs/architecture.md): which layer may import which. */
-const ALLOWED: Record<string, { layers: string[]; packages: RegExp }> = {
-  domain: { layers: ["domain"], packages: /^zod$/ },
-  ports: { layers: ["domain", "ports"], packages: /^$/ },
-  state: { layers: ["domain", "ports", "state"], packages: /^$/ },
-  telemetry: { layers: ["domain", "ports", "telemetry"], packages: /^@opentelemetry\/api$/ },
-  orchestrators: {
-    layers: ["domain", "ports", "state", "telemetry", "orchestrators"],
-    packages: /^(durable-functions|zod)$/,
+/** A package's name from an import specifier: `@scope/name` or `name`. */
+function packageOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string);
+}
+
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+const RUNTIME_PACKAGE = new RegExp(
+  `^(node:.*|${Object.keys(PACKAGE.dependencies)
+    .map((name) => name.replace(/[/.-]/g, "\\$&"))
+    .join("|")})$`,
+);
+const ANY_PACKAGE = /.*/;
+const SRC = [
+  "src/domain",
+  "src/ports",
+  "src/state",
+  "src/telemetry",
+  "src/orchestrators",
+  "src/agents",
+  "src/supervisor",
+  "src/scheduler",
+  "src/operator",
+  "src/config",
+  "src/adapters",
+  "src/functions",
+];
+const HANDLER_BASE = ["src/domain", "src/ports", "src/state", "src/telemetry"];
+
+/**
+ * The dependency rule (docs/architecture.md): which room may import which, and which packages. Every
+ * room of src/ and laptop/ has a line; a file in a room without one fails.
+ */
+const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
+  "src/domain": { rooms: [], packages: /^zod$/ },
+  "src/ports": { rooms: ["src/domain"], packages: /^$/ },
+  "src/state": { rooms: ["src/domain", "src/ports"], packages: /^$/ },
+  "src/telemetry": { rooms: ["src/domain", "src/ports"], packages: /^@opentelemetry\/api$/ },
+  "src/orchestrators": { rooms: HANDLER_BASE, packages: /^(durable-functions|zod)$/ },
+  "src/agents": { rooms: ["src/domain", "src/ports", "src/telemetry"], packages: /^node:/ },
+  "src/supervisor": { rooms: HANDLER_BASE, packages: /^$/ },
+  "src/scheduler": { rooms: HANDLER_BASE, packages: /^node:crypto$/ },
+  "src/operator": { rooms: HANDLER_BASE, packages: /^node:/ },
+  "src/config": { rooms: ["src/domain"], packages: /^$/ },
+  "src/adapters": { rooms: ["src/domain", "src/ports", "src/telemetry"], packages: RUNTIME_PACKAGE },
+  "src/functions": { rooms: SRC, packages: RUNTIME_PACKAGE },
+  // The laptop world: what the Functions worker gives an app, small HTTP helpers, the durable engine.
+  "laptop/worker": { rooms: ["src/ports"], packages: /^(node:.*|@azure\/functions)$/ },
+  "laptop/http": { rooms: [], packages: /^node:/ },
+  // The engine imports nothing of the app's behaviour: ports' types and the SQLite wrapper only.
+  "laptop/durable": {
+    rooms: ["laptop/worker", "src/ports", "src/adapters"],
+    packages: /^(node:.*|@azure\/functions|durable-functions)$/,
   },
-  agents: { layers: ["domain", "ports", "telemetry", "agents"], packages: /^node:/ },
-  supervisor: { layers: ["domain", "ports", "state", "telemetry", "supervisor"], packages: /^$/ },
-  scheduler: {
-    layers: ["domain", "ports", "state", "telemetry", "scheduler"],
-    packages: /^node:crypto$/,
+  "laptop/stand-ins": { rooms: ["src/adapters", "src/ports"], packages: ANY_PACKAGE },
+  "laptop/simulation": { rooms: ["src/domain", "src/ports"], packages: /^node:/ },
+  "laptop/simulation/partner": {
+    rooms: ["laptop/http", "laptop/simulation", "src/adapters", "src/domain", "src/ports"],
+    packages: /^node:/,
   },
-  config: { layers: ["domain", "config"], packages: /^$/ },
-  adapters: { layers: ["domain", "ports", "telemetry", "adapters"], packages: /.*/ },
+  "laptop/simulation/oracles": {
+    rooms: ["laptop/simulation/partner", "src/adapters", "src/domain", "src/ports", "src/state"],
+    packages: /^node:/,
+  },
+  "laptop/embedded": {
+    rooms: [
+      ...SRC,
+      "laptop/durable",
+      "laptop/worker",
+      "laptop/http",
+      "laptop/simulation",
+      "laptop/simulation/partner",
+      "laptop/simulation/oracles",
+    ],
+    packages: ANY_PACKAGE,
+  },
+  "laptop/simulation/chaos": {
+    rooms: [
+      ...SRC,
+      "laptop/embedded",
+      "laptop/simulation",
+      "laptop/simulation/partner",
+      "laptop/simulation/oracles",
+    ],
+    packages: /^node:/,
+  },
+  "laptop/functions-host": {
+    rooms: [
+      ...SRC,
+      "laptop/durable",
+      "laptop/worker",
+      "laptop/http",
+      "laptop/embedded",
+      "laptop/stand-ins",
+      "laptop/simulation/partner",
+    ],
+    packages: ANY_PACKAGE,
+  },
+  "laptop/cli": {
+    rooms: [
+      ...SRC,
+      "laptop/embedded",
+      "laptop/functions-host",
+      "laptop/simulation",
+      "laptop/simulation/partner",
+      "laptop/simulation/chaos",
+    ],
+    packages: ANY_PACKAGE,
+  },
 };
 
-describe("architecture", () => {
-  const files = sourceFiles(join(ROOT, "src"));
+/** Where adapters may be constructed: the composition roots, and what starts stand-ins or checks a run. */
+const COMPOSITION_ROOTS = [
+  "src/functions",
+  "laptop/embedded",
+  "laptop/functions-host",
+  "laptop/cli",
+  "laptop/stand-ins",
+  "laptop/simulation/partner",
+  "laptop/simulation/oracles",
+  "laptop/simulation/chaos",
+];
 
+const files = [...sourceFiles(join(ROOT, "src")), ...sourceFiles(join(ROOT, "laptop"))];
+
+describe("architecture", () => {
   it("finds the source tree", () => {
-    expect(files.some((f) => layerOf(f) === "domain")).toBe(true);
+    expect(files.some((f) => roomOf(f) === "src/domain")).toBe(true);
+    expect(files.some((f) => roomOf(f) === "laptop/durable")).toBe(true);
+  });
+
+  it("has a dependency rule for every room of src/ and laptop/", () => {
+    const rooms = new Set(files.map(roomOf));
+    expect([...rooms].filter((room) => !ALLOWED[room])).toEqual([]);
   });
 
   for (const file of files) {
-    const layer = layerOf(file);
-    const rule = ALLOWED[layer];
+    const room = roomOf(file);
+    const rule = ALLOWED[room];
     if (!rule) continue;
-    it(`${relative(ROOT, file)} imports only what the ${layer} layer may`, () => {
+    it(`${relative(ROOT, file)} imports only what ${room} may`, () => {
       for (const specifier of importsOf(file)) {
         if (specifier.startsWith(".")) {
-          const target = layerOf(join(file, "..", specifier));
-          expect(rule.layers, `${specifier} reaches into ${target}`).toContain(target);
+          const target = roomOf(join(file, "..", specifier));
+          if (target === room) continue;
+          expect(rule.rooms, `${specifier} reaches into ${target}`).toContain(target);
         } else {
-          expect(specifier, `package ${specifier} in the ${layer} layer`).toMatch(rule.packages);
+          expect(specifier, `package ${specifier} in ${room}`).toMatch(rule.packages);
         }
       }
     });
   }
 
+  it("no room reaches back into a room that reaches it: the rooms form no loop", () => {
+    const edges = new Map<string, Set<string>>();
+    for (const file of files) {
+      for (const specifier of importsOf(file).filter((s) => s.startsWith("."))) {
+        const from = roomOf(file);
+        const to = roomOf(join(file, "..", specifier));
+        if (from !== to) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+      }
+    }
+    expect(loopsIn(edges)).toEqual([]);
+  });
+
+  it("no file under src/ imports a devDependency or anything of laptop/", () => {
+    const dev = new Set(Object.keys(PACKAGE.devDependencies));
+    const found: string[] = [];
+    for (const file of sourceFiles(join(ROOT, "src"))) {
+      for (const specifier of importsOf(file)) {
+        const outside = specifier.startsWith(".") && !roomOf(join(file, "..", specifier)).startsWith("src/");
+        if (outside || dev.has(packageOf(specifier))) found.push(`${relative(ROOT, file)}: ${specifier}`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
   it("orchestrator code makes no telemetry: its spans would repeat on every replay", () => {
     const orchestratorFiles = files.filter(
-      (f) => layerOf(f) === "orchestrators" && !f.includes(`${join("orchestrators", "activities")}`),
+      (f) => roomOf(f) === "src/orchestrators" && !f.includes(`${join("orchestrators", "activities")}`),
     );
     expect(orchestratorFiles.map((f) => relative(ROOT, f))).toContain(
       "src/orchestrators/order-processing.ts",
@@ -80,8 +227,7 @@ describe("architecture", () => {
   });
 
   describe("only the composition roots construct adapters", () => {
-    const ROOTS = ["functions", "local"];
-    const adapterFiles = files.filter((f) => layerOf(f) === "adapters");
+    const adapterFiles = files.filter((f) => roomOf(f) === "src/adapters");
     const adapters = adapterFiles.flatMap((file) =>
       [...readFileSync(file, "utf8").matchAll(/^export (?:class|function|async function) (\w+)/gm)]
         .map((m) => m[1] as string)
@@ -100,7 +246,7 @@ describe("architecture", () => {
       );
     });
 
-    for (const file of files.filter((f) => !ROOTS.includes(layerOf(f)))) {
+    for (const file of files.filter((f) => !COMPOSITION_ROOTS.includes(roomOf(f)))) {
       it(`${relative(ROOT, file)} constructs no adapter`, () => {
         const text = readFileSync(file, "utf8");
         for (const adapter of adapters) {
@@ -113,30 +259,46 @@ describe("architecture", () => {
     }
   });
 
-  describe("functions stay short where the workflow is decided", () => {
-    const MAX_LINES = 80;
-    for (const file of files.filter((f) =>
-      ["orchestrators", "functions", "scheduler"].includes(layerOf(f)),
-    )) {
-      it(`${relative(ROOT, file)} has no function longer than ${MAX_LINES} lines`, () => {
-        expect(longFunctions(file, MAX_LINES)).toEqual([]);
+  describe("units stay small in every room", () => {
+    const MAX_FUNCTION_LINES = 80;
+    const MAX_CLASS_LINES = 400;
+    for (const file of files) {
+      it(`${relative(ROOT, file)}: no function over ${MAX_FUNCTION_LINES} lines, no class over ${MAX_CLASS_LINES}`, () => {
+        expect(longUnits(file, MAX_FUNCTION_LINES, MAX_CLASS_LINES)).toEqual([]);
       });
     }
   });
 });
 
-/** Every function, method or arrow function in the file that spans more than `maxLines` lines. */
-function longFunctions(path: string, maxLines: number): string[] {
+/** Every function (method, arrow function) over `maxFunction` lines and class over `maxClass` lines. */
+function longUnits(path: string, maxFunction: number, maxClass: number): string[] {
   const source = ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isFunctionLike(node) && "body" in node && node.body) {
-      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
-      const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
-      if (last - first + 1 > maxLines) found.push(`line ${first + 1}: ${last - first + 1} lines`);
-    }
+    const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+    const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line - first + 1;
+    if (ts.isClassLike(node) && lines > maxClass) found.push(`class at line ${first + 1}: ${lines} lines`);
+    if (ts.isFunctionLike(node) && "body" in node && node.body && lines > maxFunction)
+      found.push(`function at line ${first + 1}: ${lines} lines`);
     ts.forEachChild(node, visit);
   };
   visit(source);
   return found;
+}
+
+/** Each loop in a directed graph, as the path that closes it (depth-first, each loop once per entry). */
+function loopsIn(edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const loops: string[] = [];
+  const done = new Set<string>();
+  const walk = (node: string, path: string[]): void => {
+    if (path.includes(node)) {
+      loops.push([...path.slice(path.indexOf(node)), node].join(" -> "));
+      return;
+    }
+    if (done.has(node)) return;
+    for (const next of edges.get(node) ?? []) walk(next, [...path, node]);
+    done.add(node);
+  };
+  for (const node of edges.keys()) walk(node, []);
+  return loops;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { startPartnerThread } from "../../laptop/simulation/partner/partner-thread.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { startPartnerThread } from "../../../laptop/simulation/partner/partner-thread.js";
+import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
 
 async function call(url: string, operation: string, key: string, orderId: string) {
   const response = await fetch(`${url}/operations/${operation}`, {

@@ -7,9 +7,9 @@ import {
   type PartnerServiceOptions,
   startPartnerService,
   UNDO_OF,
-} from "../../laptop/simulation/partner/partner-service.js";
-import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+} from "../../../laptop/simulation/partner/partner-service.js";
+import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
+import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
 
 const SLOW_MS = 30_000;
 

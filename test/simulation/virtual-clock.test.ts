@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 
 describe("VirtualClock", () => {
   it("moves only when advanced", async () => {
