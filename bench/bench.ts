@@ -5,7 +5,7 @@
 // many demos as cores side by side, sharing nothing. Prints the figures beside their floors, writes the
 // page and its JSON into --out, and exits 0 only when every yardstick ran and met its floor (1
 // otherwise, 2 on bad flags).
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { arch, availableParallelism, cpus, platform, totalmem } from "node:os";
 import { join } from "node:path";
@@ -130,9 +130,23 @@ function run<T>(plan: Plan): Promise<RunOutcome<T>> {
   });
 }
 
+/** The commit the figures belong to, marked when the working tree differs from it. */
+function commitMeasured(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+  try {
+    const commit = git("rev-parse", "--short", "HEAD");
+    return git("status", "--porcelain", "--untracked-files=no") === ""
+      ? commit
+      : `${commit} with uncommitted changes`;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
+
 function context(args: readonly string[], seconds: number): Context {
   return {
     command: ["npm run bench", ...(args.length > 0 ? ["--", ...args] : [])].join(" "),
+    commit: commitMeasured(),
     date: new Date().toISOString(),
     machine: {
       cpu: cpus()[0]?.model.trim() ?? "unknown",
