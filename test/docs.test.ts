@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TRANSITIONS } from "../src/domain/transitions.js";
@@ -31,6 +31,15 @@ describe("the documentation", () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it("lists every page of docs/ in docs/index.md", () => {
+    const index = readFileSync(join(ROOT, "docs/index.md"), "utf8");
+    const listed = new Set([...index.matchAll(/\]\(([\w.-]+\.md)\)/g)].map(([, page]) => page));
+    const pages = readdirSync(join(ROOT, "docs")).filter(
+      (name) => name.endsWith(".md") && `docs/${name}` !== "docs/index.md",
+    );
+    expect(pages.filter((page) => !listed.has(page))).toEqual([]);
   });
 
   it("draws the state diagram with exactly the moves the transition table allows", () => {

@@ -1,6 +1,6 @@
 /**
- * The order message's public contract, written from the README's table rather than taken from the
- * schema under test, so that the fuzzer's idea of valid and invalid is its own.
+ * The order message's public contract, written from the table in docs/order-message.md rather than
+ * taken from the schema under test, so that the fuzzer's idea of valid and invalid is its own.
  */
 const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 export const ALPHANUMERIC = [...`${LETTERS}0123456789`];
