@@ -21,7 +21,7 @@ import {
   orderTooLarge,
   STATS_PATH,
 } from "../../src/operator/orders-api.js";
-import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/operator/web-assets.js";
+import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/adapters/web/web-assets.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { sendJson } from "../http/json-response.js";

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DASHBOARD_FILES, webFolder, webRoot } from "../../src/operator/web-assets.js";
+import { DASHBOARD_FILES, webFolder, webRoot } from "../../src/adapters/web/web-assets.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 let temporary: string | undefined;

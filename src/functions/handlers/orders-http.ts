@@ -11,7 +11,7 @@ import {
 } from "../../operator/orders-api.js";
 import { reusedReading } from "../../operator/reused-reading.js";
 import { createStatsReadings, type StatsReadings } from "../../operator/stats.js";
-import { DASHBOARD_FILES, webFolder } from "../../operator/web-assets.js";
+import { DASHBOARD_FILES, webFolder } from "../../adapters/web/web-assets.js";
 import { orderQueueMessage } from "../../scheduler/order-message-id.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
 
