@@ -103,12 +103,71 @@ export function parseOrderMessage(
  * some thousands deep, as another client may send). No order is nested more than three deep, so
  * validation then refuses it, naming where.
  */
+/**
+ * The UTF-8 length of `JSON.stringify(value)`, worked out with a stack of its own rather than by
+ * recursion, so a value nested deeper than `JSON.stringify` can go is measured too. It stops once the
+ * count passes `MAX_ORDER_MESSAGE_BYTES` (nothing past the limit changes the answer); undefined when
+ * the value cannot be serialized at all (a cycle, a `toJSON` that throws).
+ */
 function serializedSize(value: unknown): number | undefined {
+  const pending: unknown[] = [value];
+  const onPath = new Set<object>();
+  let size = 0;
+  while (pending.length > 0 && size <= MAX_ORDER_MESSAGE_BYTES) {
+    const next = pending.pop();
+    if (next instanceof LeaveContainer) {
+      onPath.delete(next.container);
+      continue;
+    }
+    const measured = measureOne(next, pending, onPath);
+    if (measured === undefined) return undefined;
+    size += measured;
+  }
+  return size;
+}
+
+/** Marks where a container's members end on the stack, to take it off the path of open containers. */
+class LeaveContainer {
+  constructor(readonly container: object) {}
+}
+
+/** The bytes `value` adds itself, its members pushed to measure next; undefined if it cannot be serialized. */
+function measureOne(value: unknown, pending: unknown[], onPath: Set<object>): number | undefined {
+  let current = value;
   try {
-    return utf8Length(JSON.stringify(value) ?? "");
+    while (hasToJson(current)) current = current.toJSON();
   } catch {
     return undefined;
   }
+  if (current === null || current === undefined || typeof current === "function") return 4;
+  if (typeof current === "boolean") return current ? 4 : 5;
+  if (typeof current === "number") return Number.isFinite(current) ? String(current).length : 4;
+  if (typeof current === "bigint" || typeof current === "symbol") return undefined;
+  if (typeof current === "string") return utf8Length(JSON.stringify(current));
+  if (typeof current !== "object" || onPath.has(current)) return undefined;
+  onPath.add(current);
+  pending.push(new LeaveContainer(current));
+  if (Array.isArray(current)) {
+    for (const member of current) pending.push(member);
+    return 2 + Math.max(0, current.length - 1);
+  }
+  const entries = Object.entries(current).filter(
+    ([, member]) => member !== undefined && typeof member !== "function",
+  );
+  let own = 2 + Math.max(0, entries.length - 1);
+  for (const [key, member] of entries) {
+    own += utf8Length(JSON.stringify(key)) + 1;
+    pending.push(member);
+  }
+  return own;
+}
+
+function hasToJson(value: unknown): value is { toJSON(): unknown } {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { toJSON?: unknown }).toJSON === "function"
+  );
 }
 
 function tooLarge(size: number): Result<never, ValidationError> {

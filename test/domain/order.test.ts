@@ -162,6 +162,27 @@ describe("parseOrderMessage", () => {
     expectIssue(deep, "(message)", "type");
   });
 
+  it("measures a decoded value however deep it is nested: past 64 KiB it is refused for its size", () => {
+    const depth = 40_000; // 80,000 bytes of brackets: deeper than JSON.stringify goes, larger than the limit
+    const deep = JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`) as unknown;
+    const issue = expectIssue({ ...valid, nested: deep }, "(message)", "maxBytes");
+    expect(issue.message).toContain(`limit is ${MAX_ORDER_MESSAGE_BYTES} bytes`);
+  });
+
+  it("measures a decoded value exactly as JSON.stringify would write it", () => {
+    const fits = {
+      ...valid,
+      customerId: "é".repeat(100),
+      note: [1.5, -0, null, true, 'a"b'],
+      when: new Date(0),
+    };
+    const size = new TextEncoder().encode(JSON.stringify(fits)).byteLength;
+    const padded = { ...fits, pad: "x".repeat(MAX_ORDER_MESSAGE_BYTES - size - 9) }; // ,"pad":"…" adds 9 + n
+    expect(new TextEncoder().encode(JSON.stringify(padded)).byteLength).toBe(MAX_ORDER_MESSAGE_BYTES);
+    expectIssue(padded, "note", "unknownField");
+    expectIssue({ ...padded, pad: `${padded.pad}x` }, "(message)", "maxBytes");
+  });
+
   it("rejects malformed JSON and non-objects with a clear reason", () => {
     expect(expectIssue("{not json", "(message)", "json").message).toContain("not valid JSON");
     expectIssue("[1,2]", "(message)", "type");
