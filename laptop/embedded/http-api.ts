@@ -9,6 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/adapters/web/web-assets.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../src/domain/order.js";
 import {
   type ApiAnswer,
@@ -21,7 +22,6 @@ import {
   orderTooLarge,
   STATS_PATH,
 } from "../../src/operator/orders-api.js";
-import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/adapters/web/web-assets.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { sendJson } from "../http/json-response.js";

@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import { DASHBOARD_FILES, webFolder } from "../../adapters/web/web-assets.js";
 import { QUEUE_NAMES } from "../../config/names.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
 import type { OperatorCommand, OperatorCommands } from "../../operator/operator-commands.js";
@@ -11,7 +12,6 @@ import {
 } from "../../operator/orders-api.js";
 import { reusedReading } from "../../operator/reused-reading.js";
 import { createStatsReadings, type StatsReadings } from "../../operator/stats.js";
-import { DASHBOARD_FILES, webFolder } from "../../adapters/web/web-assets.js";
 import { orderQueueMessage } from "../../scheduler/order-message-id.js";
 import { type AzureServices, telemetryOf } from "../azure-services.js";
 
