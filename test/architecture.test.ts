@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -23,11 +23,13 @@ function importsOf(path: string): string[] {
 
 /**
  * The room a file lives in: `src/<layer>`, `laptop/<room>`, and for the simulation its sub-rooms
- * (`laptop/simulation/partner`, ...; its loose files are `laptop/simulation`).
+ * (`laptop/simulation/partner`, ...; its loose files are `laptop/simulation`); the storefront, an
+ * application of its own, is one room.
  */
 function roomOf(path: string): string {
   const parts = relative(ROOT, path).split("/");
   const [top, room, sub] = parts;
+  if (top === "storefront") return top;
   if (top === "laptop" && room === "simulation" && parts.length > 3) return `${top}/${room}/${sub}`;
   return `${top}/${room}`;
 }
@@ -81,6 +83,8 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   "src/config": { rooms: ["src/domain"], packages: /^$/ },
   "src/adapters": { rooms: ["src/domain", "src/ports", "src/telemetry"], packages: RUNTIME_PACKAGE },
   "src/functions": { rooms: SRC, packages: RUNTIME_PACKAGE },
+  // The storefront knows the queues and the message contracts, never the Scheduler's API or stores.
+  storefront: { rooms: ["src/domain", "src/ports", "src/adapters"], packages: RUNTIME_PACKAGE },
   // The laptop world: what the Functions worker gives an app, small HTTP helpers, the durable engine.
   "laptop/worker": { rooms: ["src/ports"], packages: /^(node:.*|@azure\/functions)$/ },
   "laptop/http": { rooms: [], packages: /^node:/ },
@@ -108,6 +112,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
       "laptop/simulation",
       "laptop/simulation/partner",
       "laptop/simulation/oracles",
+      "storefront",
     ],
     packages: ANY_PACKAGE,
   },
@@ -130,6 +135,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
       "laptop/embedded",
       "laptop/stand-ins",
       "laptop/simulation/partner",
+      "storefront",
     ],
     packages: ANY_PACKAGE,
   },
@@ -149,6 +155,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
 /** Where adapters may be constructed: the composition roots, and what starts stand-ins or checks a run. */
 const COMPOSITION_ROOTS = [
   "src/functions",
+  "storefront",
   "laptop/embedded",
   "laptop/functions-host",
   "laptop/cli",
@@ -158,7 +165,8 @@ const COMPOSITION_ROOTS = [
   "laptop/simulation/chaos",
 ];
 
-const files = [...sourceFiles(join(ROOT, "src")), ...sourceFiles(join(ROOT, "laptop"))];
+const CODE_FOLDERS = ["src", "laptop", "storefront"].filter((folder) => existsSync(join(ROOT, folder)));
+const files = CODE_FOLDERS.flatMap((folder) => sourceFiles(join(ROOT, folder)));
 
 describe("architecture", () => {
   it("finds the source tree", () => {

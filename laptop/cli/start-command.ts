@@ -16,9 +16,12 @@ import { UsageError } from "./usage-error.js";
 const USAGE = `usage: sas start [flags]   (npm start -- [flags])
 
 Runs the whole pipeline on the embedded host, submits a demo batch, then keeps serving the orders
-API (/api/orders, /api/stats, the operator commands) and the dashboard (/) until stopped.
+API (/api/orders, /api/stats, the operator commands) and the dashboard (/), and the storefront
+(a shop that places orders through the queues) on its own port, until stopped.
 
   --port <n>                  HTTP port (default 7071)
+  --store-port <n>            the storefront's port (default 7080), on the same address
+  --no-store                  no storefront
   --host <address>            address to listen on (default 127.0.0.1); any other needs --api-token
   --api-token <token>         required by the operator commands as "Authorization: Bearer <token>"
                               (at least 16 characters)
@@ -33,7 +36,7 @@ export const START: Command = {
   summary: [
     "run the whole pipeline on the embedded host, submit a demo batch, then keep serving",
     "the orders API (/api/orders, /api/stats, the operator commands) and the dashboard (/)",
-    "on 127.0.0.1 until stopped",
+    "on 127.0.0.1:7071 and the storefront on 127.0.0.1:7080 until stopped",
   ],
   usage: USAGE,
   run: start,
@@ -46,6 +49,8 @@ async function start(args: readonly string[]): Promise<number> {
     options: {
       ...COMMON,
       port: { type: "string" },
+      "store-port": { type: "string" },
+      "no-store": { type: "boolean" },
       "demo-orders": { type: "string" },
       host: { type: "string" },
       "api-token": { type: "string" },
@@ -58,20 +63,47 @@ async function start(args: readonly string[]): Promise<number> {
   const apiToken = values["api-token"];
   checkExposure(host, apiToken);
   const partnerUrl = partnerUrlFrom(values);
-  await runHost({
-    ...(partnerUrl !== undefined ? { partnerUrl } : {}),
-    port: integer(values, "port", 7071, 0, 65_535),
-    host,
-    ...(apiToken !== undefined ? { apiToken } : {}),
-    data: values.data ?? ".data",
-    demoOrders: integer(values, "demo-orders", 20, 0, 100_000),
-    faults: faultsFrom(values, { transient: 0.2, permanent: 0.02, slow: 0.05, lostReply: 0.05 }),
-    duplicateReplies: rate(values, "duplicate-replies", 0.05),
-    seed: integer(values, "seed", 7, -2_147_483_648, 2_147_483_647),
-    agent: agentFrom(values),
-    env: process.env,
-  });
+  const port = integer(values, "port", 7071, 0, 65_535);
+  const storePort = storePortFrom(values, port);
+  try {
+    await runHost({
+      ...(partnerUrl !== undefined ? { partnerUrl } : {}),
+      port,
+      storePort,
+      host,
+      ...(apiToken !== undefined ? { apiToken } : {}),
+      data: values.data ?? ".data",
+      demoOrders: integer(values, "demo-orders", 20, 0, 100_000),
+      faults: faultsFrom(values, { transient: 0.2, permanent: 0.02, slow: 0.05, lostReply: 0.05 }),
+      duplicateReplies: rate(values, "duplicate-replies", 0.05),
+      seed: integer(values, "seed", 7, -2_147_483_648, 2_147_483_647),
+      agent: agentFrom(values),
+      env: process.env,
+    });
+  } catch (error) {
+    if (!(error instanceof Error && error.name === "PortInUseError")) throw error;
+    process.stderr.write(`sas start: ${error.message}\n`);
+    return 2;
+  }
   return 0;
+}
+
+/** The storefront's port, or null with --no-store; it cannot share the HTTP API's port. */
+function storePortFrom(
+  flags: StringFlags<"store-port"> & { "no-store"?: boolean },
+  apiPort: number,
+): number | null {
+  if (flags["no-store"]) {
+    if (flags["store-port"] !== undefined) throw new UsageError("give --store-port or --no-store, not both");
+    return null;
+  }
+  const storePort = integer(flags, "store-port", 7080, 0, 65_535);
+  if (storePort !== 0 && storePort === apiPort) {
+    throw new UsageError(
+      `--store-port ${storePort} is the HTTP API's port (--port): give them different ports`,
+    );
+  }
+  return storePort;
 }
 
 /** An http(s) URL without a trailing slash; the partner's fault flags go to `sas partner`, not here. */

@@ -10,14 +10,21 @@ import { loadOtlpSettings, OTLP_ENDPOINT_SETTING } from "../../src/config/teleme
 import { seededRandom } from "../../src/domain/backoff.js";
 import { isTerminal, PROCESS_STATES } from "../../src/domain/state-record.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
+import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
 import type { PartnerFaults } from "../simulation/partner/faults.js";
 import { demoOrder } from "./demo.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
-import { startHttpApi } from "./http-api.js";
+import { type HttpApi, startHttpApi } from "./http-api.js";
 import { localKeys } from "./key-file.js";
 import type { LocalPipeline } from "./pipeline.js";
 import { createStatusLine } from "./status-line.js";
+import {
+  PortInUseError,
+  STOREFRONT_STATUS_QUEUE,
+  type Storefront,
+  startEmbeddedStorefront,
+} from "./storefront.js";
 
 export interface HostOptions {
   readonly port: number;
@@ -34,6 +41,8 @@ export interface HostOptions {
   readonly agent: "activity" | "queue";
   /** A partner started separately (`sas partner`), instead of the simulated one on a thread. */
   readonly partnerUrl?: string;
+  /** The storefront's port (on `host`), or null for no storefront. */
+  readonly storePort: number | null;
   readonly env: Environment;
 }
 
@@ -63,29 +72,29 @@ export async function runHost(options: HostOptions): Promise<void> {
     keyRing: keys.ring,
     ...telemetry,
   });
-  const api = await startHttpApi({
-    port: options.port,
-    host: options.host,
-    ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
-    logger,
-    backend: pipeline.apiBackend(),
-    ...telemetry,
-  });
+  const stopAll = async (servers?: Servers) => {
+    await servers?.storefront?.close();
+    await servers?.api.close();
+    await stop();
+    await sdk?.shutdown();
+    db.close();
+    logFile.end();
+  };
+  let servers: Servers;
+  try {
+    servers = await startServers(options, pipeline, logger, telemetry);
+  } catch (error) {
+    // A port that is taken stops start-up with nothing left running.
+    await stopAll();
+    throw error;
+  }
+  const { api, storefront } = servers;
 
   const out = process.stdout;
-  out.write(`embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n`);
-  out.write(`personal and payment fields sealed with the key ring from ${keys.source}\n`);
-  const partner =
-    options.partnerUrl === undefined
-      ? `faults ${JSON.stringify(options.faults)}`
-      : `at ${options.partnerUrl}`;
   out.write(
-    `partner ${partner}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n`,
-  );
-  out.write(
-    sdk
-      ? `traces and metrics: ${sdk.destination}\n`
-      : `traces and metrics: off (set ${OTLP_ENDPOINT_SETTING} to send them to an OTLP collector)\n`,
+    `embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n` +
+      `personal and payment fields sealed with the key ring from ${keys.source}\n` +
+      `${describeParts(options, sdk?.destination)}\n`,
   );
 
   const prefix = `demo-${Date.now().toString(36)}`;
@@ -102,6 +111,10 @@ export async function runHost(options: HostOptions): Promise<void> {
   }
   out.write(
     `\nserving ${api.url}: POST /api/orders, GET /api/orders/{orderId}. Ctrl-C to stop.\n` +
+      `dashboard:  ${api.url}/\n` +
+      (storefront
+        ? `storefront: ${storefront.url}/ (orders to the orders queue, statuses back on ${STOREFRONT_STATUS_QUEUE})\n`
+        : "storefront: off (--no-store)\n") +
       `try: curl -s -X POST ${api.url}/api/orders -H 'content-type: application/json' -d '${JSON.stringify(demoOrder("ord-try", 1, seededRandom(1)))}'\n`,
   );
 
@@ -110,11 +123,61 @@ export async function runHost(options: HostOptions): Promise<void> {
     process.once("SIGTERM", resolve);
   });
   out.write("stopping...\n");
-  await api.close();
-  await stop();
-  await sdk?.shutdown();
-  db.close();
-  logFile.end();
+  await stopAll(servers);
+}
+
+/** The partner and the telemetry's destination, as the host prints them at start. */
+function describeParts(options: HostOptions, telemetryDestination: string | undefined): string {
+  const partner =
+    options.partnerUrl === undefined
+      ? `faults ${JSON.stringify(options.faults)}`
+      : `at ${options.partnerUrl}`;
+  const telemetry =
+    telemetryDestination !== undefined
+      ? `traces and metrics: ${telemetryDestination}`
+      : `traces and metrics: off (set ${OTLP_ENDPOINT_SETTING} to send them to an OTLP collector)`;
+  return `partner ${partner}, duplicate replies ${options.duplicateReplies}, seed ${options.seed}, agent ${options.agent}\n${telemetry}`;
+}
+
+interface Servers {
+  readonly api: HttpApi;
+  readonly storefront: Storefront | null;
+}
+
+/** The HTTP API, then the storefront; a port already taken is a PortInUseError naming it. */
+async function startServers(
+  options: HostOptions,
+  pipeline: LocalPipeline,
+  logger: JsonLogger,
+  telemetry: { telemetry?: Telemetry },
+): Promise<Servers> {
+  const api = await startHttpApi({
+    port: options.port,
+    host: options.host,
+    ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
+    logger,
+    backend: pipeline.apiBackend(),
+    ...telemetry,
+  }).catch((error: unknown) => {
+    throw isAddressInUse(error) ? new PortInUseError(options.port, options.host) : error;
+  });
+  if (options.storePort === null) return { api, storefront: null };
+  try {
+    const storefront = await startEmbeddedStorefront({
+      ...options,
+      pipeline,
+      port: options.storePort,
+      logger,
+    });
+    return { api, storefront };
+  } catch (error) {
+    await api.close();
+    throw error;
+  }
+}
+
+function isAddressInUse(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === "EADDRINUSE";
 }
 
 /** Shows the batch's progress on one terminal line until every order has settled. */

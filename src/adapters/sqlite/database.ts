@@ -11,17 +11,23 @@ export interface OpenDatabaseOptions {
    * commits faster. Both keep the database consistent.
    */
   readonly synchronous?: "FULL" | "NORMAL";
+  /**
+   * WAL (default) lets readers run beside the writer, but needs memory shared between the processes
+   * that open the file, which a network share cannot give; DELETE (a rollback journal) works there.
+   */
+  readonly journalMode?: "WAL" | "DELETE";
   readonly busyTimeoutMs?: number;
   readonly migrations?: readonly Migration[];
 }
 
 /**
- * Opens (creating if needed) the one SQLite database that holds every embedded store, in WAL mode so
- * readers never block the writer, and brings its schema up to date. `path` may be ":memory:".
+ * Opens (creating if needed) the one SQLite database that holds every embedded store, in WAL mode
+ * unless told otherwise, so readers never block the writer, and brings its schema up to date. `path`
+ * may be ":memory:".
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): EmbeddedDatabase {
   const db = new Database(path);
-  db.pragma("journal_mode = WAL");
+  db.pragma(`journal_mode = ${options.journalMode ?? "WAL"}`);
   db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5_000}`);
   db.pragma("foreign_keys = ON");

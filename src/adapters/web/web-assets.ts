@@ -19,6 +19,9 @@ export type WebFolder = (file: string | undefined) => Promise<WebAsset | undefin
 /** The operator's dashboard, `web/dashboard/`. */
 export const DASHBOARD_FILES = ["index.html", "dashboard.css", "dashboard.js"] as const;
 
+/** The storefront's page, `web/storefront/` (served by the storefront application, storefront/). */
+export const STOREFRONT_FILES = ["index.html", "store.css", "store.js"] as const;
+
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
   ".css": "text/css; charset=utf-8",
