@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { type Command, showUsage, untilStopped } from "./command.js";
-import { HELP, integer } from "./flags.js";
+import { HELP, integer, type StringFlags } from "./flags.js";
 import { isLoopback } from "./loopback.js";
 import { UsageError } from "./usage-error.js";
 
@@ -9,12 +9,16 @@ const USAGE = `usage: sas host [flags]   (npm run host -- [flags], which builds 
 Runs the built Azure Functions app (npm run build) as the Functions host would, with stand-ins for
 the services its settings (local.settings.json) point at on this machine: the Service Bus broker,
 the Cosmos DB stand-in, Azurite, the simulated partner, and an embedded orders table when no SQL
-Server answers. Run it from the app's root, where local.settings.json is.
+Server answers. Beside it, the storefront (storefront/main.ts) on the same Service Bus: orders to the
+orders queue, status messages from its own storefront-status queue. Run it from the app's root, where
+local.settings.json is.
 
   --port <n>                  HTTP port of the functions (default 7071)
   --host <address>            address to listen on (default 127.0.0.1; loopback only)
-  --data <dir>                durable store, orders table, Azurite's blobs, partner ledger and the
-                              host's keys (default .sas-host)
+  --data <dir>                durable store, orders table, Azurite's blobs, partner ledger, the
+                              host's keys and the storefront's order book (default .sas-host)
+  --store-port <n>            HTTP port of the storefront (default 7080), on the same address
+  --no-store                  run no storefront
 `;
 
 export const HOST: Command = {
@@ -23,7 +27,7 @@ export const HOST: Command = {
     "run the built Azure Functions app (npm run build) as the Functions host would, with",
     "stand-ins for the services its settings (local.settings.json) point at on this machine:",
     "the Service Bus broker, the Cosmos DB stand-in, Azurite, the simulated partner, and an",
-    "embedded orders table when no SQL Server answers",
+    "embedded orders table when no SQL Server answers; and the storefront beside it",
   ],
   usage: USAGE,
   run: host,
@@ -33,26 +37,37 @@ async function host(args: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     strict: true,
-    options: { port: { type: "string" }, host: { type: "string" }, data: { type: "string" }, ...HELP },
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      data: { type: "string" },
+      "store-port": { type: "string" },
+      "no-store": { type: "boolean" },
+      ...HELP,
+    },
   });
   if (values.help) return showUsage(USAGE);
   const address = values.host ?? "127.0.0.1";
   if (!isLoopback(address)) {
     throw new UsageError(`--host ${address} is reachable from other machines; sas host serves loopback only`);
   }
+  const port = integer(values, "port", 7071, 0, 65_535);
+  const store = storeFrom(values, port);
   const { startFunctionsHost } = await import("../functions-host/functions-host.js");
   const { JsonLogger } = await import("../../src/adapters/logging/json-logger.js");
   const functionsHost = await startFunctionsHost({
     appRoot: process.cwd(),
     data: values.data ?? ".sas-host",
-    port: integer(values, "port", 7071, 0, 65_535),
+    port,
     host: address,
     env: process.env,
     logger: JsonLogger.toStream(process.stderr),
-  });
+    ...(store ? { store } : {}),
+  }).catch(stopOnTakenStorePort);
   const lines = [
     ...functionsHost.notes,
     `keys: function key ${functionsHost.keys.functionKey}, master key ${functionsHost.keys.masterKey} (sas orders --key <key>)`,
+    ...(functionsHost.storeUrl ? [`sas host: storefront on ${functionsHost.storeUrl}/`] : []),
     `sas host: functions on ${functionsHost.url}/api; Ctrl+C stops it`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
@@ -61,4 +76,31 @@ async function host(args: readonly string[]): Promise<number> {
   // The app's own clients (Cosmos DB's endpoint refresh, keep-alive sockets) have no shutdown hook:
   // the Functions host ends the worker process, and so does this.
   process.exit(0);
+}
+
+/** Where the storefront listens, or undefined with --no-store; never on the functions' port. */
+function storeFrom(
+  flags: StringFlags<"store-port"> & { readonly "no-store"?: boolean | undefined },
+  functionsPort: number,
+): { readonly port: number } | undefined {
+  if (flags["no-store"]) {
+    if (flags["store-port"] !== undefined) throw new UsageError("give --store-port or --no-store, not both");
+    return undefined;
+  }
+  const port = integer(flags, "store-port", 7080, 0, 65_535);
+  if (port !== 0 && port === functionsPort)
+    throw new UsageError(`--store-port ${port} is the functions' port (--port): give them different ports`);
+  return { port };
+}
+
+/**
+ * A storefront port in use stops start-up with exit status 2, whatever had started already closed. The
+ * exit is immediate: once the app has loaded, its clients may hold the process open (see above).
+ */
+function stopOnTakenStorePort(error: unknown): never {
+  if (error instanceof Error && error.name === "StorePortTakenError") {
+    process.stderr.write(`sas host: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
 }

@@ -16,6 +16,7 @@ import type { BindingData } from "../worker/invocation-context.js";
 import { captureRegistrations, type FunctionRegistry, triggerOf } from "../worker/registration-capture.js";
 import { startDurableExtensionApi } from "./durable-extension-api.js";
 import { type HostJson, hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
+import { checkStorePort, hostedStorefrontSettings, startHostedStorefront } from "./hosted-storefront.js";
 import { type HostKeys, startHttpTriggers } from "./http-triggers.js";
 import { startServiceBusTriggers } from "./service-bus-triggers.js";
 import { embeddedOrders } from "./sql-choice.js";
@@ -31,11 +32,15 @@ export interface FunctionsHostOptions {
   readonly host: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly logger: Logger;
+  /** Serve the storefront (storefront/main.ts's code) on this port of `host`; absent: no storefront. */
+  readonly store?: { readonly port: number };
 }
 
 export interface FunctionsHost {
   readonly url: string;
   readonly keys: HostKeys;
+  /** The storefront's base URL, or null when it was not asked for. */
+  readonly storeUrl: string | null;
   /** One line per stand-in and per choice made, for the start-up banner. */
   readonly notes: readonly string[];
   close(): Promise<void>;
@@ -67,6 +72,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     sql.removed,
   );
   checkSettings(settings, appRoot);
+  const storefront = await plannedStorefront(options, settings);
   const clock = new SystemClock();
   const resolve = resolverOf(settings);
   const hostJson = readHostJson(appRoot, resolve);
@@ -112,13 +118,18 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
       logger,
     });
     closers.push(() => http.close());
+    // Last, once the broker it sends to and receives from is up.
+    const store = storefront ? await startHostedStorefront(storefront, logger) : undefined;
+    if (store) closers.push(() => store.close());
     return {
       url: http.url,
       keys,
+      storeUrl: store?.url ?? null,
       notes: [
         ...standIns.map((standIn) => standIn.description),
         sql.note,
         `data protection: the key ring from ${dataKeys.source}`,
+        ...(storefront ? [`storefront: order book in ${storefront.data}`] : []),
       ],
       close,
     };
@@ -126,6 +137,18 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     await close();
     throw error;
   }
+}
+
+/** The storefront's settings when it is asked for, after checking nothing holds its port. */
+async function plannedStorefront(options: FunctionsHostOptions, settings: Readonly<Record<string, string>>) {
+  if (!options.store) return undefined;
+  const storefront = hostedStorefrontSettings(settings, {
+    ...options.store,
+    host: options.host,
+    data: options.data,
+  });
+  await checkStorePort(storefront);
+  return storefront;
 }
 
 function withoutSettings(settings: Record<string, string>, names: readonly string[]): Record<string, string> {

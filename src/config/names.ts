@@ -13,6 +13,8 @@ export const QUEUE_NAMES = {
   agentResponses: "agent-responses",
   /** The status queue the sample sender names as `replyTo`; submitters may name their own. */
   orderStatus: "order-status",
+  /** The storefront's own status queue: it names it as `replyTo`, and only it reads it. */
+  storefrontStatus: "storefront-status",
 } as const;
 
 /** Prefixes of the identity-based connections, in the Functions `<name>__<property>` convention. */

@@ -61,6 +61,8 @@ export interface HostPorts {
   readonly cosmos: number;
   readonly blob: number;
   readonly partner: number;
+  /** The storefront's, given as --store-port (the default 7080 may be taken on a shared machine). */
+  readonly store: number;
 }
 
 export async function freePorts(): Promise<HostPorts> {
@@ -70,6 +72,7 @@ export async function freePorts(): Promise<HostPorts> {
     cosmos: await freePort(),
     blob: await freePort(),
     partner: await freePort(),
+    store: await freePort(),
   };
 }
 
@@ -96,6 +99,8 @@ export function writeLocalSettings(app: BuiltApp, ports: HostPorts, overrides: R
 export interface RunningHost {
   readonly child: ChildProcess;
   readonly url: string;
+  /** The storefront's base URL, or null when the host was started without one. */
+  readonly storeUrl: string | null;
   readonly functionKey: string;
   readonly masterKey: string;
   stdout(): string;
@@ -105,17 +110,19 @@ export interface RunningHost {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `sas host` from the built app's root and resolves once it says where its functions are. */
+/**
+ * Starts `sas host` from the built app's root and resolves once it says where its functions are; with
+ * the storefront on `ports.store` unless `store` is false (`--no-store`).
+ */
 export function startHost(
   app: BuiltApp,
   ports: HostPorts,
   data: string,
-  timeoutMs = 60_000,
+  { timeoutMs = 60_000, store = true }: { readonly timeoutMs?: number; readonly store?: boolean } = {},
 ): Promise<RunningHost> {
-  const child = spawn(process.execPath, [...app.cli, "host", "--port", String(ports.http), "--data", data], {
-    cwd: app.root,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const storeFlags = store ? ["--store-port", String(ports.store)] : ["--no-store"];
+  const args = [...app.cli, "host", "--port", String(ports.http), "--data", data, ...storeFlags];
+  const child = spawn(process.execPath, args, { cwd: app.root, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -150,6 +157,7 @@ export function startHost(
       resolve({
         child,
         url: ready[1],
+        storeUrl: /sas host: storefront on (\S+?)\/?\n/.exec(stdout)?.[1] ?? null,
         functionKey: keys[1],
         masterKey: keys[2],
         stdout: () => stdout,

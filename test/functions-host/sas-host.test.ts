@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answers } from "../../laptop/http/port-probe.js";
+import { runSmoke } from "../../tools/smoke/run-smoke.js";
 import {
   type BuiltApp,
   buildApp,
@@ -201,7 +203,7 @@ describe("sas host", () => {
     expect(failed).toBeInstanceOf(Error);
     expect(String(failed)).toMatch(/exited with 2[\s\S]*STARTER_SCHEDULE.*six-field/);
     // Checked before anything starts: no stand-in was left listening.
-    for (const port of [ports.serviceBus, ports.cosmos, ports.blob, ports.partner, ports.http])
+    for (const port of [ports.serviceBus, ports.cosmos, ports.blob, ports.partner, ports.http, ports.store])
       expect(await answers("127.0.0.1", port)).toBe(false);
     // Without a settings file at all, it also says where the sample is.
     rmSync(join(app.root, "local.settings.json"));
@@ -210,4 +212,79 @@ describe("sas host", () => {
       /exited with 2[\s\S]*PARTNER_URL[\s\S]*no local\.settings\.json in .*: copy local\.settings\.sample\.json/,
     );
   }, 60_000);
+});
+
+/** A server holding `port` on loopback, as another program would. */
+async function holdPort(port: number): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return server;
+}
+
+describe("sas host with the storefront", () => {
+  it("serves it on the stand-in's queues: 50 orders from npm run smoke, every final status on its private queue", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports);
+    const data = dataFolder();
+    const host = await startHost(app, ports, data);
+    hosts.push(host);
+    expect(host.storeUrl).toBe(`http://127.0.0.1:${ports.store}`);
+    expect(host.stdout()).toContain(`storefront: order book in ${join(data, "storefront")}`);
+
+    const report = await runSmoke({
+      store: host.storeUrl ?? "",
+      orders: 50,
+      timeoutMs: 180_000,
+      seed: 17,
+      concurrency: 4,
+      pollIntervalMs: 500,
+    });
+    expect(report.unfinished).toEqual([]);
+    expect(report.placementErrors).toEqual([]);
+    expect(report.ok).toBe(true);
+    // No faults at the partner here: every order is completed.
+    expect(Object.values(report.finals)).toEqual(Array(50).fill("Processed"));
+    for (const orderId of report.placed) {
+      // What the storefront heard: the statuses the Scheduler sent to storefront-status, named as replyTo.
+      const heard = (await (await fetch(`${host.storeUrl}/api/orders/${orderId}`)).json()) as {
+        state: string;
+        statuses: { status: string }[];
+      };
+      expect(heard.state).toBe("Processed");
+      expect(heard.statuses.map((s) => s.status)).toEqual(expect.arrayContaining(["received", "completed"]));
+      // And what the Scheduler's own record says, read through the Function App with its key.
+      const record = await get(host, `/api/orders/${orderId}`, host.functionKey);
+      expect(record.body?.processState, orderId).toBe("Processed");
+    }
+    // Its orders reached the app as any sender's do: through the orders queue's trigger.
+    const submitted = host
+      .events()
+      .filter((e) => e.event === "host.servicebus.message" && e.functionName === "submitOrder");
+    expect(submitted.length).toBeGreaterThanOrEqual(50);
+    expect(await host.stop()).toBe(0);
+  }, 300_000);
+
+  it("stops at start with exit 2 when the storefront's port is taken, leaving nothing running; --no-store skips it", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports);
+    const holder = await holdPort(ports.store);
+    try {
+      const failed = await startHost(app, ports, dataFolder()).catch((error: Error) => error);
+      expect(String(failed)).toMatch(
+        new RegExp(
+          `exited with 2[\\s\\S]*the storefront's port ${ports.store} on 127\\.0\\.0\\.1 is already in use`,
+        ),
+      );
+      for (const port of [ports.serviceBus, ports.cosmos, ports.blob, ports.partner, ports.http])
+        expect(await answers("127.0.0.1", port)).toBe(false);
+
+      const host = await startHost(app, ports, dataFolder(), { store: false });
+      hosts.push(host);
+      expect(host.storeUrl).toBeNull();
+      expect(host.stdout()).not.toContain("storefront");
+      expect(await answers("127.0.0.1", ports.http)).toBe(true);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 120_000);
 });
