@@ -32,13 +32,14 @@ param protectData bool = true
 @description('Days a Processed or Compensated order\'s state record and orchestration history are kept (RETENTION_DAYS); Error and CompensationFailed orders are kept until an operator acts.')
 param retentionDays int = 30
 
-@description('Node.js major version of the Functions worker: one Azure Functions supports and CI tests (package.json engines). Node 20 left Azure Functions support on 30 April 2026.')
+@description('Node.js major version of the Functions worker and of the storefront: one Azure Functions supports and CI tests (package.json engines). Node 20 left Azure Functions support on 30 April 2026.')
 @allowed(['22'])
 param nodeVersion string = '22'
 
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
 var tags = { 'azd-env-name': environmentName }
 var serviceName = 'api'
+var storefrontServiceName = 'storefront'
 var queues = loadJsonContent('queues.json')
 var stateContainer = loadJsonContent('state-container.json')
 var recoveryContainer = loadJsonContent('recovery-container.json')
@@ -153,11 +154,28 @@ module functionApp 'modules/function-app.bicep' = {
   }
 }
 
+module storefront 'modules/storefront.bicep' = {
+  name: 'storefront'
+  scope: rg
+  params: {
+    name: 'app-store-${resourceToken}'
+    planName: 'plan-store-${resourceToken}'
+    location: location
+    tags: tags
+    serviceName: storefrontServiceName
+    nodeVersion: nodeVersion
+    serviceBusNamespace: serviceBus.outputs.fullyQualifiedNamespace
+    ordersQueueName: queues.orders.name
+    statusQueueName: queues.storefrontStatus.name
+  }
+}
+
 module access 'modules/access.bicep' = {
   name: 'access'
   scope: rg
   params: {
     appPrincipalId: functionApp.outputs.principalId
+    storefrontPrincipalId: storefront.outputs.principalId
     deployerPrincipalId: principalId
     deployerPrincipalType: principalType
     storageAccountName: storage.outputs.name
@@ -166,6 +184,9 @@ module access 'modules/access.bicep' = {
     appInsightsName: monitoring.outputs.appInsightsName
     keyVaultName: keyVault.outputs.name
     triggerQueueNames: [queues.orders.name, queues.agentRequests.name, queues.agentResponses.name]
+    peekedQueueNames: [queues.invalidMessages.name]
+    ordersQueueName: queues.orders.name
+    storefrontStatusQueueName: queues.storefrontStatus.name
   }
 }
 
@@ -190,6 +211,8 @@ output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output AZURE_FUNCTION_APP_PRINCIPAL_ID string = functionApp.outputs.principalId
 output AZURE_FUNCTION_APP_CLIENT_ID string = functionApp.outputs.clientId
 output AZURE_FUNCTION_APP_URL string = 'https://${functionApp.outputs.defaultHostName}'
+output AZURE_STOREFRONT_NAME string = storefront.outputs.name
+output STOREFRONT_URL string = 'https://${storefront.outputs.defaultHostName}'
 output AZURE_SQL_SERVER_NAME string = sql.outputs.serverName
 output AZURE_SQL_SERVER_FQDN string = sql.outputs.fullyQualifiedDomainName
 output AZURE_SQL_DATABASE string = sql.outputs.databaseName

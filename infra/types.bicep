@@ -26,6 +26,7 @@ type queuesType = {
   agentRequests: queueType
   agentResponses: queueType
   orderStatus: queueType
+  storefrontStatus: queueType
 }
 
 @export()

@@ -1,8 +1,14 @@
-// What the Function App's identity may do, and the one thing the deploying principal needs besides
-// being the SQL administrator: sending test orders (`sas send`). Azure SQL access is granted in the
-// database itself (infra/scripts/grant-sql-access.sh).
+// What the Function App's identity may do, what the storefront's may do, and the one thing the deploying
+// principal needs besides being the SQL administrator: sending test orders (`sas send`). Azure SQL access is
+// granted in the database itself (infra/scripts/grant-sql-access.sh).
+//
+// The storefront's status queue is private: only the storefront may receive from it. So no role that can
+// receive (Data Receiver, Data Owner) is granted at the namespace or above; each is scoped to the queues
+// its holder reads.
 
 param appPrincipalId string
+@description('The storefront\'s system-assigned identity.')
+param storefrontPrincipalId string
 @description('The deploying principal; no assignment when empty.')
 param deployerPrincipalId string
 @allowed(['User', 'ServicePrincipal'])
@@ -14,6 +20,12 @@ param appInsightsName string
 param keyVaultName string
 @description('The queues a Service Bus trigger of the app reads (src/functions).')
 param triggerQueueNames string[]
+@description('The queues the app peeks without a trigger: the statistics read the parked messages (GET /api/stats).')
+param peekedQueueNames string[]
+@description('The queue the storefront sends orders to.')
+param ordersQueueName string
+@description('The storefront\'s private status queue: the storefront receives from it, the app sends to it.')
+param storefrontStatusQueueName string
 
 // Built-in Azure role definition ids: https://learn.microsoft.com/azure/role-based-access-control/built-in-roles
 var roles = {
@@ -45,6 +57,23 @@ resource triggerQueues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' exist
     name: queueName
   }
 ]
+
+resource peekedQueues 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' existing = [
+  for queueName in peekedQueueNames: {
+    parent: serviceBus
+    name: queueName
+  }
+]
+
+resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' existing = {
+  parent: serviceBus
+  name: ordersQueueName
+}
+
+resource storefrontStatusQueue 'Microsoft.ServiceBus/namespaces/queues@2026-01-01' existing = {
+  parent: serviceBus
+  name: storefrontStatusQueueName
+}
 
 resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' existing = {
   name: cosmosAccountName
@@ -92,13 +121,25 @@ resource appStorageRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = 
   }
 ]
 
-// Namespace scope: the app replies to whatever status queue an order names in `replyTo`.
-resource appServiceBusRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
-  for role in [roles.serviceBusDataSender, roles.serviceBusDataReceiver]: {
-    name: guid(serviceBus.id, appPrincipalId, role)
-    scope: serviceBus
+// Sending at namespace scope: the app replies to whatever status queue an order names in `replyTo`
+// (the storefront's among them). Sending reads nothing.
+resource appServiceBusSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(serviceBus.id, appPrincipalId, roles.serviceBusDataSender)
+  scope: serviceBus
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+// Peeking (Listen) on the queues the statistics read besides the triggered ones, which Data Owner covers below.
+resource appPeekedQueueRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for (queueName, i) in peekedQueueNames: {
+    name: guid(peekedQueues[i].id, appPrincipalId, roles.serviceBusDataReceiver)
+    scope: peekedQueues[i]
     properties: {
-      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role)
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
       principalId: appPrincipalId
       principalType: 'ServicePrincipal'
     }
@@ -147,5 +188,26 @@ resource deployerSenderRole 'Microsoft.Authorization/roleAssignments@2022-04-01'
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
     principalId: deployerPrincipalId
     principalType: deployerPrincipalType
+  }
+}
+
+// The storefront: it sends orders and reads its own status queue, and nothing else in Service Bus.
+resource storefrontOrdersSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(ordersQueue.id, storefrontPrincipalId, roles.serviceBusDataSender)
+  scope: ordersQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
+    principalId: storefrontPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource storefrontStatusReceiver 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(storefrontStatusQueue.id, storefrontPrincipalId, roles.serviceBusDataReceiver)
+  scope: storefrontStatusQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
+    principalId: storefrontPrincipalId
+    principalType: 'ServicePrincipal'
   }
 }

@@ -171,20 +171,29 @@ export const BUILT_IN_ROLES = {
 } as const;
 
 export interface RoleAssignment {
-  /** Resource type of the scope, e.g. Microsoft.Storage/storageAccounts. */
+  /**
+   * Resource type of the scope, e.g. Microsoft.Storage/storageAccounts; `<undefined>` when the assignment
+   * names none, so it applies to the scope of the deployment that holds it (a resource group, or the
+   * subscription).
+   */
   readonly scope: string;
   /** The scope's own name where the template fixes it, e.g. a queue's; undefined where only Azure knows it. */
   readonly scopeName: string | undefined;
   readonly role: string;
-  /** Who holds it: `app` (the Function App's identity), `deployer`, or the principal id as found. */
+  /**
+   * Who holds it: `app` (the Function App's identity), `storefront` (the storefront's), `deployer`, or the
+   * principal id as found.
+   */
   readonly principal: string;
   readonly principalType: string | undefined;
 }
 
 const APP_PRINCIPAL = "function-app.outputs.principalId";
+const STOREFRONT_PRINCIPAL = "storefront.outputs.principalId";
 
 function principalOf(value: unknown, deployerId: string): string {
   if (moduleOutput(value) === APP_PRINCIPAL) return "app";
+  if (moduleOutput(value) === STOREFRONT_PRINCIPAL) return "storefront";
   if (value === deployerId) return "deployer";
   return String(value);
 }
@@ -251,6 +260,12 @@ export interface RoleNeed {
  */
 export const TRIGGERED_QUEUES = [QUEUE_NAMES.orders, QUEUE_NAMES.agentRequests, QUEUE_NAMES.agentResponses];
 
+/**
+ * The queues the app reads without a trigger: the statistics (GET /api/stats) peek the parked messages. The
+ * dead-letter queues they also peek are those of the triggered queues (Data Owner) and of this one.
+ */
+export const PEEKED_QUEUES = [QUEUE_NAMES.invalidMessages];
+
 /** What the app's identity needs, on what: everything the code and the host talk to. */
 export const APP_NEEDS: readonly RoleNeed[] = [
   {
@@ -268,11 +283,13 @@ export const APP_NEEDS: readonly RoleNeed[] = [
     role: BUILT_IN_ROLES.storageTableDataContributor,
     why: "task hub history and instances tables",
   },
-  {
-    scope: "Microsoft.ServiceBus/namespaces",
+  // Receiving is granted queue by queue, never on the namespace: the storefront's status queue is its own.
+  ...PEEKED_QUEUES.map((queue) => ({
+    scope: "Microsoft.ServiceBus/namespaces/queues",
+    scopeName: queue,
     role: BUILT_IN_ROLES.serviceBusDataReceiver,
-    why: "queue triggers",
-  },
+    why: "the statistics peek the parked messages",
+  })),
   {
     scope: "Microsoft.ServiceBus/namespaces",
     role: BUILT_IN_ROLES.serviceBusDataSender,

@@ -18,6 +18,7 @@ import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { ALERT_KINDS } from "../../src/ports/alerts.js";
 import { Unresolved } from "./arm-expressions.js";
+import { azdServices } from "./azd-project.js";
 import {
   type DeployedResource,
   expand,
@@ -34,6 +35,7 @@ import {
   IDENTITY_FORMS,
   isoDurationMs,
   missingRoles,
+  PEEKED_QUEUES,
   type RoleNeed,
   retryHorizonMs,
   roleAssignments,
@@ -41,6 +43,7 @@ import {
   secretProblems,
   TRIGGERED_QUEUES,
 } from "./deployment-checks.js";
+import { mayReceive, STOREFRONT_NEEDS } from "./storefront-checks.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -79,11 +82,14 @@ type Properties = Record<string, unknown>;
 const propertiesOf = (resource: DeployedResource | undefined) =>
   (resource?.body.properties ?? {}) as Properties;
 const deployed = (type: string) => resources.filter((r) => r.type === type && !r.existing);
-const one = (type: string) => {
-  const found = deployed(type);
-  if (found.length !== 1) throw new Error(`${found.length} resources of type ${type}`);
+const one = (type: string, module?: string) => {
+  const found = deployed(type).filter((r) => module === undefined || r.module === module);
+  if (found.length !== 1)
+    throw new Error(`${found.length} resources of type ${type}${module ? ` in ${module}` : ""}`);
   return found[0] as DeployedResource;
 };
+/** The Function App's site and plan; the storefront has its own (./storefront.test.ts). */
+const FUNCTION_APP = "function-app";
 const deploymentOf = (module: string) => {
   const found = deployments.find((d) => d.module === module);
   if (!found) throw new Error(`no module deployment ${module}`);
@@ -98,11 +104,8 @@ const leafName = (value: unknown) =>
 /** The Function App's settings as compiled: a value, or `<expression>` where only the deployment knows it. */
 const appSettings = new Map(
   (
-    ((
-      propertiesOf(resources.find((r) => r.type === "Microsoft.Web/sites")).siteConfig as
-        | Properties
-        | undefined
-    )?.appSettings ?? []) as { name: string; value: unknown }[]
+    ((propertiesOf(one("Microsoft.Web/sites", FUNCTION_APP)).siteConfig as Properties | undefined)
+      ?.appSettings ?? []) as { name: string; value: unknown }[]
   ).map(({ name, value }) => [name, String(shown(value))]),
 );
 
@@ -181,9 +184,12 @@ describeCompiled("compiled template: resources", () => {
   });
 
   it("runs the app on Flex Consumption (FC1), which needs Microsoft.Web 2023-12-01 or later", () => {
-    expect(one("Microsoft.Web/serverfarms").body.sku).toEqual({ name: "FC1", tier: "FlexConsumption" });
-    expect(one("Microsoft.Web/sites").apiVersion >= "2023-12-01").toBe(true);
-    expect(propertiesOf(one("Microsoft.Web/sites")).serverFarmId).toMatch(
+    expect(one("Microsoft.Web/serverfarms", FUNCTION_APP).body.sku).toEqual({
+      name: "FC1",
+      tier: "FlexConsumption",
+    });
+    expect(one("Microsoft.Web/sites", FUNCTION_APP).apiVersion >= "2023-12-01").toBe(true);
+    expect(propertiesOf(one("Microsoft.Web/sites", FUNCTION_APP)).serverFarmId).toMatch(
       /^resourceId\(Microsoft\.Web\/serverfarms,/,
     );
   });
@@ -205,10 +211,12 @@ describeCompiled("compiled template: resources", () => {
     expect(sql.minimalTlsVersion).toBe("1.2");
     expect(sql).not.toHaveProperty("administratorLoginPassword");
     expect(propertiesOf(one("Microsoft.Insights/components")).DisableLocalAuth).toBe(true);
-    const site = propertiesOf(one("Microsoft.Web/sites"));
+    const site = propertiesOf(one("Microsoft.Web/sites", FUNCTION_APP));
     expect(site.httpsOnly).toBe(true);
     expect((site.siteConfig as Properties).ftpsState).toBe("Disabled");
-    const publishing = deployed("Microsoft.Web/sites/basicPublishingCredentialsPolicies");
+    const publishing = deployed("Microsoft.Web/sites/basicPublishingCredentialsPolicies").filter(
+      (r) => r.module === FUNCTION_APP,
+    );
     expect(publishing.map((r) => [leafName(r.body.name), propertiesOf(r).allow])).toEqual([
       ["ftp", false],
       ["scm", false],
@@ -253,7 +261,8 @@ describeCompiled("compiled template: resources", () => {
     expect(containers.sort()).toEqual(["deployment-package", "leases"]);
     expect(appSettings.get("SUPERVISOR_LEASE_CONTAINER")).toBe("leases");
     const deployment = (
-      (propertiesOf(one("Microsoft.Web/sites")).functionAppConfig as Properties).deployment as Properties
+      (propertiesOf(one("Microsoft.Web/sites", FUNCTION_APP)).functionAppConfig as Properties)
+        .deployment as Properties
     ).storage as Properties;
     expect(String(shown(deployment.value))).toMatch(/deployment-package>?$/);
     expect(deployment.authentication).toEqual({ type: "SystemAssignedIdentity" });
@@ -369,7 +378,8 @@ describeCompiled("compiled template: app settings", () => {
 
   it("leave FUNCTIONS_WORKER_RUNTIME to the Flex Consumption runtime declaration", () => {
     expect(appSettings.has("FUNCTIONS_WORKER_RUNTIME")).toBe(false);
-    const runtime = (propertiesOf(one("Microsoft.Web/sites")).functionAppConfig as Properties).runtime;
+    const runtime = (propertiesOf(one("Microsoft.Web/sites", FUNCTION_APP)).functionAppConfig as Properties)
+      .runtime;
     expect(runtime).toEqual({ name: "node", version: deploymentOf("main").parameters.nodeVersion });
   });
 });
@@ -388,7 +398,20 @@ describeCompiled("compiled template: identity and roles", () => {
   });
 
   it("give nobody a role the code does not need", () => {
-    expect(excessRoles(assignments, { app: APP_NEEDS, deployer: DEPLOYER_NEEDS })).toEqual([]);
+    expect(
+      excessRoles(assignments, { app: APP_NEEDS, deployer: DEPLOYER_NEEDS, storefront: STOREFRONT_NEEDS }),
+    ).toEqual([]);
+  });
+
+  it("give the app a role that can receive on exactly the queues it reads: its triggers' and the parked one", () => {
+    const readable = assignments
+      .filter((a) => a.principal === "app" && mayReceive(a.role))
+      .map((a) => `${a.scope} ${a.scopeName}`);
+    expect(readable.sort()).toEqual(
+      [...TRIGGERED_QUEUES, ...PEEKED_QUEUES]
+        .map((q) => `Microsoft.ServiceBus/namespaces/queues ${q}`)
+        .sort(),
+    );
   });
 
   it("give the app Data Owner on exactly the queues its triggers read, for target-based scaling", () => {
@@ -407,7 +430,7 @@ describeCompiled("compiled template: identity and roles", () => {
   });
 
   it("assign them to the Function App's system-assigned identity", () => {
-    expect(one("Microsoft.Web/sites").body.identity).toEqual({ type: "SystemAssigned" });
+    expect(one("Microsoft.Web/sites", FUNCTION_APP).body.identity).toEqual({ type: "SystemAssigned" });
     expect(deploymentOf("function-app").template.outputs?.principalId?.value).toBe(
       "[reference('app', '2025-03-01', 'full').identity.principalId]",
     );
@@ -470,13 +493,11 @@ describeCompiled("compiled template: azd wiring", () => {
   const outputs = () => deploymentOf("main").outputs;
 
   it("deploys the one Functions service azure.yaml names to the app tagged with its name", () => {
-    const service =
-      /^services:\n {2}(?:#.*\n {2})?(\w+):\n {4}project: \.\n {4}language: ts\n {4}host: function$/m.exec(
-        read("azure.yaml"),
-      );
-    expect(one("Microsoft.Web/sites").body.tags).toEqual({
+    const functions = azdServices(read("azure.yaml")).filter((s) => s.properties.host === "function");
+    expect(functions.map((s) => s.properties)).toEqual([{ project: ".", language: "ts", host: "function" }]);
+    expect(one("Microsoft.Web/sites", FUNCTION_APP).body.tags).toEqual({
       "azd-env-name": MAIN_PARAMETERS.environmentName,
-      "azd-service-name": service?.[1],
+      "azd-service-name": functions[0]?.name,
     });
   });
 
