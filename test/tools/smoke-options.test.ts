@@ -16,6 +16,10 @@ function smoke(args: readonly string[]) {
 }
 
 describe("npm run smoke, its flags", () => {
+  it("defaults to the storefront of npm start and npm run host", () => {
+    expect(parseSmokeOptions([]).store).toBe("http://127.0.0.1:7080");
+  });
+
   it("takes the store, and defaults to 10 orders within 300 s", () => {
     expect(parseSmokeOptions(["--store", "http://127.0.0.1:7080/"])).toEqual({
       store: "http://127.0.0.1:7080",
@@ -40,7 +44,6 @@ describe("npm run smoke, its flags", () => {
   });
 
   it.each([
-    [[], /--store <url> is required/],
     [["--store", "shop"], /--store must be a URL; got shop/],
     [["--store", "http://shop.example.net"], /https URL, or http on loopback/],
     [["--store", "ftp://127.0.0.1"], /https URL, or http on loopback/],
@@ -70,7 +73,7 @@ describe("npm run smoke, its flags", () => {
     const refused = smoke(["--store", "http://shop.example.net", "--orders", "5"]);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/^--store must be an https URL, or http on loopback/);
-    expect(refused.stderr).toContain("usage: npm run smoke -- --store <url>");
+    expect(refused.stderr).toContain("usage: npm run smoke -- [--store <url>]");
     expect(refused.stdout).toBe("");
     const help = smoke(["--help"]);
     expect(help.status).toBe(0);

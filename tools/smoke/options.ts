@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 
-/** The smoke test's command line: `npm run smoke -- --store <url> [--orders <n>] [...]`. */
+/** The smoke test's command line: `npm run smoke -- [--store <url>] [--orders <n>] [...]`. */
 export interface SmokeOptions {
   /** The storefront's base URL, without a trailing slash. */
   readonly store: string;
@@ -10,7 +10,10 @@ export interface SmokeOptions {
   readonly concurrency: number;
 }
 
-export const USAGE = `usage: npm run smoke -- --store <url> [--orders <n>] [--timeout-seconds <s>] [--seed <n>]
+/** Where `npm start` and `npm run host` serve the storefront. */
+export const LOCAL_STORE = "http://127.0.0.1:7080";
+
+export const USAGE = `usage: npm run smoke -- [--store <url>] [--orders <n>] [--timeout-seconds <s>] [--seed <n>]
                        [--concurrency <n>]
 
 Places orders through a storefront's HTTP API, as a shopper does, and follows each until the
@@ -18,7 +21,7 @@ Scheduler's status messages have brought it to a final state (Processed, Error, 
 CompensationFailed).
 
   --store <url>           the storefront: https://..., or http:// on loopback only
-                          (http://127.0.0.1:7080 under npm start and npm run host)
+                          (default ${LOCAL_STORE}, where npm start and npm run host serve it)
   --orders <n>            orders to place, 1 to 10000 (default 10)
   --timeout-seconds <s>   how long every order has to reach a final state, 1 to 86400 (default 300)
   --seed <n>              seed of the carts' products and quantities (default 1)
@@ -51,9 +54,8 @@ export function parseSmokeOptions(args: readonly string[]): SmokeOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (values.store === undefined) throw new UsageError("--store <url> is required");
   return {
-    store: storeUrl(values.store),
+    store: storeUrl(values.store ?? LOCAL_STORE),
     orders: integerIn(values, "orders", 10, 1, 10_000),
     timeoutSeconds: integerIn(values, "timeout-seconds", 300, 1, 86_400),
     seed: integerIn(values, "seed", 1, -(2 ** 31), 2 ** 31 - 1),
