@@ -63,7 +63,17 @@ function startHost(dataDir: string, seed: number): ChildProcess {
     "tsx",
     "laptop/cli/main.ts",
     "start",
-    ...["--data", dataDir, "--port", String(PORT), "--demo-orders", "0", "--seed", String(seed)],
+    ...[
+      "--data",
+      dataDir,
+      "--port",
+      String(PORT),
+      "--demo-orders",
+      "0",
+      "--seed",
+      String(seed),
+      "--no-store",
+    ],
     ...["--transient-faults", "0.2", "--slow", "0.05", "--lost-replies", "0.05"],
     ...["--duplicate-replies", "0.05", "--permanent-faults", "0"],
   ];

@@ -106,7 +106,7 @@ interface Host {
 async function startHost(dataDir: string): Promise<Host> {
   const args = [
     ...["--import", "tsx", join(ROOT, "laptop/cli/main.ts"), "start"],
-    ...["--data", dataDir, "--port", "0", "--demo-orders", "0", "--seed", "1"],
+    ...["--data", dataDir, "--port", "0", "--demo-orders", "0", "--seed", "1", "--no-store"],
     ...["--transient-faults", "0", "--permanent-faults", "0", "--slow", "0", "--lost-replies", "0"],
     ...["--duplicate-replies", "0"],
   ];

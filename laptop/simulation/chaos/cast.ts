@@ -52,7 +52,7 @@ export class Cast {
     const { agent, duplicateReplies, seed } = this.options;
     const host = await startSas(
       [
-        ...["start", "--data", this.dir, "--port", this.hostPort, "--demo-orders", "0"],
+        ...["start", "--data", this.dir, "--port", this.hostPort, "--demo-orders", "0", "--no-store"],
         ...["--partner-url", `http://127.0.0.1:${this.partnerPort}`, "--agent", agent],
         ...["--duplicate-replies", String(duplicateReplies), "--seed", String(seed + generation)],
       ],
