@@ -4,19 +4,11 @@
  * last one to arrive: later attempts come after earlier ones, and within an attempt a status comes after
  * those listed before it in ORDER_STATUSES (received, processing, completed, failed, compensating, ...).
  */
+import { PROCESS_STATES } from "../src/domain/process-state.js";
 import { ORDER_STATUSES, type OrderStatus } from "../src/domain/status-message.js";
 
 /** The Scheduler's states, plus `Submitted`: sent to the orders queue, nothing heard yet. */
-export const ORDER_STATES = [
-  "Submitted",
-  "Pending",
-  "Processing",
-  "Processed",
-  "Error",
-  "Compensating",
-  "Compensated",
-  "CompensationFailed",
-] as const;
+export const ORDER_STATES = ["Submitted", ...PROCESS_STATES] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
 
 const STATE_OF_STATUS: Readonly<Record<OrderStatus, OrderState>> = {

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpApi } from "../../laptop/embedded/http-api.js";
 import {
@@ -11,12 +11,10 @@ import {
   scenarioPerTest,
   terminal,
 } from "../pipeline/pipeline-harness.js";
+import { chromiumAvailable, launchChromium } from "../support/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
-// CI installs Chromium (.ci/run); elsewhere the test runs where it is installed.
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
+const available = chromiumAvailable();
 
 const openScenario = scenarioPerTest();
 let browser: Browser;
@@ -24,10 +22,7 @@ let browser: Browser;
 beforeAll(async () => {
   if (!available) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,19 +1,17 @@
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedStorefront } from "../../laptop/embedded/storefront.js";
 import { runUntil, type Scenario, scenarioPerTest } from "../pipeline/pipeline-harness.js";
+import { chromiumAvailable, launchChromium } from "../support/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/storefront");
 const DOCS_IMAGE = join(import.meta.dirname, "../../docs/images/storefront.png");
 // docs/storefront.md shows one light screenshot: written when missing or asked for, so that an ordinary
 // run leaves the committed image (whose order id and times differ each run) alone.
 const updateDocsImage = !existsSync(DOCS_IMAGE) || process.env.UPDATE_DOCS_IMAGES === "1";
-// CI installs Chromium (.ci/run); elsewhere the test runs where it is installed.
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
+const available = chromiumAvailable();
 
 const openScenario = scenarioPerTest();
 let browser: Browser;
@@ -21,10 +19,7 @@ let browser: Browser;
 beforeAll(async () => {
   if (!available) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
