@@ -63,7 +63,7 @@ async function host(args: readonly string[]): Promise<number> {
     env: process.env,
     logger: JsonLogger.toStream(process.stderr),
     ...(store ? { store } : {}),
-  }).catch(stopOnTakenStorePort);
+  }).catch(endOnceReported);
   const lines = [
     ...functionsHost.notes,
     `keys: function key ${functionsHost.keys.functionKey}, master key ${functionsHost.keys.masterKey} (sas orders --key <key>)`,
@@ -94,13 +94,12 @@ function storeFrom(
 }
 
 /**
- * A storefront port in use stops start-up with exit status 2, whatever had started already closed. The
- * exit is immediate: once the app has loaded, its clients may hold the process open (see above).
+ * A start that failed has closed whatever it had started; main reports the failure and sets the exit
+ * status (2 for a taken port or a bad setting). Once the app has loaded, its clients may still hold
+ * the process open (see above), so it ends right after that report: the report and the exit status
+ * are settled in promise callbacks, which all run before a timer does.
  */
-function stopOnTakenStorePort(error: unknown): never {
-  if (error instanceof Error && error.name === "StorePortTakenError") {
-    process.stderr.write(`sas host: ${error.message}\n`);
-    process.exit(2);
-  }
+function endOnceReported(error: unknown): never {
+  setTimeout(() => process.exit(), 0);
   throw error;
 }

@@ -46,8 +46,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 /**
  * A command line that cannot run: the message and the usage (the command's own, then the list of
- * commands), exit status 2; a setting that cannot be used: its message, exit status 2. Anything else
- * is a failure, not a refusal, and goes on.
+ * commands), exit status 2; a setting that cannot be used: its message, exit status 2; a port that
+ * something else holds (a `PortInUseError`, from laptop/http or the storefront): one line naming the
+ * command, the port and the address, exit status 2, the command having closed what it had started.
+ * Anything else is a failure, not a refusal, and goes on.
  */
 function reportRefusal(error: unknown, command: Command | undefined): number {
   if (error instanceof UsageError || isParseArgsError(error)) {
@@ -57,6 +59,10 @@ function reportRefusal(error: unknown, command: Command | undefined): number {
   }
   if (error instanceof Error && error.name === "SettingsError") {
     process.stderr.write(`${error.message}\n`);
+    return 2;
+  }
+  if (error instanceof Error && error.name === "PortInUseError") {
+    process.stderr.write(`${command ? `sas ${command.name}` : "sas"}: ${error.message}\n`);
     return 2;
   }
   throw error;

@@ -38,12 +38,17 @@ async function partner(args: readonly string[]): Promise<number> {
   const file = values.ledger !== undefined ? openLedgerFile(values.ledger) : undefined;
   const service = await startPartnerService({
     port,
+    portRemedy: "choose another with --port",
     faults,
     seed,
     slowMs: DEMO_SLOW_MS,
     ...(file ? { ledger: file.ledger } : {}),
     clock: new SystemClock(),
     logger: JsonLogger.toStream(process.stderr),
+  }).catch((error: unknown) => {
+    // A taken port (reported by main, exit 2) or any other failure leaves the ledger file closed.
+    file?.close();
+    throw error;
   });
   const kept = file
     ? `ledger in ${values.ledger} (${file.restoredEvents} events restored)`

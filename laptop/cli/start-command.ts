@@ -65,26 +65,21 @@ async function start(args: readonly string[]): Promise<number> {
   const partnerUrl = partnerUrlFrom(values);
   const port = integer(values, "port", 7071, 0, 65_535);
   const storePort = storePortFrom(values, port);
-  try {
-    await runHost({
-      ...(partnerUrl !== undefined ? { partnerUrl } : {}),
-      port,
-      storePort,
-      host,
-      ...(apiToken !== undefined ? { apiToken } : {}),
-      data: values.data ?? ".data",
-      demoOrders: integer(values, "demo-orders", 20, 0, 100_000),
-      faults: faultsFrom(values, { transient: 0.2, permanent: 0.02, slow: 0.05, lostReply: 0.05 }),
-      duplicateReplies: rate(values, "duplicate-replies", 0.05),
-      seed: integer(values, "seed", 7, -2_147_483_648, 2_147_483_647),
-      agent: agentFrom(values),
-      env: process.env,
-    });
-  } catch (error) {
-    if (!(error instanceof Error && error.name === "PortInUseError")) throw error;
-    process.stderr.write(`sas start: ${error.message}\n`);
-    return 2;
-  }
+  // A taken port is a PortInUseError, reported by main (exit 2) once runHost has closed what it started.
+  await runHost({
+    ...(partnerUrl !== undefined ? { partnerUrl } : {}),
+    port,
+    storePort,
+    host,
+    ...(apiToken !== undefined ? { apiToken } : {}),
+    data: values.data ?? ".data",
+    demoOrders: integer(values, "demo-orders", 20, 0, 100_000),
+    faults: faultsFrom(values, { transient: 0.2, permanent: 0.02, slow: 0.05, lostReply: 0.05 }),
+    duplicateReplies: rate(values, "duplicate-replies", 0.05),
+    seed: integer(values, "seed", 7, -2_147_483_648, 2_147_483_647),
+    agent: agentFrom(values),
+    env: process.env,
+  });
   return 0;
 }
 

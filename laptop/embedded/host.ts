@@ -12,6 +12,7 @@ import { isTerminal, PROCESS_STATES } from "../../src/domain/state-record.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
+import { startOrRefuse } from "../http/listen-or-refuse.js";
 import type { PartnerFaults } from "../simulation/partner/faults.js";
 import { demoOrder } from "./demo.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
@@ -19,12 +20,7 @@ import { type HttpApi, startHttpApi } from "./http-api.js";
 import { localKeys } from "./key-file.js";
 import type { LocalPipeline } from "./pipeline.js";
 import { createStatusLine } from "./status-line.js";
-import {
-  PortInUseError,
-  STOREFRONT_STATUS_QUEUE,
-  type Storefront,
-  startEmbeddedStorefront,
-} from "./storefront.js";
+import { STOREFRONT_STATUS_QUEUE, type Storefront, startEmbeddedStorefront } from "./storefront.js";
 
 export interface HostOptions {
   readonly port: number;
@@ -151,33 +147,30 @@ async function startServers(
   logger: JsonLogger,
   telemetry: { telemetry?: Telemetry },
 ): Promise<Servers> {
-  const api = await startHttpApi({
-    port: options.port,
-    host: options.host,
-    ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
-    logger,
-    backend: pipeline.apiBackend(),
-    ...telemetry,
-  }).catch((error: unknown) => {
-    throw isAddressInUse(error) ? new PortInUseError(options.port, options.host) : error;
-  });
-  if (options.storePort === null) return { api, storefront: null };
+  const api = await startOrRefuse(
+    () =>
+      startHttpApi({
+        port: options.port,
+        host: options.host,
+        ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
+        logger,
+        backend: pipeline.apiBackend(),
+        ...telemetry,
+      }),
+    { port: options.port, host: options.host, remedy: "choose another with --port" },
+  );
+  const storePort = options.storePort;
+  if (storePort === null) return { api, storefront: null };
   try {
-    const storefront = await startEmbeddedStorefront({
-      ...options,
-      pipeline,
-      port: options.storePort,
-      logger,
-    });
+    const storefront = await startOrRefuse(
+      () => startEmbeddedStorefront({ ...options, pipeline, port: storePort, logger }),
+      { port: storePort, host: options.host, remedy: "choose another with --store-port (or --no-store)" },
+    );
     return { api, storefront };
   } catch (error) {
     await api.close();
     throw error;
   }
-}
-
-function isAddressInUse(error: unknown): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === "EADDRINUSE";
 }
 
 /** Shows the batch's progress on one terminal line until every order has settled. */

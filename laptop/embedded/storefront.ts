@@ -10,7 +10,7 @@ import type { MessageQueue } from "../../src/ports/message-queue.js";
 import { type Storefront, startStorefront } from "../../storefront/storefront.js";
 import { type LocalPipeline, QUEUES } from "./pipeline.js";
 
-export { PortInUseError, type Storefront } from "../../storefront/storefront.js";
+export type { Storefront } from "../../storefront/storefront.js";
 
 /** The storefront's private status queue, named as `replyTo` in its orders. */
 export const STOREFRONT_STATUS_QUEUE = "storefront-status";

@@ -6,10 +6,13 @@ import {
   InstanceAlreadyRunningError,
   type OrchestrationStatus,
   RUNTIME_STATUSES,
+  type RuntimeStatus,
 } from "../../src/ports/durable-client.js";
 import type { InstanceFilter, LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { type JsonAnswer, sendJson } from "../http/json-response.js";
+import { listenOrRefuse } from "../http/listen-or-refuse.js";
 import { readBodyUpTo } from "../http/request-body.js";
+import type { OverridableStates } from "./host-config.js";
 
 /**
  * The HTTP API the Durable Functions extension serves to the SDK's client, answered from the local
@@ -23,8 +26,11 @@ import { readBodyUpTo } from "../http/request-body.js";
  * failed or terminated one's 400 (with the failure or the reason as its output); an event or a
  * termination for a finished instance is 410 Gone; anything unknown is 404.
  *
- * Starting an id that is Pending or Running is refused with 409 Conflict, as the extension does when
- * running states are not overridable; the Azure adapter reads the status first and never asks.
+ * Starting under an id that exists follows host.json's `overridableExistingInstanceStates`, as the
+ * extension does: with `NonRunningStates` (its default) an instance that is Pending or Running is
+ * refused with 409 Conflict and the message the extension gives, a finished one is replaced; with
+ * `AnyState` a running one is replaced too (here: terminated, then started anew under the same id).
+ * The Azure adapter reads the status first and never asks to start over a running instance.
  */
 export interface DurableExtensionApi {
   /** The binding data the extension gives a `durableClient` input: hand it to `df.getClient` via the context. */
@@ -61,6 +67,8 @@ export interface DurableExtensionApiOptions {
    * key a host that serves the webhooks checks. Default `local`, for this API's own loopback port.
    */
   readonly webhookKey?: string;
+  /** host.json's `extensions.durableTask.overridableExistingInstanceStates`; default `NonRunningStates`. */
+  readonly overridableExistingInstanceStates?: OverridableStates;
 }
 
 const ROOT = "/durabletask/";
@@ -77,22 +85,20 @@ export async function startDurableExtensionApi(
   options: DurableExtensionApiOptions,
 ): Promise<DurableExtensionApi> {
   let runtime = options.runtime;
+  const overridable = options.overridableExistingInstanceStates ?? "NonRunningStates";
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (!runtime) {
       req.resume();
       sendJson(res, failed(503, "the durable runtime is starting"));
       return;
     }
-    void answer(runtime, req)
+    void answer(runtime, req, overridable)
       .then((reply) => sendJson(res, reply))
       .catch((error: unknown) => sendJson(res, failed(500, error)));
   };
   const server = createServer(handle);
   const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
+  await listenOrRefuse(server, { port: options.port ?? 0, host });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;
   return {
@@ -135,7 +141,11 @@ function clientDataFor(url: string, taskHubName: string, key: string): DurableCl
   };
 }
 
-async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promise<JsonAnswer> {
+async function answer(
+  runtime: LocalDurableRuntime,
+  req: IncomingMessage,
+  overridable: OverridableStates,
+): Promise<JsonAnswer> {
   const url = new URL(req.url ?? "/", "http://local");
   const root = [ROOT, WEBHOOKS_ROOT].find((prefix) => url.pathname.startsWith(prefix));
   if (!root) return failed(404, `no route ${url.pathname}`);
@@ -152,7 +162,8 @@ async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promi
   const method = req.method ?? "GET";
 
   if (collection === "orchestrators" && method === "POST" && id) {
-    return start(runtime, id, action || randomUUID().replaceAll("-", ""), body);
+    const instanceId = action || randomUUID().replaceAll("-", "");
+    return start(runtime, { name: id, instanceId, body }, overridable);
   }
   if (collection === "entities" && id && action !== undefined && argument === undefined) {
     return entity(runtime, method, { name: id, key: action }, url.searchParams, body);
@@ -197,15 +208,35 @@ async function answer(runtime: LocalDurableRuntime, req: IncomingMessage): Promi
   return failed(404, `no route ${method} ${url.pathname}`);
 }
 
-async function start(runtime: LocalDurableRuntime, name: string, instanceId: string, body: string) {
+/**
+ * `orchestrators/{name}/{id}`: starts an instance, over an existing one as `overridable` allows. A
+ * refusal is the extension's: 409 and the message of the Azure Storage provider's
+ * OrchestrationAlreadyExistsException, which the SDK's `startNew` rejects with as "The operation
+ * failed with an unexpected status code: 409. Details: {...}".
+ */
+async function start(
+  runtime: LocalDurableRuntime,
+  request: { readonly name: string; readonly instanceId: string; readonly body: string },
+  overridable: OverridableStates,
+): Promise<JsonAnswer> {
+  const { name, instanceId, body } = request;
   const input = body === "" ? { ok: true as const, value: undefined } : parseJson(body);
   if (!input.ok) return failed(400, "the input is not JSON");
+  const existing = await runtime.getStatus(instanceId);
+  if (existing && !FINISHED_STATUSES.includes(existing.runtimeStatus)) {
+    if (overridable === "NonRunningStates") return alreadyExists(existing.runtimeStatus);
+    await runtime.terminate(instanceId, "replaced by a new instance started under its id");
+  }
   try {
     await runtime.startNew(name, { instanceId, input: input.value });
   } catch (error) {
-    return failed(error instanceof InstanceAlreadyRunningError ? 409 : 400, error);
+    return error instanceof InstanceAlreadyRunningError ? alreadyExists(error.status) : failed(400, error);
   }
   return { status: 202, body: { id: instanceId } };
+}
+
+function alreadyExists(status: RuntimeStatus): JsonAnswer {
+  return failed(409, `An Orchestration instance with the status ${status} already exists.`);
 }
 
 /** `entities/{name}/{key}`: read the state (GET), or signal an operation (POST `?op=`, the body its input). */

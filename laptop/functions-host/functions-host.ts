@@ -87,6 +87,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     const api = await startDurableExtensionApi({
       taskHubName: hostJson.hubName,
       webhookKey: keys.durableTaskKey,
+      overridableExistingInstanceStates: hostJson.overridableExistingInstanceStates,
     });
     closers.push(() => api.close());
     const bindingData: BindingData = (binding) =>

@@ -42,10 +42,19 @@ export function resolverOf(settings: Readonly<Record<string, string>>): (text: s
     });
 }
 
+/**
+ * Which existing instances a start under the same id may replace (`extensions.durableTask.
+ * overridableExistingInstanceStates`): only finished ones (the extension's default), or any, running
+ * ones included.
+ */
+export const OVERRIDABLE_STATES = ["NonRunningStates", "AnyState"] as const;
+export type OverridableStates = (typeof OVERRIDABLE_STATES)[number];
+
 /** The parts of host.json this host honours. */
 export interface HostJson {
   readonly hubName: string;
   readonly maxConcurrentActivityFunctions: number;
+  readonly overridableExistingInstanceStates: OverridableStates;
   readonly serviceBusMaxConcurrentCalls: number;
   readonly maxAutoLockRenewalDurationMs: number;
 }
@@ -53,7 +62,11 @@ export interface HostJson {
 export function readHostJson(appRoot: string, resolve: (text: string) => string): HostJson {
   const json = JSON.parse(readFileSync(join(appRoot, "host.json"), "utf8")) as {
     extensions?: {
-      durableTask?: { hubName?: string; maxConcurrentActivityFunctions?: number };
+      durableTask?: {
+        hubName?: string;
+        maxConcurrentActivityFunctions?: number;
+        overridableExistingInstanceStates?: unknown;
+      };
       serviceBus?: { maxConcurrentCalls?: number; maxAutoLockRenewalDuration?: string };
     };
   };
@@ -62,9 +75,21 @@ export function readHostJson(appRoot: string, resolve: (text: string) => string)
   return {
     hubName: resolve(durable.hubName ?? "TestHubName"),
     maxConcurrentActivityFunctions: durable.maxConcurrentActivityFunctions ?? 10,
+    overridableExistingInstanceStates: overridableStates(durable.overridableExistingInstanceStates),
     serviceBusMaxConcurrentCalls: serviceBus.maxConcurrentCalls ?? 16,
     maxAutoLockRenewalDurationMs: timeSpanMs(serviceBus.maxAutoLockRenewalDuration ?? "00:05:00"),
   };
+}
+
+/** The setting as the host binds an enum: either name, in any case; absent, the extension's default. */
+function overridableStates(given: unknown): OverridableStates {
+  if (given === undefined) return "NonRunningStates";
+  const text = String(given).toLowerCase();
+  const named = OVERRIDABLE_STATES.find((name) => name.toLowerCase() === text);
+  if (named) return named;
+  throw new SettingsError([
+    `host.json: extensions.durableTask.overridableExistingInstanceStates must be ${OVERRIDABLE_STATES.join(" or ")}; got ${JSON.stringify(given)}`,
+  ]);
 }
 
 /** A .NET TimeSpan as host.json writes one, `hh:mm:ss`. */

@@ -9,7 +9,8 @@ import {
   type StorefrontSettings,
   StorefrontSettingsError,
 } from "../../storefront/settings.js";
-import { PortInUseError, type Storefront } from "../../storefront/storefront.js";
+import type { Storefront } from "../../storefront/storefront.js";
+import { isAddressInUse, PortInUseError } from "../http/listen-or-refuse.js";
 import { answers } from "../http/port-probe.js";
 
 /** Where `sas host` serves the storefront. */
@@ -20,16 +21,18 @@ export interface StorefrontPlace {
   readonly data: string;
 }
 
-/** The storefront's port is held by something else: `sas host` stops before (or after) starting anything. */
-export class StorePortTakenError extends Error {
-  override readonly name = "StorePortTakenError";
-  constructor(
-    readonly port: number,
-    readonly host: string,
-  ) {
-    super(
-      `the storefront's port ${port} on ${host} is already in use: stop what holds it, or give --store-port <n> (or --no-store)`,
-    );
+/**
+ * The storefront's port is held by something else: `sas host` stops before (or after) starting
+ * anything, reported as any taken port is (a PortInUseError, exit status 2).
+ */
+export class StorePortTakenError extends PortInUseError {
+  constructor(port: number, host: string) {
+    super({
+      port,
+      host,
+      subject: "the storefront's port",
+      remedy: "give --store-port <n> (or --no-store)",
+    });
   }
 }
 
@@ -76,7 +79,7 @@ export async function startHostedStorefront(
   try {
     return await startStandaloneStorefront(settings, { logger });
   } catch (error) {
-    if (error instanceof PortInUseError) throw new StorePortTakenError(error.port, error.host);
+    if (isAddressInUse(error)) throw new StorePortTakenError(settings.port, settings.host);
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import azureFunctions from "@azure/functions";
 import type { Logger } from "../../src/ports/logger.js";
+import { listenOrRefuse } from "../http/listen-or-refuse.js";
 import { readBodyUpTo } from "../http/request-body.js";
 import { type BindingData, invocationContextFor } from "../worker/invocation-context.js";
 import { type CapturedFunction, triggerOf } from "../worker/registration-capture.js";
@@ -64,9 +65,10 @@ export async function startHttpTriggers(options: HttpTriggerOptions): Promise<Ht
       res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve());
+  await listenOrRefuse(server, {
+    port: options.port,
+    host: options.host,
+    remedy: "choose another with --port",
   });
   const { port } = server.address() as AddressInfo;
   return {

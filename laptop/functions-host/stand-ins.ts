@@ -6,6 +6,7 @@ import { createCosmosClient, ensureStateContainers } from "../../src/adapters/co
 import { CONNECTION_NAMES, PARTNER_URL_SETTING } from "../../src/config/names.js";
 import { isoDurationMs } from "../../src/domain/time.js";
 import type { Logger } from "../../src/ports/logger.js";
+import { type ListenPlace, startOrRefuse } from "../http/listen-or-refuse.js";
 import { answers } from "../http/port-probe.js";
 
 /** A stand-in `sas host` started, or a service it found already answering where the settings point. */
@@ -78,6 +79,14 @@ function connectionStringPart(connectionString: string, key: string): string | u
   return undefined;
 }
 
+/**
+ * A stand-in's address, for the refusal when its port is taken after all: nothing answered there a
+ * moment before, yet the listen found it held.
+ */
+function standInPlace(name: string, host: string, port: number, setting: string): ListenPlace {
+  return { port, host, subject: `the ${name} stand-in's port`, remedy: `point ${setting} at another port` };
+}
+
 function alreadyThere(name: string, where: string): StandIn {
   return { name, description: `${name}: using the one answering at ${where}`, stop: async () => {} };
 }
@@ -92,7 +101,10 @@ async function serviceBus(options: StandInOptions): Promise<StandIn | undefined>
   if (await answers(host, address.port)) return alreadyThere("Service Bus", `${host}:${address.port}`);
   const { ServiceBusStandIn } = await import("../stand-ins/servicebus-broker/index.js");
   const file = join(options.data, "servicebus.db");
-  const broker = await ServiceBusStandIn.start({ host, port: address.port, file });
+  const broker = await startOrRefuse(
+    () => ServiceBusStandIn.start({ host, port: address.port, file }),
+    standInPlace("Service Bus", host, address.port, `${CONNECTION_NAMES.serviceBus}'s Endpoint`),
+  );
   for (const queue of queueDefinitions(options.appRoot)) {
     broker.createQueue(queue.name, {
       lockDurationMs: isoDurationMs(queue.lockDuration),
@@ -140,7 +152,10 @@ async function cosmos(options: StandInOptions): Promise<StandIn | undefined> {
   }
   const { startCosmosServer } = await import("../stand-ins/cosmos-server.js");
   const journal = join(options.data, "cosmos-writes.ndjson");
-  const server = await startCosmosServer({ host, port: address.port, journal });
+  const server = await startOrRefuse(
+    () => startCosmosServer({ host, port: address.port, journal }),
+    standInPlace("Cosmos DB", host, address.port, `${CONNECTION_NAMES.cosmos}__endpoint`),
+  );
   const client = createCosmosClient(connection);
   await ensureStateContainers(client, database);
   client.dispose();
@@ -166,7 +181,10 @@ async function blobStorage(options: StandInOptions): Promise<StandIn | undefined
   if (await answers(host, address.port)) return alreadyThere("Blob Storage", `${host}:${address.port}`);
   const { startAzuriteBlob } = await import("../stand-ins/azurite.js");
   const location = join(options.data, "azurite");
-  const azurite = await startAzuriteBlob({ host, port: address.port, location });
+  const azurite = await startOrRefuse(
+    () => startAzuriteBlob({ host, port: address.port, location }),
+    standInPlace("Blob Storage", host, address.port, `${CONNECTION_NAMES.storage}'s BlobEndpoint`),
+  );
   return {
     name: "Blob Storage",
     description: `Blob Storage: Azurite on ${azurite.blobEndpoint}, data in ${location}`,
@@ -182,12 +200,19 @@ async function partner(options: StandInOptions): Promise<StandIn | undefined> {
   const { startPartnerService } = await import("../simulation/partner/partner-service.js");
   const { openLedgerFile } = await import("../simulation/partner/ledger-file.js");
   const file = openLedgerFile(join(options.data, "partner-ledger.db"));
-  const service = await startPartnerService({
-    host,
-    port: address.port,
-    ledger: file.ledger,
-    clock: new SystemClock(),
-    logger: options.logger,
+  const service = await startOrRefuse(
+    () =>
+      startPartnerService({
+        host,
+        port: address.port,
+        ledger: file.ledger,
+        clock: new SystemClock(),
+        logger: options.logger,
+      }),
+    standInPlace("Partner", host, address.port, PARTNER_URL_SETTING),
+  ).catch((error: unknown) => {
+    file.close();
+    throw error;
   });
   return {
     name: "Partner",

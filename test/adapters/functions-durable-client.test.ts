@@ -5,6 +5,7 @@ import {
   type DurableExtensionApi,
   startDurableExtensionApi,
 } from "../../laptop/functions-host/durable-extension-api.js";
+import type { OverridableStates } from "../../laptop/functions-host/host-config.js";
 import { durableClientOf } from "../../src/adapters/functions-host/durable-client.js";
 import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
 import { type Harness, openHarness } from "../durable/runtime-harness.js";
@@ -25,9 +26,12 @@ afterEach(async () => {
   harness = undefined;
 });
 
-async function open() {
+async function open(overridableExistingInstanceStates?: OverridableStates) {
   harness = await openHarness();
-  api = await startDurableExtensionApi({ runtime: harness.runtime });
+  api = await startDurableExtensionApi({
+    runtime: harness.runtime,
+    ...(overridableExistingInstanceStates ? { overridableExistingInstanceStates } : {}),
+  });
   const binding = df.input.durableClient();
   const context: InvocationContext = new azureFunctions.InvocationContext({
     functionName: "starter",
@@ -116,6 +120,59 @@ describe("the durable adapter over the SDK client and the extension's HTTP API",
     expect(await client.purge("ord-5:1")).toBe(true);
     expect(await client.purge("ord-5:1")).toBe(false);
     expect(await client.getStatus("ord-5:1")).toBeUndefined();
+  });
+});
+
+describe("a start under an existing id, as host.json's overridableExistingInstanceStates has it", () => {
+  const refusal =
+    'The operation failed with an unexpected status code: 409. Details: {"Message":"An Orchestration instance with the status Running already exists."}';
+
+  it.each<[OverridableStates | undefined, string]>([
+    [undefined, "the extension's default"],
+    ["NonRunningStates", "as this app's host.json sets it"],
+  ])(
+    "NonRunningStates (%s, %s): refuses a running instance with 409, replaces a finished one",
+    async (setting) => {
+      const { runtime, sdk } = await open(setting);
+      await sdk.startNew(T.race, { instanceId: "ord-8:1", input: race });
+      await runtime.idle();
+      await expect(sdk.startNew(T.race, { instanceId: "ord-8:1", input: race })).rejects.toThrow(refusal);
+      expect(await runtime.getStatus("ord-8:1")).toMatchObject({ runtimeStatus: "Running", input: race });
+
+      await sdk.raiseEvent("ord-8:1", "reply-charge", { ok: true });
+      await runtime.waitForCompletion("ord-8:1");
+      const again = { step: "ship", timeoutMs: 60_000 };
+      await expect(sdk.startNew(T.race, { instanceId: "ord-8:1", input: again })).resolves.toBe("ord-8:1");
+      await runtime.idle();
+      expect(await runtime.getStatus("ord-8:1")).toMatchObject({ runtimeStatus: "Running", input: again });
+    },
+  );
+
+  it("AnyState: a start replaces the running instance, which runs anew from its new input", async () => {
+    const { runtime, client, sdk } = await open("AnyState");
+    await sdk.startNew(T.race, { instanceId: "ord-9:1", input: race });
+    await runtime.idle();
+    const replacement = { step: "ship", timeoutMs: 60_000 };
+    await expect(sdk.startNew(T.race, { instanceId: "ord-9:1", input: replacement })).resolves.toBe(
+      "ord-9:1",
+    );
+    await runtime.idle();
+    expect(await runtime.getStatus("ord-9:1")).toMatchObject({
+      runtimeStatus: "Running",
+      input: replacement,
+    });
+    // It waits for its own step's reply, and completes with it.
+    await sdk.raiseEvent("ord-9:1", "reply-ship", { shipped: true });
+    expect(await runtime.waitForCompletion("ord-9:1")).toMatchObject({
+      runtimeStatus: "Completed",
+      output: { outcome: "reply", value: { shipped: true } },
+    });
+    // The adapter reads the status before it starts, so it refuses a running id whatever the setting.
+    await client.startNew(T.race, { instanceId: "ord-9:2", input: race });
+    await runtime.idle();
+    await expect(client.startNew(T.race, { instanceId: "ord-9:2", input: race })).rejects.toBeInstanceOf(
+      InstanceAlreadyRunningError,
+    );
   });
 });
 

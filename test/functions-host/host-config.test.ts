@@ -55,9 +55,37 @@ describe("the host's settings", () => {
     expect(readHostJson(repoRoot, resolverOf({ TASKHUB_NAME: "Hub" }))).toEqual({
       hubName: "Hub",
       maxConcurrentActivityFunctions: 10,
+      overridableExistingInstanceStates: "NonRunningStates",
       serviceBusMaxConcurrentCalls: 16,
       maxAutoLockRenewalDurationMs: 15 * 60_000,
     });
+  });
+
+  it("name overridableExistingInstanceStates in host.json with the value docs/functions-host.md gives, and say why", () => {
+    const repoRoot = join(import.meta.dirname, "../..");
+    const hostJson = JSON.parse(readFileSync(join(repoRoot, "host.json"), "utf8")) as {
+      extensions: { durableTask: Record<string, unknown> };
+    };
+    expect(hostJson.extensions.durableTask.overridableExistingInstanceStates).toBe("NonRunningStates");
+    const docs = readFileSync(join(repoRoot, "docs/functions-host.md"), "utf8").replace(/\s+/g, " ");
+    expect(docs).toContain(
+      "host.json sets `extensions.durableTask.overridableExistingInstanceStates` to `NonRunningStates`",
+    );
+    expect(docs).toMatch(/instance id is an attempt, `\$\{orderId\}:\$\{attempt\}`/);
+  });
+
+  it("read overridableExistingInstanceStates as the host binds it: either name in any case, the default when absent", () => {
+    const read = (durableTask: Record<string, unknown>) => {
+      const root = folder();
+      writeFileSync(join(root, "host.json"), JSON.stringify({ extensions: { durableTask } }));
+      return readHostJson(root, resolverOf({})).overridableExistingInstanceStates;
+    };
+    expect(read({})).toBe("NonRunningStates");
+    expect(read({ overridableExistingInstanceStates: "anystate" })).toBe("AnyState");
+    expect(read({ overridableExistingInstanceStates: "NonRunningStates" })).toBe("NonRunningStates");
+    expect(() => read({ overridableExistingInstanceStates: "Running" })).toThrow(
+      /overridableExistingInstanceStates must be NonRunningStates or AnyState; got "Running"/,
+    );
   });
 
   it("keep the host's keys in the data folder, readable by its owner only", () => {

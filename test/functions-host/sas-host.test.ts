@@ -221,6 +221,30 @@ async function holdPort(port: number): Promise<Server> {
   return server;
 }
 
+describe("sas host on a taken HTTP port", () => {
+  it("stops with one line naming the port, exit status 2, every stand-in it had started closed", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports);
+    const holder = await holdPort(ports.http);
+    try {
+      const failed = await startHost(app, ports, dataFolder()).catch((error: Error) => error);
+      expect(String(failed)).toMatch(
+        new RegExp(
+          `exited with 2[\\s\\S]*sas host: port ${ports.http} on 127\\.0\\.0\\.1 is already in use: stop what holds it, or choose another with --port\n`,
+        ),
+      );
+      expect(String(failed)).not.toContain("EADDRINUSE");
+      // The stand-ins had started (the HTTP port is listened on after them) and were closed again.
+      expect(String(failed)).toContain('"partner.started"');
+      expect(String(failed)).toContain('"partner.stopped"');
+      for (const port of [ports.serviceBus, ports.cosmos, ports.blob, ports.partner, ports.store])
+        expect(await answers("127.0.0.1", port)).toBe(false);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 120_000);
+});
+
 describe("sas host with the storefront", () => {
   it("serves it on the stand-in's queues: 50 orders from npm run smoke, every final status on its private queue", async () => {
     const ports = await freePorts();

@@ -47,6 +47,7 @@ import type { AddressInfo } from "node:net";
 import type { Clock } from "../../../src/ports/clock.js";
 import type { Logger } from "../../../src/ports/logger.js";
 import { sendJson } from "../../http/json-response.js";
+import { listenOrRefuse } from "../../http/listen-or-refuse.js";
 import {
   decideFault,
   FAULT_KINDS,
@@ -82,6 +83,8 @@ export interface PartnerServiceOptions {
   readonly host?: string;
   /** Default 0: any free port (read it from `url`). */
   readonly port?: number;
+  /** What the refusal of a taken port advises besides stopping what holds it (the flag or setting that chooses another). */
+  readonly portRemedy?: string;
   readonly faults?: Partial<PartnerFaults>;
   /** Seed of the fault decisions (an integer, default 0). */
   readonly seed?: number;
@@ -153,7 +156,11 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
   const partner = partnerRuntime(options);
   const host = options.host ?? "127.0.0.1";
   const server = createServer((req, res) => serve(partner, req, res));
-  await listen(server, options.port ?? 0, host);
+  await listenOrRefuse(server, {
+    port: options.port ?? 0,
+    host,
+    ...(options.portRemedy !== undefined ? { remedy: options.portRemedy } : {}),
+  });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   const { seed, slowMs, faults } = partner;
@@ -178,16 +185,6 @@ function partnerRuntime(options: PartnerServiceOptions): PartnerRuntime {
     undoRefusals: options.undoRefusals ?? false,
     closing: new AbortController(),
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
 }
 
 function partnerControls(partner: PartnerRuntime, server: Server, url: string): PartnerService {

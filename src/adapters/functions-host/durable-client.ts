@@ -34,9 +34,10 @@ export interface SdkStatus {
 }
 
 /**
- * The DurableClient port over the Durable Functions client. The extension silently replaces an
- * instance started again under a running id, and silently drops an event for an instance that does
- * not wait for it; the port promises neither, so both calls look at the instance's status first.
+ * The DurableClient port over the Durable Functions client. The extension refuses a start under the id
+ * of a running instance (409, with `overridableExistingInstanceStates` at `NonRunningStates` as
+ * host.json sets it; `AnyState` would replace it), and silently drops an event for an instance that
+ * does not wait for it; the port promises neither, so both calls look at the instance's status first.
  */
 export class FunctionsDurableClient implements DurableClient {
   constructor(private readonly sdk: SdkDurableClient) {}
