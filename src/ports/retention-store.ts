@@ -22,6 +22,11 @@ export interface RetentionStore {
    * still there, so a caller that deletes what it got asks again for the next batch. One indexed read.
    */
   queryRetired(query: RetiredQuery): Promise<readonly RetiredRecord[]>;
-  /** Deletes the record only if it still has ETag `ifMatch`; false if it changed or is gone. */
-  remove(orderId: string, ifMatch: string): Promise<boolean>;
+  /**
+   * Deletes the record only if it still has ETag `ifMatch`; false if it changed or is gone. In the same
+   * write it keeps the order's tombstone (`StateStore.getRetired`: its final state, attempt and last
+   * change, and `purgedAt`, the time of the delete; the store's own clock when omitted), so no failure
+   * leaves an order with neither.
+   */
+  remove(orderId: string, ifMatch: string, purgedAt?: IsoInstant): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 import type { Result } from "../domain/result.js";
-import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
+import type { ProcessState, StateRecord, StoredStateRecord } from "../domain/state-record.js";
 import type { IsoInstant } from "../domain/time.js";
 import type { NotFoundError, PreconditionFailedError } from "./store-errors.js";
 
@@ -48,6 +48,27 @@ export interface ExpiredQuery extends PageRequest {
   readonly now: IsoInstant;
 }
 
+/**
+ * An order's tombstone: what is kept of it once retention may delete its record (a `Processed` or
+ * `Compensated` record, RETENTION_DAYS after its last change). It is tiny and never expires, as the orders
+ * database keeps the order itself for ever, so a resend of the order, however late, is known as a
+ * duplicate of a finished order instead of being run again.
+ */
+export interface RetiredOrder {
+  readonly orderId: string;
+  /** The state the order ended in (`Processed` or `Compensated`). */
+  readonly finalState: ProcessState;
+  /** Its last attempt: the status messages it was last sent carry it. */
+  readonly attempt: number;
+  /** When the record reached that state: its last change. */
+  readonly retiredAt: IsoInstant;
+  /**
+   * When retention deleted the record. Null where the store deletes it on its own and says nothing (Cosmos
+   * DB's time to live): the record is then gone, or due to go, RETENTION_DAYS after `retiredAt`.
+   */
+  readonly purgedAt: IsoInstant | null;
+}
+
 export type CreateResult =
   | { readonly created: true; readonly record: StoredStateRecord }
   | { readonly created: false; readonly existing: StoredStateRecord };
@@ -63,6 +84,13 @@ export type CreateResult =
  */
 export interface StateStore {
   get(orderId: string): Promise<StoredStateRecord | undefined>;
+  /**
+   * The tombstone of an order whose record retention deleted (see `RetiredOrder`), or undefined. A store
+   * whose records expire with no hook (Cosmos DB's time to live) keeps it from the write that retired the
+   * record, so it may answer while the record is still there: ask only after `get` found no record. A
+   * tombstone is never a record: no query, count or listing of records shows one.
+   */
+  getRetired(orderId: string): Promise<RetiredOrder | undefined>;
   /** Creates the record unless one with its `orderId` exists; then returns the existing one untouched. */
   createIfAbsent(record: StateRecord): Promise<CreateResult>;
   /** Replaces the record only if it still has ETag `ifMatch`. */

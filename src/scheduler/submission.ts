@@ -1,6 +1,6 @@
 import { orderDifferences, orderFromMessage, parseOrderMessage } from "../domain/order.js";
-import { newPendingRecord } from "../domain/state-record.js";
-import { statusMessageFor } from "../domain/status-message.js";
+import { newPendingRecord, type ProcessState } from "../domain/state-record.js";
+import { type OrderStatus, statusMessageFor } from "../domain/status-message.js";
 import { toInstant } from "../domain/time.js";
 import type { AlertSink } from "../ports/alerts.js";
 import type { Clock } from "../ports/clock.js";
@@ -12,7 +12,7 @@ import {
   type MessageHandler,
 } from "../ports/message-handler.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
-import type { StateStore } from "../ports/state-store.js";
+import type { CreateResult, RetiredOrder, StateStore } from "../ports/state-store.js";
 import type { StatusNotifier } from "../ports/status-notifier.js";
 import {
   contextFrom,
@@ -48,11 +48,22 @@ export const DEAD_LETTER_REASONS = {
   conflict: "ConflictingOrder",
 } as const;
 
+/** The status a finished order last sent its submitter, by the state it ended in. */
+const FINAL_STATUS: Partial<Record<ProcessState, OrderStatus>> = {
+  Processed: "completed",
+  Compensated: "compensated",
+};
+
 /**
  * Submission: the orders queue's handler. Two writes that share no transaction (the order, then its
  * state record), each idempotent by `orderId`: a message redelivered after a crash between them finds
  * the first write done and makes the second. An existing order or record is accepted only if its
  * immutable data match; otherwise the message is dead-lettered and nothing is overwritten.
+ *
+ * An order whose record retention deleted has a tombstone instead (`StateStore.getRetired`): a resend of
+ * it is a duplicate of a finished order, completed with no record created and nothing run. It is looked
+ * for only when no record exists, and before one is created: the record is read first, so a record that
+ * retention deletes meanwhile is either read or leaves its tombstone to be found.
  */
 export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
   const reject = async (
@@ -99,7 +110,12 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
       workflowVersion: deps.workflowVersion,
       traceparent: traceparentOf(span),
     });
-    const created = await deps.states.createIfAbsent(record);
+    const existing = await deps.states.get(order.orderId);
+    const retired = existing ? undefined : await deps.states.getRetired(order.orderId);
+    if (retired) return answerRetired(deps, retired, replyTo, log);
+    const created: CreateResult = existing
+      ? { created: false, existing }
+      : await deps.states.createIfAbsent(record);
     if (!created.created && created.existing.replyTo !== replyTo) {
       const description = `order ${order.orderId} exists with a different replyTo (${created.existing.replyTo ?? "none"})`;
       return reject(DEAD_LETTER_REASONS.conflict, description, message, order.orderId);
@@ -122,6 +138,31 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
   };
 
   return traced(deps, handle);
+}
+
+/**
+ * A resend of an order retention retired: completed, neither dead-lettered (it is valid) nor alerted (no
+ * one has anything to do), and no starter nudged. The submitter, if it names a `replyTo`, is sent the
+ * status the order finished with, as it was sent then (same attempt, so the same message id): a resend
+ * this late most likely means the submitter never learnt the outcome, and a "received" would promise
+ * statuses that will never come. A submitter that had it already sees a message id it has seen.
+ */
+async function answerRetired(
+  deps: SubmissionDeps,
+  retired: RetiredOrder,
+  replyTo: string | null,
+  log: SubmissionDeps["logger"],
+): Promise<MessageDisposition> {
+  const { finalState, retiredAt, purgedAt, attempt } = retired;
+  log.info("submission.duplicateOfRetired", { finalState, retiredAt, purgedAt, attempt, replyTo });
+  const status = FINAL_STATUS[finalState];
+  if (replyTo !== null && status !== undefined) {
+    await deps.notifier.notify(
+      replyTo,
+      statusMessageFor({ orderId: retired.orderId, attempt }, status, retiredAt, null),
+    );
+  }
+  return COMPLETE;
 }
 
 /**

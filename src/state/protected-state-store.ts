@@ -44,6 +44,8 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
     return result.ok ? { ok: true, value: this.open(result.value) } : result;
   }
 
+  // A tombstone holds the order's key, state, attempt and times: nothing sealed.
+  getRetired: StateStore["getRetired"] = (orderId) => this.inner.getRetired(orderId);
   queryClaimable: StateStore["queryClaimable"] = async (query) =>
     this.openPage(await this.inner.queryClaimable(query));
   queryExpired: StateStore["queryExpired"] = async (query) =>
@@ -62,7 +64,8 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
 
   // A retired record's key, attempt count and ETag hold nothing sealed.
   queryRetired: RetentionStore["queryRetired"] = (query) => this.inner.queryRetired(query);
-  remove: RetentionStore["remove"] = (orderId, ifMatch) => this.inner.remove(orderId, ifMatch);
+  remove: RetentionStore["remove"] = (orderId, ifMatch, purgedAt) =>
+    this.inner.remove(orderId, ifMatch, purgedAt);
 
   private seal<R extends StateRecord>(record: R): R {
     return transformReferences(record, (reference, context) =>

@@ -64,7 +64,8 @@ export function createRetentionPurge(deps: RetentionDeps): () => Promise<PurgeRe
         for (const instanceId of attemptInstanceIds(record.orderId, record.attempt)) {
           if (await deps.durable.purge(instanceId)) instances++;
         }
-        if (await deps.states.remove(record.orderId, record.etag)) records++;
+        // The store keeps the order's tombstone with the delete: a resend is then a duplicate, not run again.
+        if (await deps.states.remove(record.orderId, record.etag, toInstant(deps.clock.now()))) records++;
       }
       if (due.length < deps.batchSize) break;
       truncated = batches === deps.maxBatches;

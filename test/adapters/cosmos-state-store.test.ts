@@ -73,6 +73,16 @@ describeStateStoreContract(STAND_IN, twoClients);
 describeStateReadModelContract(STAND_IN, twoClients);
 describeRetentionStoreContract(STAND_IN, twoClients);
 
+/** As in Azure: retired records get a ttl, and with it their order's tombstone beside them. */
+async function withRetention(): Promise<StateStoreFixture<CosmosStateStore>> {
+  const { containers, drop } = await freshDatabase();
+  return { store: new CosmosStateStore(containers, { retentionSeconds: 30 * 86_400 }), dispose: drop };
+}
+
+const WITH_RETENTION = "Cosmos DB (in-process stand-in), with a retention";
+describeStateReadModelContract(WITH_RETENTION, withRetention);
+describeRetentionStoreContract(WITH_RETENTION, withRetention);
+
 describe("Cosmos DB state store", () => {
   it("reports the request charge of every round trip of a page", async () => {
     const { containers, container, drop } = await freshDatabase();
@@ -162,6 +172,65 @@ describe("Cosmos DB state store", () => {
         pendingRecord("ord-kept", { processState: "Processed" }),
       );
       expect(await ttlOf("ord-kept")).toBeUndefined();
+    } finally {
+      await drop();
+    }
+  });
+
+  it("writes a finished order's tombstone with the write that gives its record a ttl, and with no other", async () => {
+    const { containers, container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(containers, { retentionSeconds: 30 * 86_400 });
+      const raw = async (id: string, orderId: string) => (await container.item(id, orderId).read()).resource;
+      const created = await store.createIfAbsent(pendingRecord("ord-t"));
+      if (!created.created) throw new Error("not created");
+      expect(await store.getRetired("ord-t")).toBeUndefined();
+
+      const { _etag, ...pending } = created.record;
+      const finished = {
+        ...pending,
+        processState: "Processed" as const,
+        attempt: 2,
+        updatedAt: "2026-01-02T00:00:00.000Z",
+      };
+      // A write that loses its race writes neither the record nor the tombstone.
+      expect((await store.replace(finished, '"stale"')).ok).toBe(false);
+      expect(await store.getRetired("ord-t")).toBeUndefined();
+      expect((await store.replace({ ...finished, orderId: "ord-none" }, _etag)).ok).toBe(false);
+      expect(await store.getRetired("ord-none")).toBeUndefined();
+
+      const replaced = await store.replace(finished, _etag);
+      if (!replaced.ok) throw replaced.error;
+      expect(await store.get("ord-t")).toEqual(replaced.value);
+      expect(await store.getRetired("ord-t")).toEqual({
+        orderId: "ord-t",
+        finalState: "Processed",
+        attempt: 2,
+        retiredAt: "2026-01-02T00:00:00.000Z",
+        purgedAt: null,
+      });
+      // Beside the record in its partition, with no ttl: it stays when the record expires.
+      const tombstone = await raw("retired:ord-t", "ord-t");
+      expect(tombstone).toMatchObject({ id: "retired:ord-t", orderId: "ord-t" });
+      expect(tombstone).not.toHaveProperty("ttl");
+      expect(tombstone).not.toHaveProperty("updatedAt");
+      expect(tombstone).not.toHaveProperty("processState");
+      expect((await raw("ord-t", "ord-t"))?.ttl).toBe(2_592_000);
+
+      // As the time to live would: the record goes, the tombstone stays.
+      await container.item("ord-t", "ord-t").delete();
+      expect(await store.get("ord-t")).toBeUndefined();
+      expect((await store.getRetired("ord-t"))?.finalState).toBe("Processed");
+
+      // A record created finished gets one too; a second create changes nothing.
+      await store.createIfAbsent(pendingRecord("ord-c", { processState: "Compensated" }));
+      expect((await store.getRetired("ord-c"))?.finalState).toBe("Compensated");
+      expect((await store.createIfAbsent(pendingRecord("ord-c"))).created).toBe(false);
+      // Without a retention nothing expires, and no write but retention's delete writes a tombstone.
+      await new CosmosStateStore(containers).createIfAbsent(
+        pendingRecord("ord-k", { processState: "Processed" }),
+      );
+      expect(await store.getRetired("ord-k")).toBeUndefined();
     } finally {
       await drop();
     }

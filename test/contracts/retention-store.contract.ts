@@ -1,18 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PROCESS_STATES, type StateRecord } from "../../src/domain/state-record.js";
 import type { RetentionStore } from "../../src/ports/retention-store.js";
+import type { StateReadModel } from "../../src/ports/state-read-model.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { pendingRecord } from "../support/records.js";
 import { at, createNew, type StateStoreFixture, withoutEtag } from "./state-store-fixture.js";
 
+/** The store's ports a retention suite exercises: it checks that a tombstone is in no read of records. */
+type Store = StateStore & StateReadModel & RetentionStore;
+
 /** The behaviour every RetentionStore adapter must show. */
 export function describeRetentionStoreContract(
   adapterName: string,
-  createFixture: () => Promise<StateStoreFixture<StateStore & RetentionStore>>,
+  createFixture: () => Promise<StateStoreFixture<Store>>,
 ) {
   describe(`RetentionStore contract: ${adapterName}`, () => {
-    let fixture: StateStoreFixture<StateStore & RetentionStore>;
-    let store: StateStore & RetentionStore;
+    let fixture: StateStoreFixture<Store>;
+    let store: Store;
 
     beforeEach(async () => {
       fixture = await createFixture();
@@ -67,6 +71,88 @@ export function describeRetentionStoreContract(
       expect(await store.remove("ord-r", replaced.value._etag)).toBe(false);
       // The order may be submitted again: its key is free.
       expect((await store.createIfAbsent(pendingRecord("ord-r"))).created).toBe(true);
+    });
+
+    describe("tombstones", () => {
+      it("keeps a tombstone of each order it removes: its final state, attempt, last change and the delete's time", async () => {
+        for (const processState of ["Processed", "Compensated"] as const) {
+          const orderId = `gone-${processState}`;
+          const record = await create(
+            pendingRecord(orderId, { processState, attempt: 3, updatedAt: at(-1) }),
+          );
+          expect(await store.remove(orderId, record._etag, at(5_000))).toBe(true);
+          expect(await store.get(orderId)).toBeUndefined();
+          expect(await store.getRetired(orderId)).toEqual({
+            orderId,
+            finalState: processState,
+            attempt: 3,
+            retiredAt: at(-1),
+            purgedAt: at(5_000),
+          });
+        }
+      });
+
+      it("has none for an order it never removed: unknown, live, or whose remove lost to a change", async () => {
+        expect(await store.getRetired("ord-unknown")).toBeUndefined();
+        for (const processState of ["Pending", "Processing", "Error", "CompensationFailed"] as const) {
+          await create(pendingRecord(`live-${processState}`, { processState }));
+          expect(await store.getRetired(`live-${processState}`)).toBeUndefined();
+        }
+        const read = await create(pendingRecord("ord-changed", { processState: "Error" }));
+        const changed = await store.replace(withoutEtag(read), read._etag);
+        if (!changed.ok) throw changed.error;
+        expect(await store.remove("ord-changed", read._etag, at(1))).toBe(false);
+        expect(await store.getRetired("ord-changed")).toBeUndefined();
+        expect(await store.get("ord-changed")).toEqual(changed.value);
+      });
+
+      it("never shows a tombstone in a read of records: gets, queries, counts, lists and retention's batch", async () => {
+        for (const processState of PROCESS_STATES) {
+          await create(
+            pendingRecord(`live-${processState}`, {
+              processState,
+              updatedAt: at(-10),
+              ...(processState === "Processing" || processState === "Compensating"
+                ? { lockedBy: `live-${processState}:1`, completeBy: at(-5) }
+                : {}),
+            }),
+          );
+        }
+        for (const processState of ["Processed", "Compensated"] as const) {
+          const gone = await create(
+            pendingRecord(`gone-${processState}`, { processState, updatedAt: at(-20) }),
+          );
+          expect(await store.remove(gone.orderId, gone._etag, at(0))).toBe(true);
+        }
+        const live = PROCESS_STATES.map((state) => `live-${state}`).sort();
+        const ids = (records: readonly { orderId: string }[]) => records.map((r) => r.orderId).sort();
+
+        expect(await store.get("gone-Processed")).toBeUndefined();
+        expect(ids((await store.listRecent({ state: null, maxItems: 50 })).items)).toEqual(live);
+        for (const state of PROCESS_STATES) {
+          expect(ids((await store.listRecent({ state, maxItems: 50 })).items)).toEqual([`live-${state}`]);
+          expect(await store.countInState(state)).toBe(1);
+          expect(await store.oldestInState(state)).toEqual({ orderId: `live-${state}`, updatedAt: at(-10) });
+        }
+        expect(await store.countByState()).toEqual(
+          Object.fromEntries(PROCESS_STATES.map((state) => [state, 1])),
+        );
+        expect(await store.countFinishedBetween(at(-100), at(100))).toBe(4);
+        const versions = await store.countByWorkflowVersion(PROCESS_STATES);
+        expect(versions.reduce((sum, entry) => sum + entry.count, 0)).toBe(PROCESS_STATES.length);
+        expect(await store.countProcessing()).toBe(1);
+        expect(ids((await store.queryClaimable({ now: at(0), maxItems: 50 })).items)).toEqual([
+          "live-Pending",
+        ]);
+        expect(ids((await store.queryExpired({ now: at(0), maxItems: 50 })).items)).toEqual([
+          "live-Compensating",
+          "live-Processing",
+        ]);
+        expect(ids(await store.queryRetired({ before: at(100), maxItems: 50 }))).toEqual([
+          "live-Compensated",
+          "live-Processed",
+        ]);
+      });
     });
   });
 }

@@ -48,6 +48,14 @@ export function describeStateStoreContract(
         expect(await store.get("ord-missing")).toBeUndefined();
       });
 
+      it("has no tombstone for an order never retired (a removed one's is the RetentionStore suite's)", async () => {
+        expect(await store.getRetired("ord-missing")).toBeUndefined();
+        const created = await create(pendingRecord("ord-live"));
+        const claimed = await store.replace(transition(created, claimCommand()), created._etag);
+        expect(claimed.ok).toBe(true);
+        expect(await store.getRetired("ord-live")).toBeUndefined();
+      });
+
       it("replaces on a matching ETag, issuing a new one", async () => {
         const created = await create(pendingRecord("ord-a"));
         const claimed = transition(created, claimCommand());

@@ -10,7 +10,7 @@ import {
   TERMINAL_STATES,
   withoutStoreMetadata,
 } from "../../domain/state-record.js";
-import type { IsoInstant } from "../../domain/time.js";
+import { type IsoInstant, toInstant } from "../../domain/time.js";
 import { WORKFLOW_VERSIONS } from "../../domain/workflow.js";
 import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
 import type {
@@ -26,6 +26,7 @@ import type {
   Page,
   PageRequest,
   QueryCost,
+  RetiredOrder,
   StateStore,
 } from "../../ports/state-store.js";
 import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors.js";
@@ -36,7 +37,8 @@ import { writeIndexed } from "./indexed-write.js";
 import { checkPageSize, decodeCursor, encodeCursor, type QueryName } from "./keyset-cursor.js";
 import { coverRecordsThatCanExpire } from "./recovery-audit.js";
 import { type Meter, newMeter, RecoveryIndex } from "./recovery-index.js";
-import { fromDocument, toDocument } from "./state-document.js";
+import { type RecordWrite, readTombstone, upsertTombstone, writeWithTombstone } from "./retired-orders.js";
+import { fromDocument, type StateDocument, toDocument } from "./state-document.js";
 
 export interface CosmosStateStoreOptions {
   /**
@@ -47,7 +49,8 @@ export interface CosmosStateStoreOptions {
   readonly auditEveryMs?: number | null;
   /**
    * Seconds a `Processed` or `Compensated` record stays after its last write: its document's `ttl`
-   * (RETENTION_DAYS). Null or absent: no document gets one, and nothing expires.
+   * (RETENTION_DAYS), written with the order's tombstone (`retired-orders.ts`). Null or absent: no
+   * document gets one, nothing expires, and only retention's delete writes a tombstone.
    */
   readonly retentionSeconds?: number | null;
 }
@@ -77,7 +80,8 @@ interface PagedQuery {
 
 /**
  * The state store on Cosmos DB, behind each of its ports (`StateStore`, `StateReadModel`, `RetentionStore`):
- * one item per order, `id` = `orderId` = partition key, and the Supervisor's recovery index beside it
+ * one item per order, `id` = `orderId` = partition key (and in its partition, once the order is retired,
+ * its tombstone: `retired-orders.ts`), and the Supervisor's recovery index beside it
  * (`recovery-index.ts`), which every write keeps right (`indexed-write.ts`) and the expired query reads
  * instead of the records (`expired-scan.ts`).
  *
@@ -105,6 +109,10 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     return this.read(orderId, newMeter());
   }
 
+  async getRetired(orderId: string): Promise<RetiredOrder | undefined> {
+    return readTombstone(this.records, orderId);
+  }
+
   async createIfAbsent(record: StateRecord): Promise<CreateResult> {
     const document = toDocument(record, this.retentionSeconds);
     const created = await writeIndexed(
@@ -113,9 +121,7 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
       "create",
       async () => {
         try {
-          const { resource } = await this.records.items.create(document, {
-            disableAutomaticIdGeneration: true,
-          });
+          const { resource } = await this.writeRecord(document, { kind: "create" });
           return { written: true, result: fromDocument(resource) };
         } catch (error) {
           if (statusOf(error) !== 409) throw error;
@@ -233,7 +239,8 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
         name: `recent:${query.state ?? "all"}`,
         sortField: "updatedAt",
         descending: true,
-        filter: query.state === null ? "true" : "c.processState = @state",
+        // Records only: a tombstone has no updatedAt (retired-orders.ts).
+        filter: query.state === null ? "IS_DEFINED(c.updatedAt)" : "c.processState = @state",
         parameters: query.state === null ? [] : [{ name: "@state", value: query.state }],
         orderBy: "c.updatedAt DESC, c.orderId DESC",
       },
@@ -268,7 +275,15 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     }));
   }
 
-  async remove(orderId: string, ifMatch: string): Promise<boolean> {
+  /**
+   * Retention's delete, as run by hand or by the contract (on Azure the `ttl` deletes): the tombstone
+   * first, from the record as read, then the delete on the same ETag. A failure between leaves both.
+   */
+  async remove(orderId: string, ifMatch: string, purgedAt = toInstant(new Date())): Promise<boolean> {
+    const meter = newMeter();
+    const record = await this.read(orderId, meter);
+    if (record?._etag !== ifMatch) return false;
+    await upsertTombstone(this.records, record, purgedAt, meter);
     try {
       await this.records
         .item(orderId, orderId)
@@ -309,6 +324,22 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     return resources.reduce((sum, n) => sum + n, 0);
   }
 
+  /**
+   * A record's create or conditional replace. One that gives it a `ttl` (it is retired, and may expire)
+   * writes its tombstone in the same transactional batch (`retired-orders.ts`); any other is a point write.
+   */
+  private async writeRecord(
+    document: StateDocument,
+    write: RecordWrite,
+  ): Promise<{ resource: unknown; requestCharge: number }> {
+    if (document.ttl !== undefined) return writeWithTombstone(this.records, document, write);
+    return write.kind === "create"
+      ? this.records.items.create(document, { disableAutomaticIdGeneration: true })
+      : this.records
+          .item(document.id, document.orderId)
+          .replace(document, { accessCondition: { type: "IfMatch", condition: write.ifMatch } });
+  }
+
   private async read(orderId: string, meter: Meter): Promise<StoredStateRecord | undefined> {
     const response = await this.records.item(orderId, orderId).read();
     meter.requestUnits += response.requestCharge;
@@ -329,9 +360,7 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
       "replace",
       async () => {
         try {
-          const response = await this.records
-            .item(document.id, document.orderId)
-            .replace(document, { accessCondition: { type: "IfMatch", condition: ifMatch } });
+          const response = await this.writeRecord(document, { kind: "replace", ifMatch });
           meter.requestUnits += response.requestCharge;
           return { written: true, result: ok(fromDocument(response.resource)) };
         } catch (error) {

@@ -194,4 +194,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX df_entity_requests_entity ON df_entity_requests (entity_id, id);
     `,
   },
+  {
+    version: 10,
+    description:
+      "state store: the tombstone of each order whose record retention deleted, so a resend is not run again",
+    sql: `
+      CREATE TABLE retired_orders (
+        order_id    TEXT PRIMARY KEY,
+        final_state TEXT NOT NULL,
+        attempt     INTEGER NOT NULL,
+        retired_at  TEXT NOT NULL,
+        purged_at   TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

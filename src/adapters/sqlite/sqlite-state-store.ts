@@ -12,7 +12,7 @@ import {
   type StoredStateRecord,
   TERMINAL_STATES,
 } from "../../domain/state-record.js";
-import type { IsoInstant } from "../../domain/time.js";
+import { type IsoInstant, toInstant } from "../../domain/time.js";
 import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
 import type {
   RecentQuery,
@@ -26,6 +26,7 @@ import {
   type ExpiredQuery,
   MAX_PAGE_SIZE,
   type Page,
+  type RetiredOrder,
   type StateStore,
 } from "../../ports/state-store.js";
 import {
@@ -34,6 +35,7 @@ import {
   PreconditionFailedError,
 } from "../../ports/store-errors.js";
 import type { EmbeddedDatabase } from "./database.js";
+import { SqliteRetiredOrders } from "./retired-orders.js";
 
 interface RecordRow {
   readonly etag: string;
@@ -149,6 +151,7 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     { order_id: string; etag: string; updated_at: string; attempt: number }
   >;
   private readonly removeOne: Statement<[string, string]>;
+  private readonly tombstones: SqliteRetiredOrders;
 
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
@@ -176,11 +179,16 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     this.finished = db.prepare(STATS_QUERIES.finished);
     this.retired = db.prepare(RETENTION_QUERIES.retired);
     this.removeOne = db.prepare(RETENTION_QUERIES.remove);
+    this.tombstones = new SqliteRetiredOrders(db, this.removeOne);
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
     const row = this.selectOne.get(orderId);
     return row ? toStored(row) : undefined;
+  }
+
+  async getRetired(orderId: string): Promise<RetiredOrder | undefined> {
+    return this.tombstones.get(orderId);
   }
 
   async createIfAbsent(record: StateRecord): Promise<CreateResult> {
@@ -280,8 +288,9 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     }));
   }
 
-  async remove(orderId: string, ifMatch: string): Promise<boolean> {
-    return this.removeOne.run(orderId, ifMatch).changes === 1;
+  /** The delete and the order's tombstone in one transaction (`retired-orders.ts`). */
+  async remove(orderId: string, ifMatch: string, purgedAt = toInstant(new Date())): Promise<boolean> {
+    return this.tombstones.remove(orderId, ifMatch, purgedAt);
   }
 
   /** Every record: for the embedded host's summaries and tests, not for the handlers. */
