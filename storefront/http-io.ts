@@ -1,5 +1,6 @@
 /** The small HTTP pieces the storefront's server needs: JSON answers, a bounded body, static files. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { readRequestBody } from "../src/adapters/web/request-body.js";
 import type { WebFolder } from "../src/adapters/web/web-assets.js";
 
 export interface Answer {
@@ -28,30 +29,13 @@ export function methodNotAllowed(method: string, ...allowed: string[]): Answer {
   };
 }
 
-/**
- * The body as text, or "tooLarge" as soon as it is known to pass `limit` bytes (from Content-Length, or
- * while reading), or "aborted" when the client goes away first.
- */
-export function readText(req: IncomingMessage, limit: number): Promise<string | "tooLarge" | "aborted"> {
-  if (Number(req.headers["content-length"] ?? 0) > limit) return Promise.resolve("tooLarge");
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off("data", onData);
-      req.pause();
-      resolve("tooLarge");
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.once("error", () => resolve("aborted"));
-    req.once("close", () => resolve("aborted"));
-  });
+/** The body as text, or "tooLarge" or "aborted" as `readRequestBody` tells. */
+export async function readText(
+  req: IncomingMessage,
+  limit: number,
+): Promise<string | "tooLarge" | "aborted"> {
+  const body = await readRequestBody(req, limit);
+  return typeof body === "string" ? body : body.toString("utf8");
 }
 
 /** The page's files: `/` is its index.html; true when the request was one of them and was answered. */

@@ -9,6 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { readRequestBody } from "../../src/adapters/web/request-body.js";
 import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/adapters/web/web-assets.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../src/domain/order.js";
 import {
@@ -131,7 +132,7 @@ async function route(
   if (command) {
     if (req.method !== "POST") return methodNotAllowed(req, "POST");
     if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
-    const bytes = await readBody(req, MAX_OPERATOR_BODY_BYTES);
+    const bytes = await readRequestBody(req, MAX_OPERATOR_BODY_BYTES);
     if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
     if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
     const operatorCommand = command[2] === "compensate" ? "compensate" : "resubmit";
@@ -141,7 +142,7 @@ async function route(
 }
 
 async function postOrder(api: OrdersApi, req: IncomingMessage): Promise<Answer> {
-  const bytes = await readBody(req, MAX_ORDER_MESSAGE_BYTES);
+  const bytes = await readRequestBody(req, MAX_ORDER_MESSAGE_BYTES);
   if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
   if (bytes === "tooLarge") return orderTooLarge();
   const traceparent = req.headers.traceparent;
@@ -181,33 +182,6 @@ function unauthorized(): Answer {
     body: { error: "unauthorized", message: "operator commands need Authorization: Bearer <api token>" },
     headers: { "WWW-Authenticate": "Bearer" },
   };
-}
-
-/**
- * The body, or "tooLarge" as soon as it is known to exceed `limit` bytes: from Content-Length before
- * reading anything, or while reading (the request is then paused, not drained). "aborted" when the
- * client goes away first.
- */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "tooLarge" | "aborted"> {
-  if (Number(req.headers["content-length"] ?? 0) > limit) return Promise.resolve("tooLarge");
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off("data", onData);
-      req.pause();
-      resolve("tooLarge");
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks)));
-    req.once("error", () => resolve("aborted"));
-    req.once("close", () => resolve("aborted"));
-  });
 }
 
 function methodNotAllowed(req: IncomingMessage, ...allowed: string[]): Answer {

@@ -1,0 +1,31 @@
+import type { IncomingMessage } from "node:http";
+
+/**
+ * A request's body, or "tooLarge" as soon as it is known to pass `limit` bytes: from Content-Length
+ * before reading anything, or while reading (the request is then paused, not drained). "aborted" when
+ * the client goes away first. For the servers built on `node:http` (the storefront, the embedded host).
+ */
+export function readRequestBody(
+  req: IncomingMessage,
+  limit: number,
+): Promise<Buffer | "tooLarge" | "aborted"> {
+  if (Number(req.headers["content-length"] ?? 0) > limit) return Promise.resolve("tooLarge");
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off("data", onData);
+      req.pause();
+      resolve("tooLarge");
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks)));
+    req.once("error", () => resolve("aborted"));
+    req.once("close", () => resolve("aborted"));
+  });
+}
