@@ -1,32 +1,19 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { main } from "../../laptop/cli/main.js";
+import { captureOutput } from "../support/captured-output.js";
 
-let stderr: string;
-let stdout: string;
-beforeEach(() => {
-  stderr = "";
-  stdout = "";
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-});
-afterEach(() => vi.restoreAllMocks());
+const output = captureOutput();
 
 describe("sas", () => {
   it("refuses to start on a malformed OTLP endpoint, naming the setting, before it opens anything", async () => {
     vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318");
     try {
       expect(await main(["start", "--data", ":memory:", "--port", "0"])).toBe(2);
-      expect(stderr).toContain("OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL");
-      expect(stdout).toBe("");
+      expect(output.stderr).toContain("OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL");
+      expect(output.stdout).toBe("");
     } finally {
       vi.unstubAllEnvs();
     }
@@ -51,19 +38,19 @@ describe("sas", () => {
     ],
   ])("prints usage and exits 2 for %j", async (argv, message) => {
     expect(await main(argv)).toBe(2);
-    expect(stderr).toContain(message);
-    expect(stderr).toContain("usage: sas <command> [flags]");
+    expect(output.stderr).toContain(message);
+    expect(output.stderr).toContain("usage: sas <command> [flags]");
   });
 
   it("prints the chaos command's own usage for a bad chaos flag, and exits 2", async () => {
     expect(await main(["chaos", "--kills", "many"])).toBe(2);
-    expect(stderr).toContain("--kills must be an integer from 0 to 1000");
-    expect(stderr).toContain("usage: sas chaos [flags]");
+    expect(output.stderr).toContain("--kills must be an integer from 0 to 1000");
+    expect(output.stderr).toContain("usage: sas chaos [flags]");
   });
 
   it("prints usage with --help and exits 0", async () => {
     expect(await main(["--help"])).toBe(0);
-    expect(stdout).toContain("commands:");
+    expect(output.stdout).toContain("commands:");
   });
 
   it("creates a --data folder that does not exist yet", async () => {
@@ -80,7 +67,7 @@ describe("sas", () => {
     vi.stubEnv("STEP_TIMEOUT_MS", "soon");
     try {
       expect(await main(["demo", "--orders", "1"])).toBe(2);
-      expect(stderr).toContain('STEP_TIMEOUT_MS="soon": must be an integer');
+      expect(output.stderr).toContain('STEP_TIMEOUT_MS="soon": must be an integer');
     } finally {
       vi.unstubAllEnvs();
     }

@@ -1,32 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../laptop/cli/main.js";
+import { captureOutput } from "../support/captured-output.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 
 describe("sas start and the storefront's flags", () => {
-  let stderr: string;
-  let stdout: string;
-  beforeEach(() => {
-    stderr = "";
-    stdout = "";
-    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-      stderr += String(chunk);
-      return true;
-    });
-    vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-      stdout += String(chunk);
-      return true;
-    });
-  });
-  afterEach(() => vi.restoreAllMocks());
+  const output = captureOutput();
 
   it("documents --store-port and --no-store in its usage", async () => {
     expect(await main(["start", "--help"])).toBe(0);
-    expect(stdout).toMatch(/--store-port <n> +the storefront's port \(default 7080\)/);
-    expect(stdout).toMatch(/--no-store +no storefront/);
+    expect(output.stdout).toMatch(/--store-port <n> +the storefront's port \(default 7080\)/);
+    expect(output.stdout).toMatch(/--no-store +no storefront/);
   });
 
   it.each([
@@ -35,7 +22,7 @@ describe("sas start and the storefront's flags", () => {
     [["--store-port", "seventy"], "--store-port must be an integer"],
   ])("refuses %j before it opens anything", async (flags, message) => {
     expect(await main(["start", "--data", ":memory:", ...flags])).toBe(2);
-    expect(stderr).toContain(message);
+    expect(output.stderr).toContain(message);
   });
 });
 
