@@ -17,9 +17,8 @@ param principalId string
 @allowed(['User', 'ServicePrincipal'])
 param principalType string = 'User'
 
-@minLength(1)
-@description('Base URL of the partner service the Agents call (PARTNER_URL), reachable from Azure. No default on purpose.')
-param partnerUrl string
+@description('Base URL of a partner service of your own for the Agents to call (PARTNER_URL), reachable from Azure. Empty (the default): the deployment runs the simulated partner (partner/) and points the Agents at it.')
+param partnerUrl string = ''
 
 @description('Email address that receives operator alerts (ALERT_EMAIL); alerts fire without notification when empty.')
 param alertEmail string = ''
@@ -40,6 +39,8 @@ var resourceToken = toLower(uniqueString(subscription().id, environmentName, loc
 var tags = { 'azd-env-name': environmentName }
 var serviceName = 'api'
 var storefrontServiceName = 'storefront'
+var partnerServiceName = 'partner'
+var simulatePartner = empty(partnerUrl)
 var queues = loadJsonContent('queues.json')
 var stateContainer = loadJsonContent('state-container.json')
 var recoveryContainer = loadJsonContent('recovery-container.json')
@@ -48,6 +49,9 @@ var leaseContainerName = 'leases'
 var taskHubName = 'Orders'
 // The Key Vault secret holding DATA_PROTECTION_KEYS, created by infra/scripts/create-data-protection-keys.sh.
 var dataProtectionSecretName = 'data-protection-keys'
+// The Key Vault secret holding the simulated partner's access key, created by infra/scripts/create-partner-access-key.sh.
+var partnerAccessKeySecretName = 'partner-access-key'
+var partnerStorageAccountName = 'stpt${resourceToken}'
 
 resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: 'rg-${environmentName}'
@@ -146,11 +150,23 @@ module functionApp 'modules/function-app.bicep' = {
     cosmosDatabaseName: cosmos.outputs.databaseName
     sqlServerFqdn: sql.outputs.fullyQualifiedDomainName
     sqlDatabaseName: sql.outputs.databaseName
-    partnerUrl: partnerUrl
+    partnerUrl: simulatePartner ? 'https://${partner!.outputs.defaultHostName}' : partnerUrl
+    partnerAccessKeySecretName: simulatePartner ? partnerAccessKeySecretName : ''
     agentRequestMaxDeliveries: queues.agentRequests.maxDeliveryCount
     retentionDays: retentionDays
     keyVaultName: keyVault.outputs.name
     dataProtectionSecretName: dataProtectionSecretName
+  }
+}
+
+// The storefront's plan since before the partner joined it, hence its name.
+module appServicePlan 'modules/app-service-plan.bicep' = {
+  name: 'app-service-plan'
+  scope: rg
+  params: {
+    name: 'plan-store-${resourceToken}'
+    location: location
+    tags: tags
   }
 }
 
@@ -159,7 +175,7 @@ module storefront 'modules/storefront.bicep' = {
   scope: rg
   params: {
     name: 'app-store-${resourceToken}'
-    planName: 'plan-store-${resourceToken}'
+    planId: appServicePlan.outputs.id
     location: location
     tags: tags
     serviceName: storefrontServiceName
@@ -167,6 +183,24 @@ module storefront 'modules/storefront.bicep' = {
     serviceBusNamespace: serviceBus.outputs.fullyQualifiedNamespace
     ordersQueueName: queues.orders.name
     statusQueueName: queues.storefrontStatus.name
+  }
+}
+
+// Only when no partnerUrl is given. Switching to a partner of your own later leaves the site and its storage
+// in place (azd provision deploys incrementally); the Function App then neither calls it nor holds its key.
+module partner 'modules/partner.bicep' = if (simulatePartner) {
+  name: 'partner'
+  scope: rg
+  params: {
+    name: 'app-partner-${resourceToken}'
+    location: location
+    tags: tags
+    serviceName: partnerServiceName
+    nodeVersion: nodeVersion
+    planId: appServicePlan.outputs.id
+    storageAccountName: partnerStorageAccountName
+    keyVaultName: keyVault.outputs.name
+    accessKeySecretName: partnerAccessKeySecretName
   }
 }
 
@@ -187,6 +221,9 @@ module access 'modules/access.bicep' = {
     peekedQueueNames: [queues.invalidMessages.name]
     ordersQueueName: queues.orders.name
     storefrontStatusQueueName: queues.storefrontStatus.name
+    partnerDeployed: simulatePartner
+    partnerPrincipalId: simulatePartner ? partner!.outputs.principalId : ''
+    partnerStorageAccountName: partnerStorageAccountName
   }
 }
 
@@ -208,6 +245,7 @@ output AZURE_LOCATION string = location
 output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_RESOURCE_GROUP string = rg.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+output AZURE_FUNCTION_APP_ID string = functionApp.outputs.id
 output AZURE_FUNCTION_APP_PRINCIPAL_ID string = functionApp.outputs.principalId
 output AZURE_FUNCTION_APP_CLIENT_ID string = functionApp.outputs.clientId
 output AZURE_FUNCTION_APP_URL string = 'https://${functionApp.outputs.defaultHostName}'
@@ -218,6 +256,14 @@ output AZURE_SQL_SERVER_FQDN string = sql.outputs.fullyQualifiedDomainName
 output AZURE_SQL_DATABASE string = sql.outputs.databaseName
 output AZURE_COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output AZURE_KEY_VAULT_NAME string = keyVault.outputs.name
+output AZURE_KEY_VAULT_ID string = keyVault.outputs.id
 output AZURE_DATA_PROTECTION_SECRET_NAME string = dataProtectionSecretName
+// The simulated partner, or empty strings when the deployment calls a partner of the user's. Not named
+// PARTNER_URL: azd would write it into the environment, and the next provision would read it as the parameter.
+output AZURE_PARTNER_NAME string = simulatePartner ? partner!.outputs.name : ''
+output AZURE_PARTNER_ID string = simulatePartner ? partner!.outputs.id : ''
+output AZURE_PARTNER_PRINCIPAL_ID string = simulatePartner ? partner!.outputs.principalId : ''
+output AZURE_PARTNER_URL string = simulatePartner ? 'https://${partner!.outputs.defaultHostName}' : partnerUrl
+output AZURE_PARTNER_ACCESS_SECRET_NAME string = simulatePartner ? partnerAccessKeySecretName : ''
 output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
 output ServiceBusConnection__fullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace

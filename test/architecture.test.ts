@@ -29,7 +29,7 @@ function importsOf(path: string): string[] {
 function roomOf(path: string): string {
   const parts = relative(ROOT, path).split("/");
   const [top, room, sub] = parts;
-  if (top === "storefront") return top;
+  if (top === "storefront" || top === "partner") return top;
   if (top === "laptop" && room === "simulation" && parts.length > 3) return `${top}/${room}/${sub}`;
   return `${top}/${room}`;
 }
@@ -59,6 +59,7 @@ const SRC = [
   "src/agents",
   "src/supervisor",
   "src/scheduler",
+  "src/breaker",
   "src/operator",
   "src/config",
   "src/adapters",
@@ -79,6 +80,8 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   "src/agents": { rooms: ["src/domain", "src/ports", "src/telemetry"], packages: /^node:/ },
   "src/supervisor": { rooms: HANDLER_BASE, packages: /^$/ },
   "src/scheduler": { rooms: HANDLER_BASE, packages: /^node:crypto$/ },
+  // The circuit breakers shared by every Agent: the domain's state machine over a store port.
+  "src/breaker": { rooms: ["src/domain", "src/ports"], packages: /^node:crypto$/ },
   "src/operator": { rooms: HANDLER_BASE, packages: /^node:/ },
   "src/config": { rooms: ["src/domain"], packages: /^$/ },
   "src/adapters": { rooms: ["src/domain", "src/ports", "src/telemetry"], packages: RUNTIME_PACKAGE },
@@ -95,12 +98,12 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   },
   "laptop/stand-ins": { rooms: ["src/adapters", "src/ports"], packages: ANY_PACKAGE },
   "laptop/simulation": { rooms: ["src/domain", "src/ports"], packages: /^node:/ },
-  "laptop/simulation/partner": {
-    rooms: ["laptop/http", "laptop/simulation", "src/adapters", "src/domain", "src/ports"],
-    packages: /^node:/,
-  },
+  // The simulated partner, an application of its own (deployed beside the Function App): the faulty remote service.
+  partner: { rooms: ["src/adapters", "src/domain", "src/ports"], packages: RUNTIME_PACKAGE },
+  // How the laptop runs the partner: in a worker thread of the embedded host.
+  "laptop/simulation/partner": { rooms: ["partner", "src/adapters", "src/ports"], packages: /^node:/ },
   "laptop/simulation/oracles": {
-    rooms: ["laptop/simulation/partner", "src/adapters", "src/domain", "src/ports", "src/state"],
+    rooms: ["partner", "src/adapters", "src/domain", "src/ports", "src/state"],
     packages: /^node:/,
   },
   "laptop/embedded": {
@@ -111,6 +114,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
       "laptop/http",
       "laptop/simulation",
       "laptop/simulation/partner",
+      "partner",
       "laptop/simulation/oracles",
       "storefront",
     ],
@@ -122,6 +126,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
       "laptop/embedded",
       "laptop/simulation",
       "laptop/simulation/partner",
+      "partner",
       "laptop/simulation/oracles",
     ],
     packages: /^node:/,
@@ -135,6 +140,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
       "laptop/embedded",
       "laptop/stand-ins",
       "laptop/simulation/partner",
+      "partner",
       "storefront",
     ],
     packages: ANY_PACKAGE,
@@ -146,6 +152,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
       "laptop/functions-host",
       "laptop/simulation",
       "laptop/simulation/partner",
+      "partner",
       "laptop/simulation/chaos",
     ],
     packages: ANY_PACKAGE,
@@ -156,6 +163,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
 const COMPOSITION_ROOTS = [
   "src/functions",
   "storefront",
+  "partner",
   "laptop/embedded",
   "laptop/functions-host",
   "laptop/cli",
@@ -165,7 +173,9 @@ const COMPOSITION_ROOTS = [
   "laptop/simulation/chaos",
 ];
 
-const CODE_FOLDERS = ["src", "laptop", "storefront"].filter((folder) => existsSync(join(ROOT, folder)));
+const CODE_FOLDERS = ["src", "laptop", "storefront", "partner"].filter((folder) =>
+  existsSync(join(ROOT, folder)),
+);
 const files = CODE_FOLDERS.flatMap((folder) => sourceFiles(join(ROOT, folder)));
 
 describe("architecture", () => {

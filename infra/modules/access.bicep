@@ -1,6 +1,8 @@
-// What the Function App's identity may do, what the storefront's may do, and the one thing the deploying
-// principal needs besides being the SQL administrator: sending test orders (`sas send`). Azure SQL access is
-// granted in the database itself (infra/scripts/grant-sql-access.sh).
+// What the Function App's identity may do, what the storefront's and the simulated partner's may do, and the one
+// thing the deploying principal needs besides being the SQL administrator: sending test orders (`sas send`). Azure
+// SQL access is granted in the database itself (infra/scripts/grant-sql-access.sh), and the partner's read of its
+// access key in the Key Vault by infra/scripts/create-partner-access-key.sh, scoped to that one secret, which
+// exists only once the hook has written it.
 //
 // The storefront's status queue is private: only the storefront may receive from it. So no role that can
 // receive (Data Receiver, Data Owner) is granted at the namespace or above; each is scoped to the queues
@@ -26,10 +28,17 @@ param peekedQueueNames string[]
 param ordersQueueName string
 @description('The storefront\'s private status queue: the storefront receives from it, the app sends to it.')
 param storefrontStatusQueueName string
+@description('Whether the simulated partner is deployed (partner.bicep); its roles are granted only then.')
+param partnerDeployed bool
+@description('The simulated partner\'s system-assigned identity; empty when it is not deployed.')
+param partnerPrincipalId string
+@description('The simulated partner\'s own storage account, where it keeps its books.')
+param partnerStorageAccountName string
 
 // Built-in Azure role definition ids: https://learn.microsoft.com/azure/role-based-access-control/built-in-roles
 var roles = {
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+  storageBlobDataContributor: 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
   storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
   storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
@@ -75,6 +84,11 @@ resource storefrontStatusQueue 'Microsoft.ServiceBus/namespaces/queues@2026-01-0
   name: storefrontStatusQueueName
 }
 
+// Named whether or not the partner is deployed, so that the scope below is a well-formed id either way.
+resource partnerStorage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
+  name: partnerStorageAccountName
+}
+
 resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' existing = {
   name: cosmosAccountName
 }
@@ -87,7 +101,8 @@ resource keyVault 'Microsoft.KeyVault/vaults@2026-05-15' existing = {
   name: keyVaultName
 }
 
-// The data-protection key ring: the app reads it (its Key Vault reference); the deployer writes it once.
+// The data-protection key ring and the partner's access key: the app reads both (its Key Vault references); the
+// deployer writes them once (the postprovision hook).
 resource appKeyVaultRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   name: guid(keyVault.id, appPrincipalId, roles.keyVaultSecretsUser)
   scope: keyVault
@@ -208,6 +223,17 @@ resource storefrontStatusReceiver 'Microsoft.Authorization/roleAssignments@2022-
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataReceiver)
     principalId: storefrontPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+// The simulated partner: its books (an append-blob journal) in its own storage account, and nothing else here.
+resource partnerLedgerRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (partnerDeployed) {
+  name: guid(partnerStorage.id, partnerPrincipalId, roles.storageBlobDataContributor)
+  scope: partnerStorage
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.storageBlobDataContributor)
+    principalId: partnerPrincipalId
     principalType: 'ServicePrincipal'
   }
 }

@@ -22,7 +22,10 @@ param cosmosEndpoint string
 param cosmosDatabaseName string
 param sqlServerFqdn string
 param sqlDatabaseName string
+@description('Base URL of the partner the Agents call: the simulated partner\'s, or the one the deployment was given.')
 param partnerUrl string
+@description('The Key Vault secret holding the simulated partner\'s access key (PARTNER_ACCESS_KEY); empty for a partner of the user\'s, which takes no key from this deployment.')
+param partnerAccessKeySecretName string
 param agentRequestMaxDeliveries int
 @description('NCRONTAB schedules of the starter and the Supervisor; the host resolves %STARTER_SCHEDULE% and %SUPERVISOR_SCHEDULE% from these settings.')
 param starterSchedule string = '*/10 * * * * *'
@@ -32,7 +35,7 @@ param retentionSchedule string = '0 5 * * * *'
 @minValue(1)
 @maxValue(3650)
 param retentionDays int
-@description('The Key Vault holding the data-protection key ring, read through a Key Vault reference.')
+@description('The Key Vault holding the data-protection key ring and the partner\'s access key, read through Key Vault references.')
 param keyVaultName string
 @description('The secret in it that holds the key ring.')
 param dataProtectionSecretName string
@@ -48,7 +51,7 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
 // Names follow src/config (names.ts, azure-settings.ts, settings.ts); test/infra keeps them in step. A plain
 // list, because a for-expression cannot range over values known only during the deployment.
 // FUNCTIONS_WORKER_RUNTIME is not set: on Flex Consumption, functionAppConfig.runtime declares it.
-var appSettings = [
+var commonSettings = [
   // The host and Durable Functions (Azure Storage backend) need all three services; the code reads the blob one.
   { name: 'AzureWebJobsStorage__blobServiceUri', value: storage.properties.primaryEndpoints.blob }
   { name: 'AzureWebJobsStorage__queueServiceUri', value: storage.properties.primaryEndpoints.queue }
@@ -78,6 +81,19 @@ var appSettings = [
     value: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${dataProtectionSecretName})'
   }
 ]
+
+// The Agents and the operator's partner controls send it as x-partner-key; like the key ring, read through the
+// app's identity.
+var partnerKeySettings = empty(partnerAccessKeySecretName)
+  ? []
+  : [
+      {
+        name: 'PARTNER_ACCESS_KEY'
+        value: '@Microsoft.KeyVault(VaultName=${keyVaultName};SecretName=${partnerAccessKeySecretName})'
+      }
+    ]
+
+var appSettings = concat(commonSettings, partnerKeySettings)
 
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: planName
@@ -140,6 +156,7 @@ resource appIdentity 'Microsoft.ManagedIdentity/identities@2024-11-30' existing 
 }
 
 output name string = app.name
+output id string = app.id
 output principalId string = app.identity.principalId
 output clientId string = appIdentity.properties.clientId
 output defaultHostName string = app.properties.defaultHostName

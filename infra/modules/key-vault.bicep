@@ -1,6 +1,8 @@
 // The Key Vault that holds the key ring sealing the state store's personal and payment fields
-// (DATA_PROTECTION_KEYS). Access by Azure RBAC only: the app's identity reads the secret through a Key
-// Vault reference in its settings; the deploying principal writes it (infra/scripts/create-data-protection-keys.sh).
+// (DATA_PROTECTION_KEYS) and, with the simulated partner, the access key only the Function App may call it with
+// (PARTNER_ACCESS_KEY). Access by Azure RBAC only: the apps' identities read the secrets through Key Vault
+// references in their settings; the deploying principal writes them (infra/scripts/create-data-protection-keys.sh,
+// infra/scripts/create-partner-access-key.sh).
 
 import { tagsType } from '../types.bicep'
 
@@ -26,3 +28,4 @@ resource vault 'Microsoft.KeyVault/vaults@2026-05-15' = {
 }
 
 output name string = vault.name
+output id string = vault.id

@@ -5,16 +5,14 @@
 import { tagsType } from '../types.bicep'
 
 param name string
-param planName string
+@description('The App Service plan it runs on (app-service-plan.bicep), shared with the simulated partner.')
+param planId string
 param location string
 param tags tagsType
 @description('The service name of azure.yaml; azd finds the app by this tag.')
 param serviceName string
 @description('Node.js major version of the runtime stack (NODE|<major>-lts).')
 param nodeVersion string
-@description('B1: the cheapest tier with Always On, which keeps the status queue\'s receiver running between visits.')
-@allowed(['B1', 'B2', 'B3', 'S1', 'P0v3', 'P1v3'])
-param skuName string = 'B1'
 param serviceBusNamespace string
 param ordersQueueName string
 param statusQueueName string
@@ -42,16 +40,6 @@ var appSettings = [
   { name: 'STOREFRONT_DATA', value: dataFolder }
 ]
 
-resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
-  name: planName
-  location: location
-  tags: tags
-  kind: 'linux'
-  // One instance: the order book is one SQLite file, which two instances must not share over the network share.
-  sku: { name: skuName, capacity: 1 }
-  properties: { reserved: true }
-}
-
 resource site 'Microsoft.Web/sites@2025-03-01' = {
   name: name
   location: location
@@ -59,7 +47,7 @@ resource site 'Microsoft.Web/sites@2025-03-01' = {
   kind: 'app,linux'
   identity: { type: 'SystemAssigned' }
   properties: {
-    serverFarmId: plan.id
+    serverFarmId: planId
     httpsOnly: true
     clientAffinityEnabled: false
     siteConfig: {

@@ -1,4 +1,4 @@
-import type { PartnerFaults } from "../simulation/partner/faults.js";
+import type { PartnerFaults } from "../../partner/faults.js";
 import { UsageError } from "./usage-error.js";
 
 /**

@@ -1,5 +1,5 @@
+import type { PartnerFaults } from "../../partner/faults.js";
 import type { RunOptions } from "../simulation/chaos/chaos-options.js";
-import type { PartnerFaults } from "../simulation/partner/faults.js";
 import {
   agentFrom,
   COMMON,

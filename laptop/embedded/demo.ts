@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { JsonLogger, type LogLine } from "../../src/adapters/logging/json-logger.js";
 import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
@@ -22,7 +23,6 @@ import {
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import { checkInvariants, type InvariantReport } from "../simulation/oracles/invariants.js";
 import { auditedWrites, enableStateAudit } from "../simulation/oracles/state-audit.js";
-import type { PartnerFaults } from "../simulation/partner/faults.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { localKeys } from "./key-file.js";
 import type { LocalPipeline } from "./pipeline.js";

@@ -1,12 +1,16 @@
+import { randomBytes } from "node:crypto";
+import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
+import { createHttpPartnerControls } from "../../src/adapters/partner/http-partner-controls.js";
 import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
 import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { PARTNER_ACCESS_KEY_SETTING } from "../../src/config/names.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings } from "../../src/config/settings.js";
 import { seededRandom } from "../../src/domain/backoff.js";
 import type { KeyRing } from "../../src/ports/field-cipher.js";
 import type { Logger } from "../../src/ports/logger.js";
+import type { PartnerControls } from "../../src/ports/partner-controls.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
-import type { PartnerFaults } from "../simulation/partner/faults.js";
 import { type PartnerThread, startPartnerThread } from "../simulation/partner/partner-thread.js";
 import { LocalPipeline } from "./pipeline.js";
 
@@ -44,7 +48,10 @@ export interface StackOptions {
   readonly duplicateReplies: number;
   readonly seed: number;
   readonly agent: "activity" | "queue";
-  /** A partner already running elsewhere (`sas partner`); when set, none is started here and `faults` is unused. */
+  /**
+   * A partner already running elsewhere (`sas partner`); when set, none is started here and `faults` is
+   * unused. The Agents then send the environment's PARTNER_ACCESS_KEY, if it holds one.
+   */
   readonly partnerUrl?: string;
   /** Settings from the environment; they override the demo timings. */
   readonly env: Environment;
@@ -58,17 +65,29 @@ export interface EmbeddedStack {
   readonly pipeline: LocalPipeline;
   /** The simulated partner this stack started, or null when it uses `partnerUrl`. */
   readonly partner: PartnerThread | null;
+  /** Its `partnerAccessKey` is the key this start generated for its own partner. */
   readonly settings: PipelineSettings;
+  /** The partner's controls (its faults and outages), with the Agents' access key. */
+  readonly partnerControls: PartnerControls;
   /** Stops the partner first (ending calls that wait on slow answers), then the pipeline. */
   stop(): Promise<void>;
 }
 
 /**
  * The simulated partner and the whole pipeline on real time, as `sas start` and `sas demo` run them.
- * Settings are validated first, so a bad one stops start-up before anything is opened.
+ * Settings are validated first, so a bad one stops start-up before anything is opened. The partner
+ * started here wants an access key, new at each start, which the Agents and the controls send: the
+ * keyed path is the one that runs, as in Azure.
  */
 export async function startEmbeddedStack(options: StackOptions): Promise<EmbeddedStack> {
-  const settings = loadPipelineSettings({ ...DEMO_ENVIRONMENT, AGENT_MODE: options.agent, ...options.env });
+  const ownKey =
+    options.partnerUrl === undefined ? { [PARTNER_ACCESS_KEY_SETTING]: newPartnerAccessKey() } : {};
+  const settings = loadPipelineSettings({
+    ...DEMO_ENVIRONMENT,
+    AGENT_MODE: options.agent,
+    ...options.env,
+    ...ownKey,
+  });
   const clock = new SystemClock();
   const checkpoints = startBackgroundCheckpoints(options.db);
   let partner: PartnerThread | undefined;
@@ -86,6 +105,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
   try {
     if (options.partnerUrl === undefined) {
       partner = await startPartnerThread({
+        ...(settings.partnerAccessKey !== undefined ? { accessKey: settings.partnerAccessKey } : {}),
         logger: options.logger.child({ component: "partner" }),
         faults: options.faults,
         seed: options.seed,
@@ -98,7 +118,17 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
     throw error;
   }
   pipeline.start();
-  return { pipeline, partner: partner ?? null, settings, stop };
+  const partnerControls = createHttpPartnerControls({
+    url: partner?.url ?? options.partnerUrl ?? "",
+    clock,
+    ...(settings.partnerAccessKey !== undefined ? { accessKey: settings.partnerAccessKey } : {}),
+  });
+  return { pipeline, partner: partner ?? null, settings, partnerControls, stop };
+}
+
+/** 32 random bytes, URL-safe: a valid header value. */
+export function newPartnerAccessKey(): string {
+  return randomBytes(32).toString("base64url");
 }
 
 async function settle(work: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {

@@ -1,10 +1,12 @@
 import { createWriteStream, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { JsonLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { startOtlpTelemetry } from "../../src/adapters/telemetry/otlp-sdk.js";
+import { startOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
 import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
 import { loadOtlpSettings, OTLP_ENDPOINT_SETTING } from "../../src/config/telemetry-settings.js";
 import { seededRandom } from "../../src/domain/backoff.js";
@@ -12,10 +14,13 @@ import { isTerminal, PROCESS_STATES } from "../../src/domain/state-record.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
-import { startOrRefuse } from "../http/listen-or-refuse.js";
-import type { PartnerFaults } from "../simulation/partner/faults.js";
 import { demoOrder } from "./demo.js";
-import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
+import {
+  DEMO_ENVIRONMENT,
+  EMBEDDED_SYNCHRONOUS,
+  type EmbeddedStack,
+  startEmbeddedStack,
+} from "./embedded-stack.js";
 import { type HttpApi, startHttpApi } from "./http-api.js";
 import { localKeys } from "./key-file.js";
 import type { LocalPipeline } from "./pipeline.js";
@@ -61,7 +66,7 @@ export async function runHost(options: HostOptions): Promise<void> {
     synchronous: EMBEDDED_SYNCHRONOUS,
   });
   const keys = localKeys(options.env, options.data, new Date());
-  const { pipeline, stop } = await startEmbeddedStack({
+  const { pipeline, partnerControls, stop } = await startEmbeddedStack({
     ...options,
     db,
     logger,
@@ -78,7 +83,7 @@ export async function runHost(options: HostOptions): Promise<void> {
   };
   let servers: Servers;
   try {
-    servers = await startServers(options, pipeline, logger, telemetry);
+    servers = await startServers(options, { pipeline, partnerControls }, logger, telemetry);
   } catch (error) {
     // A port that is taken stops start-up with nothing left running.
     await stopAll();
@@ -111,6 +116,7 @@ export async function runHost(options: HostOptions): Promise<void> {
       (storefront
         ? `storefront: ${storefront.url}/ (orders to the orders queue, statuses back on ${STOREFRONT_STATUS_QUEUE})\n`
         : "storefront: off (--no-store)\n") +
+      `partner:    its faults and outages: sas partner status|faults|outage --url ${api.url}\n` +
       `try: curl -s -X POST ${api.url}/api/orders -H 'content-type: application/json' -d '${JSON.stringify(demoOrder("ord-try", 1, seededRandom(1)))}'\n`,
   );
 
@@ -143,7 +149,7 @@ interface Servers {
 /** The HTTP API, then the storefront; a port already taken is a PortInUseError naming it. */
 async function startServers(
   options: HostOptions,
-  pipeline: LocalPipeline,
+  { pipeline, partnerControls }: Pick<EmbeddedStack, "pipeline" | "partnerControls">,
   logger: JsonLogger,
   telemetry: { telemetry?: Telemetry },
 ): Promise<Servers> {
@@ -155,6 +161,7 @@ async function startServers(
         ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
         logger,
         backend: pipeline.apiBackend(),
+        partner: partnerControls,
         ...telemetry,
       }),
     { port: options.port, host: options.host, remedy: "choose another with --port" },

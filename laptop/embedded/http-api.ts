@@ -3,12 +3,15 @@
  * answers are decided by the shared orders API (src/operator/orders-api.ts); this server reads the
  * request, stops reading a body past 64 KiB, and writes JSON. Any other path is 404 and any other
  * method 405 with an Allow header. Every answer is JSON but the dashboard's files (web/dashboard/), at
- * `/` and, as the Functions app serves them, `/api/dashboard` and `/api/dashboard/{file}`.
+ * `/` and, as the Functions app serves them, `/api/dashboard` and `/api/dashboard/{file}`. The partner's
+ * controls (src/operator/partner-api.ts) are served too; their changes, like the operator commands,
+ * need the API token when the host has one.
  */
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { sendJson } from "../../src/adapters/web/json-response.js";
 import { readRequestBody } from "../../src/adapters/web/request-body.js";
 import { DASHBOARD_FILES, type WebFolder, webFolder } from "../../src/adapters/web/web-assets.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../src/domain/order.js";
@@ -23,9 +26,16 @@ import {
   orderTooLarge,
   STATS_PATH,
 } from "../../src/operator/orders-api.js";
+import {
+  createPartnerApi,
+  PARTNER_FAULTS_PATH,
+  PARTNER_OUTAGE_PATH,
+  PARTNER_PATH,
+  type PartnerApi,
+} from "../../src/operator/partner-api.js";
 import type { Logger } from "../../src/ports/logger.js";
+import type { PartnerControls } from "../../src/ports/partner-controls.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
-import { sendJson } from "../http/json-response.js";
 
 export type { OrdersApiBackend } from "../../src/operator/orders-api.js";
 
@@ -40,6 +50,8 @@ export interface HttpApiOptions {
   readonly apiToken?: string;
   /** Where the submissions' spans go (default: the global providers). */
   readonly telemetry?: Telemetry;
+  /** The partner's controls; absent, `/api/partner` answers 404 `no-partner-controls`. */
+  readonly partner?: PartnerControls;
 }
 
 export interface HttpApi {
@@ -67,6 +79,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const dashboardFiles = webFolder("dashboard", DASHBOARD_FILES);
+  const partner = createPartnerApi({ controls: options.partner ?? NO_PARTNER_CONTROLS, logger });
 
   const server = createServer((req, res) => {
     const started = performance.now();
@@ -78,7 +91,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       logger.info("http.request", res.writableFinished ? fields : { ...fields, aborted: true });
     });
     void serveDashboard(dashboardFiles, req, res, path)
-      .then((served) => (served ? null : route(api, options, req, path)))
+      .then((served) => (served ? null : route({ api, partner }, options, req, path)))
       .catch((error: unknown): Answer => {
         logger.error("http.internal-error", { method, path, error });
         return { status: 500, body: { error: "internal error" } };
@@ -114,11 +127,15 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
 
 /** The route's answer: the orders API decides; this reads the request's parts it needs. */
 async function route(
-  api: OrdersApi,
+  { api, partner }: { readonly api: OrdersApi; readonly partner: PartnerApi },
   options: HttpApiOptions,
   req: IncomingMessage,
   path: string,
 ): Promise<Answer> {
+  if (path.startsWith(PARTNER_PATH)) {
+    const answer = await partnerRoute(partner, options, req, path);
+    if (answer) return answer;
+  }
   if (path === ORDERS_PATH) {
     if (req.method === "GET") return api.listOrders(new URL(req.url ?? "/", "http://host").searchParams);
     return req.method === "POST" ? postOrder(api, req) : methodNotAllowed(req, "GET", "POST");
@@ -132,14 +149,51 @@ async function route(
   if (command) {
     if (req.method !== "POST") return methodNotAllowed(req, "POST");
     if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
-    const bytes = await readRequestBody(req, MAX_OPERATOR_BODY_BYTES);
-    if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
-    if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
+    const text = await operatorBody(req);
+    if (typeof text !== "string") return text;
     const operatorCommand = command[2] === "compensate" ? "compensate" : "resubmit";
-    return api.operatorCommand(operatorCommand, command[1] ?? "", new TextDecoder().decode(bytes));
+    return api.operatorCommand(operatorCommand, command[1] ?? "", text);
   }
   return { status: 404, body: { error: "not found", path } };
 }
+
+/** The partner's controls: reads open, changes behind the API token; undefined for any other path. */
+async function partnerRoute(
+  partner: PartnerApi,
+  options: HttpApiOptions,
+  req: IncomingMessage,
+  path: string,
+): Promise<Answer | undefined> {
+  const change = path === PARTNER_FAULTS_PATH || path === PARTNER_OUTAGE_PATH;
+  if (path !== PARTNER_PATH && !change) return undefined;
+  if (path === PARTNER_PATH) return req.method === "GET" ? partner.status() : methodNotAllowed(req, "GET");
+  const allowed = path === PARTNER_OUTAGE_PATH ? ["POST", "DELETE"] : ["POST"];
+  if (!allowed.includes(req.method ?? "")) return methodNotAllowed(req, ...allowed);
+  if (options.apiToken !== undefined && !bearerMatches(req, options.apiToken)) return unauthorized();
+  if (req.method === "DELETE") return partner.endOutage();
+  const text = await operatorBody(req);
+  if (typeof text !== "string") return text;
+  return path === PARTNER_OUTAGE_PATH ? partner.startOutage(text) : partner.setFaults(text);
+}
+
+/** An operator command's body as text, or the answer when it was cut off or is too long. */
+async function operatorBody(req: IncomingMessage): Promise<string | Answer> {
+  const bytes = await readRequestBody(req, MAX_OPERATOR_BODY_BYTES);
+  if (bytes === "aborted") return { status: 400, body: { error: "request aborted" } };
+  if (bytes === "tooLarge") return bodyTooLarge(MAX_OPERATOR_BODY_BYTES);
+  return new TextDecoder().decode(bytes);
+}
+
+/** A host without a partner to control (none was given): every route says so. */
+const NO_PARTNER_CONTROLS: PartnerControls = (() => {
+  const refused = async () =>
+    ({
+      kind: "refused",
+      reason: "no-partner-controls",
+      message: "this host was given no partner controls",
+    }) as const;
+  return { status: refused, setFaults: refused, startOutage: refused, endOutage: refused };
+})();
 
 async function postOrder(api: OrdersApi, req: IncomingMessage): Promise<Answer> {
   const bytes = await readRequestBody(req, MAX_ORDER_MESSAGE_BYTES);

@@ -181,6 +181,7 @@ export class LocalPipeline {
       logger,
       backoff: settings.agentBackoff,
       callTimeoutMs: settings.partnerCallTimeoutMs,
+      ...(settings.partnerAccessKey !== undefined ? { accessKey: settings.partnerAccessKey } : {}),
       telemetry,
       orders: stores.orders,
     });
@@ -209,7 +210,8 @@ export class LocalPipeline {
       // The embedded host keeps orchestrations between episodes; tests of orchestrations replay in full.
       replaySessions: options.replaySessions ?? true,
     });
-    const runSupervisor = supervisorRuns(options, { stores, notifier, telemetry });
+    // The Supervisor asks the runtime about an expired attempt's orchestration: whether its host was down.
+    const runSupervisor = supervisorRuns(options, { stores, notifier, telemetry, durable: runtime });
     pipeline = new LocalPipeline(options, runtime, {
       ...stores,
       runSupervisor,
@@ -478,7 +480,12 @@ function orderActivities(
 /** The Supervisor's scan behind the lease on the pipeline's database, each run written to the scan journal. */
 function supervisorRuns(
   options: PipelineOptions,
-  wiring: { stores: PipelineStores; notifier: QueueStatusNotifier; telemetry: Telemetry },
+  wiring: {
+    stores: PipelineStores;
+    notifier: QueueStatusNotifier;
+    telemetry: Telemetry;
+    durable: DurableClient;
+  },
 ): () => Promise<ScanReport> {
   const { db, clock, logger, settings } = options;
   const holder = options.supervisorHolder ?? "embedded-supervisor";
@@ -496,6 +503,11 @@ function supervisorRuns(
     maxPages: settings.supervisorMaxPages,
     leaseMs: settings.supervisorLeaseMs,
     telemetry: wiring.telemetry,
+    interruptions: {
+      lookup: (instanceId) => wiring.durable.getStatus(instanceId),
+      lateTimerMs: settings.lateTimerMs,
+      extensionMs: settings.attemptTimeoutMs,
+    },
   });
   return journaledScan(scan, { journal: new SqliteScanJournal(db), clock, logger, holder });
 }

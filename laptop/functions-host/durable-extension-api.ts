@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type JsonAnswer, sendJson } from "../../src/adapters/web/json-response.js";
+import { listenOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
 import {
   FINISHED_STATUSES,
   InstanceAlreadyRunningError,
@@ -9,8 +11,6 @@ import {
   type RuntimeStatus,
 } from "../../src/ports/durable-client.js";
 import type { InstanceFilter, LocalDurableRuntime } from "../durable/local-durable-runtime.js";
-import { type JsonAnswer, sendJson } from "../http/json-response.js";
-import { listenOrRefuse } from "../http/listen-or-refuse.js";
 import { readBodyUpTo } from "../http/request-body.js";
 import type { OverridableStates } from "./host-config.js";
 

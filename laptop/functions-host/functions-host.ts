@@ -20,7 +20,7 @@ import { checkStorePort, hostedStorefrontSettings, startHostedStorefront } from 
 import { type HostKeys, startHttpTriggers } from "./http-triggers.js";
 import { startServiceBusTriggers } from "./service-bus-triggers.js";
 import { embeddedOrders } from "./sql-choice.js";
-import { startStandIns, stopAll } from "./stand-ins.js";
+import { type StandIn, startStandIns, stopAll } from "./stand-ins.js";
 import { startTimerTriggers } from "./timer-triggers.js";
 
 export interface FunctionsHostOptions {
@@ -82,7 +82,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     for (const closer of closers.splice(0).reverse()) await closer();
   };
   try {
-    setEnvironment(settings, sql.removed);
+    setEnvironment({ ...settings, ...standInSettings(standIns) }, sql.removed);
     const keys = hostKeys(options.data);
     const api = await startDurableExtensionApi({
       taskHubName: hostJson.hubName,
@@ -201,6 +201,11 @@ function startBackgroundTriggers(
     logger,
   });
   closers.push(() => timers.close());
+}
+
+/** What the stand-ins add to the app's settings (the partner stand-in's access key). */
+function standInSettings(standIns: readonly StandIn[]): Record<string, string> {
+  return Object.assign({}, ...standIns.map((standIn) => standIn.settings ?? {}));
 }
 
 /** The app reads its settings from the environment when it loads, as under the host. */

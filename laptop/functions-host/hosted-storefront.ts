@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { isAddressInUse, PortInUseError } from "../../src/adapters/web/listen-or-refuse.js";
 import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
 import { SettingsError } from "../../src/config/settings.js";
 import type { Logger } from "../../src/ports/logger.js";
@@ -10,7 +11,6 @@ import {
   StorefrontSettingsError,
 } from "../../storefront/settings.js";
 import type { Storefront } from "../../storefront/storefront.js";
-import { isAddressInUse, PortInUseError } from "../http/listen-or-refuse.js";
 import { answers } from "../http/port-probe.js";
 
 /** Where `sas host` serves the storefront. */

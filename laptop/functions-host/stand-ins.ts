@@ -1,12 +1,13 @@
+import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createCosmosClient, ensureStateContainers } from "../../src/adapters/cosmos/cosmos-client.js";
-import { CONNECTION_NAMES, PARTNER_URL_SETTING } from "../../src/config/names.js";
+import { type ListenPlace, startOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
+import { CONNECTION_NAMES, PARTNER_ACCESS_KEY_SETTING, PARTNER_URL_SETTING } from "../../src/config/names.js";
 import { isoDurationMs } from "../../src/domain/time.js";
 import type { Logger } from "../../src/ports/logger.js";
-import { type ListenPlace, startOrRefuse } from "../http/listen-or-refuse.js";
 import { answers } from "../http/port-probe.js";
 
 /** A stand-in `sas host` started, or a service it found already answering where the settings point. */
@@ -14,6 +15,8 @@ export interface StandIn {
   readonly name: string;
   /** What `sas host` says about it on start. */
   readonly description: string;
+  /** Settings the app needs to use it, beside the ones given (the partner's access key). */
+  readonly settings?: Readonly<Record<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -197,14 +200,18 @@ async function partner(options: StandInOptions): Promise<StandIn | undefined> {
   if (!address) return undefined;
   const host = await listenAddress(address.hostname);
   if (await answers(host, address.port)) return alreadyThere("Partner", `${host}:${address.port}`);
-  const { startPartnerService } = await import("../simulation/partner/partner-service.js");
-  const { openLedgerFile } = await import("../simulation/partner/ledger-file.js");
+  const { startPartnerService } = await import("../../partner/partner-service.js");
+  const { openLedgerFile } = await import("../../partner/ledger-file.js");
+  // The stand-in wants an access key, as the partner in Azure does: the settings' own, or one for this start.
+  const givenKey = options.settings[PARTNER_ACCESS_KEY_SETTING]?.trim();
+  const accessKey = givenKey || randomBytes(32).toString("base64url");
   const file = openLedgerFile(join(options.data, "partner-ledger.db"));
   const service = await startOrRefuse(
     () =>
       startPartnerService({
         host,
         port: address.port,
+        accessKey,
         ledger: file.ledger,
         clock: new SystemClock(),
         logger: options.logger,
@@ -216,7 +223,8 @@ async function partner(options: StandInOptions): Promise<StandIn | undefined> {
   });
   return {
     name: "Partner",
-    description: `Partner: the simulated partner on ${service.url} without faults (sas partner has them), ledger in ${options.data}`,
+    description: `Partner: the simulated partner on ${service.url} without faults (sas partner has them), ledger in ${options.data}, access key ${givenKey ? `from ${PARTNER_ACCESS_KEY_SETTING}` : "new for this start"}`,
+    settings: givenKey ? {} : { [PARTNER_ACCESS_KEY_SETTING]: accessKey },
     stop: async () => {
       await service.close();
       file.close();

@@ -12,6 +12,7 @@ import type { StepName } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
+import { PARTNER_KEY_HEADER } from "../ports/partner-controls.js";
 import { instrumentsOf } from "../telemetry/instruments.js";
 import {
   type Context,
@@ -45,6 +46,8 @@ export interface PartnerAgentDeps {
   readonly backoff: BackoffPolicy;
   /** Longest a single HTTP call may take, whatever the step's deadline. */
   readonly callTimeoutMs: number;
+  /** The partner's access key (PARTNER_ACCESS_KEY), sent as `x-partner-key` on every call when set. */
+  readonly accessKey?: string;
   /** Where the step's span and each call's span go (default: the global providers). */
   readonly telemetry?: Telemetry;
   /**
@@ -235,7 +238,11 @@ async function sendCall(
   try {
     const answer = await postJson(
       url,
-      { "idempotency-key": request.idempotencyKey, ...(traceparent ? { traceparent } : {}) },
+      {
+        "idempotency-key": request.idempotencyKey,
+        ...(traceparent ? { traceparent } : {}),
+        ...(deps.accessKey !== undefined ? { [PARTNER_KEY_HEADER]: deps.accessKey } : {}),
+      },
       body,
       { clock: deps.clock, timeoutMs: deps.callTimeoutMs },
     );

@@ -32,6 +32,11 @@ export const TIMER_SCHEDULE_SETTINGS = {
 } as const;
 
 export const PARTNER_URL_SETTING = "PARTNER_URL";
+/**
+ * The partner's access key, optional: when set, the Agents and the partner's controls send it as
+ * `x-partner-key`. In Azure, a Key Vault reference to the secret the partner app checks against.
+ */
+export const PARTNER_ACCESS_KEY_SETTING = "PARTNER_ACCESS_KEY";
 export const LEASE_CONTAINER_SETTING = "SUPERVISOR_LEASE_CONTAINER";
 
 /** Settings the Functions host itself reads (host.json refers to TASKHUB_NAME). */

@@ -1,6 +1,7 @@
 import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../domain/retry-budget.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import { LATEST_WORKFLOW_VERSION, MOST_STEPS, WORKFLOW_VERSIONS } from "../domain/workflow.js";
+import { PARTNER_ACCESS_KEY_SETTING } from "./names.js";
 
 /**
  * Every setting the handlers read, in one place, validated once at start-up. Names follow app-setting
@@ -21,6 +22,11 @@ export interface PipelineSettings {
    */
   readonly undoReservePerOrder: number;
   readonly recovery: RecoveryPolicy;
+  /**
+   * A step's timer that fires this late, or an attempt's orchestration still running this far past its
+   * deadline, means its host was down: the Supervisor does not charge the order (supervisor/interruptions.ts).
+   */
+  readonly lateTimerMs: number;
   /** Admission control: the starter claims no more once this many orders are Processing. */
   readonly maxInFlight: number;
   /** Admission for submitters: past this many `Pending` orders, `POST /api/orders` answers 429. */
@@ -41,6 +47,8 @@ export interface PipelineSettings {
   readonly retentionDays: number;
   /** The workflow version new orders are pinned to; orders already accepted keep their own. */
   readonly workflowVersion: number;
+  /** Sent to the partner as `x-partner-key` on every call when set (PARTNER_ACCESS_KEY). */
+  readonly partnerAccessKey?: string;
 }
 
 interface IntegerSetting {
@@ -66,6 +74,10 @@ export const INTEGER_SETTINGS = {
   agentCallsPerStep: int("AGENT_CALLS_PER_STEP", 3, 1, 100),
   retryBudgetPerOrder: int("RETRY_BUDGET_PER_ORDER", 500, 1, 100_000),
   maxRecoveries: int("MAX_RECOVERIES", 5, 0, 1_000),
+  // Host downtime is not the order's fault (supervisor/interruptions.ts): how many times an order is spared.
+  maxHostInterruptions: int("MAX_HOST_INTERRUPTIONS", 10, 0, 1_000),
+  // A step's timer firing this late after its deadline means nobody was running the orchestration.
+  lateTimerMs: int("LATE_TIMER_MS", 15_000, 1_000, 60 * MINUTE),
   recoveryBackoffBaseMs: int("RECOVERY_BACKOFF_BASE_MS", 1_000, 0, 24 * 60 * MINUTE),
   recoveryBackoffCapMs: int("RECOVERY_BACKOFF_CAP_MS", MINUTE, 0, 24 * 60 * MINUTE),
   extendedBackoffAfter: int("EXTENDED_BACKOFF_AFTER", 3, 0, 1_000),
@@ -114,6 +126,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     );
   }
   const workflowVersion = readWorkflowVersion(env, problems);
+  const partnerAccessKey = readPartnerAccessKey(env, problems);
   checkLeaseAndBackoffs(values, problems);
   const perStep = retryLayersPerStep(values, agentMode);
   // Forward: every step. Compensation: every undo, and the in-doubt step (at most one) resolved first.
@@ -137,7 +150,9 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
       extendedBackoffAfter: values.extendedBackoffAfter,
       extendedDelayMs: values.extendedBackoffMs,
       onExhausted,
+      maxHostInterruptions: values.maxHostInterruptions,
     },
+    lateTimerMs: values.lateTimerMs,
     maxInFlight: values.maxInFlight,
     maxPending: values.maxPending,
     starterPageSize: values.starterPageSize,
@@ -150,6 +165,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     agentRequestMaxDeliveries: values.agentRequestMaxDeliveries,
     retentionDays: values.retentionDays,
     workflowVersion,
+    ...(partnerAccessKey !== undefined ? { partnerAccessKey } : {}),
   };
 }
 
@@ -225,6 +241,32 @@ function readWorkflowVersion(env: Environment, problems: string[]): number {
     `${WORKFLOW_VERSION_SETTING}=${JSON.stringify(raw)}: must be a workflow version this build runs (${WORKFLOW_VERSIONS.join(", ")})`,
   );
   return LATEST_WORKFLOW_VERSION;
+}
+
+/** The first characters of an App Service Key Vault reference, which the platform replaces by the secret. */
+const KEY_VAULT_REFERENCE = "@Microsoft.KeyVault(";
+
+/**
+ * The partner's access key, or undefined when unset. The value never appears in a problem: it is a
+ * secret. A reference still in place means App Service could not resolve it (the app's identity may
+ * not read the secret, or the reference names none): calls would carry the reference as the key.
+ */
+function readPartnerAccessKey(env: Environment, problems: string[]): string | undefined {
+  const raw = env[PARTNER_ACCESS_KEY_SETTING]?.trim();
+  if (!raw) return undefined;
+  if (raw.startsWith(KEY_VAULT_REFERENCE)) {
+    problems.push(
+      `${PARTNER_ACCESS_KEY_SETTING}: an unresolved Key Vault reference; check that the app's identity may read the secret it names`,
+    );
+    return undefined;
+  }
+  if (!/^[\x21-\x7e]{1,512}$/.test(raw)) {
+    problems.push(
+      `${PARTNER_ACCESS_KEY_SETTING}: must be 1 to 512 printable ASCII characters without spaces (it is sent as the x-partner-key header)`,
+    );
+    return undefined;
+  }
+  return raw;
 }
 
 /** Worst-case partner calls per granted call below the Scheduler, for the budget's run-time charge. */

@@ -135,6 +135,12 @@ export const stateRecordSchema = z.strictObject({
   failureCount: integer(0, 1_000_000),
   /** Compensation attempts that passed their deadline and were handed back; records before it had none. */
   compensationRecoveries: integer(0, 1_000_000).default(0),
+  /**
+   * Attempts the Supervisor found past their deadline because their host was down, not because of the
+   * order: given their deadline again, or recovered with no failure counted (bounded by the policy's
+   * `maxHostInterruptions`). Records before it had none.
+   */
+  hostInterruptions: integer(0, 1_000_000).default(0),
   attempt: integer(0, 1_000_000),
   steps: z.array(stepStateSchema),
   compensationLog: z.array(compensationEntrySchema),
@@ -185,6 +191,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     notBefore: input.now,
     failureCount: 0,
     compensationRecoveries: 0,
+    hostInterruptions: 0,
     attempt: 0,
     steps: workflowOf(workflowVersion).steps.map((name) => ({
       name,

@@ -45,6 +45,17 @@ export interface RecoveryPolicy {
    * pattern's default); `compensate` hands its completed and in-doubt steps to a compensation instead.
    */
   readonly onExhausted: "error" | "compensate";
+  /**
+   * Interruptions by the host an order may be spared (deadlines given again, recoveries not charged);
+   * past it they are charged like any expired attempt. Default `DEFAULT_MAX_HOST_INTERRUPTIONS`.
+   */
+  readonly maxHostInterruptions?: number;
+}
+
+export const DEFAULT_MAX_HOST_INTERRUPTIONS = 10;
+
+function hostInterruptionsAllowed(record: StateRecord, policy: RecoveryPolicy): boolean {
+  return record.hostInterruptions < (policy.maxHostInterruptions ?? DEFAULT_MAX_HOST_INTERRUPTIONS);
 }
 
 /** Calls asked for each partner request of a compensation attempt, charged like forward calls. */
@@ -104,6 +115,23 @@ export type Command =
       readonly undo: UndoGrantRequest;
     }
   | {
+      /**
+       * The partner's circuit breaker for the step's operation is open: the attempt ends, the order waits
+       * until the breaker's next probe, and nothing is charged to it (no failure, no recovery, the calls
+       * it was granted and did not make given back).
+       */
+      readonly type: "defer";
+      readonly instanceId: string;
+      readonly step: StepName;
+      readonly now: IsoInstant;
+      readonly until: IsoInstant;
+      /** Partner calls the Agent made for the step before it found the breaker open. */
+      readonly callsMade: number;
+      /** As granted: worst-case partner calls per granted call below the Scheduler. */
+      readonly amplification: number;
+      readonly reason: string;
+    }
+  | {
       /** The outcome of re-sending an in-doubt step's request with its idempotency key, before undoing it. */
       readonly type: "resolveDoubt";
       readonly instanceId: string;
@@ -133,6 +161,25 @@ export type Command =
       readonly now: IsoInstant;
       readonly policy: RecoveryPolicy;
       readonly random: RandomSource;
+      /**
+       * Why the host, not the order, let the deadline pass (its orchestration's timer fired long after
+       * it): the order is recovered as usual, its running steps in doubt, but no failure is counted,
+       * while `maxHostInterruptions` allows.
+       */
+      readonly interruption?: string;
+    }
+  | {
+      /**
+       * The attempt's orchestration is still running past the deadline (its host was down, or is
+       * catching up): it gets until `completeBy` to finish or time its step out itself, while
+       * `maxHostInterruptions` allows.
+       */
+      readonly type: "extendDeadline";
+      readonly expectedLockedBy: string;
+      readonly now: IsoInstant;
+      readonly completeBy: IsoInstant;
+      readonly reason: string;
+      readonly policy: RecoveryPolicy;
     }
   | { readonly type: "resubmit"; readonly now: IsoInstant; readonly reason: string }
   | { readonly type: "compensate"; readonly now: IsoInstant; readonly reason: string };
@@ -159,6 +206,8 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { command: "completeStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
   { command: "finish", actor: "orchestration", from: "Processing", to: ["Processed"], fence: "owner" },
   { command: "fail", actor: "orchestration", from: "Processing", to: ["Error"], fence: "owner" },
+  { command: "defer", actor: "orchestration", from: "Processing", to: ["Pending"], fence: "owner" },
+  { command: "defer", actor: "orchestration", from: "Compensating", to: ["Compensating"], fence: "owner" },
   {
     command: "beginCompensation",
     actor: "orchestration",
@@ -208,6 +257,20 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     to: ["Compensating", "CompensationFailed"],
     fence: "expiredOwner",
   },
+  {
+    command: "extendDeadline",
+    actor: "supervisor",
+    from: "Processing",
+    to: ["Processing"],
+    fence: "expiredOwner",
+  },
+  {
+    command: "extendDeadline",
+    actor: "supervisor",
+    from: "Compensating",
+    to: ["Compensating"],
+    fence: "expiredOwner",
+  },
   { command: "resubmit", actor: "operator", from: "Error", to: ["Pending"], fence: "unlocked" },
   { command: "compensate", actor: "operator", from: "Error", to: ["Compensating"], fence: "unlocked" },
   {
@@ -222,7 +285,8 @@ export const TRANSITIONS: readonly TransitionRule[] = [
 /** Every move a step can make. */
 export const STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
   NotStarted: ["Running"],
-  Running: ["Completed", "Failed", "InDoubt"],
+  // Back to NotStarted only when deferred for an open circuit breaker before any call was made.
+  Running: ["Completed", "Failed", "InDoubt", "NotStarted"],
   // Retried with the same idempotency key (forward), or resolved before an undo (compensation).
   InDoubt: ["Running", "Completed", "NotStarted"],
   Completed: ["Compensated", "CompensationFailed"],
@@ -242,7 +306,8 @@ export type TransitionErrorCode =
   | "compensationRequired"
   | "nothingToCompensate"
   | "stepsIncomplete"
-  | "compensationIncomplete";
+  | "compensationIncomplete"
+  | "limitReached";
 
 /** A refused transition. Returned, never thrown: refusal is a normal outcome for a fenced actor. */
 export class TransitionError extends Error {
@@ -339,7 +404,7 @@ function checkFence(record: StateRecord, fence: Fence, command: Command): Refusa
         : { code: "notOwner", detail: `locked by ${record.lockedBy ?? "nobody"}, not ${instanceId}` };
     }
     case "expiredOwner": {
-      const expected = command.type === "recover" ? command.expectedLockedBy : undefined;
+      const expected = "expectedLockedBy" in command ? command.expectedLockedBy : undefined;
       if (record.lockedBy === null || record.lockedBy !== expected) {
         return { code: "notOwner", detail: `locked by ${record.lockedBy ?? "nobody"}, not ${expected}` };
       }
@@ -375,8 +440,12 @@ function applyCommand(record: StateRecord, command: Command): Step {
       return compensateStep(record, command);
     case "finishCompensation":
       return finishCompensation(record, command);
+    case "defer":
+      return defer(record, command);
     case "recover":
       return recover(record, command);
+    case "extendDeadline":
+      return extendDeadline(record, command);
     case "resubmit":
       return resubmit(record, command);
     case "compensate":
@@ -622,7 +691,71 @@ function finishCompensation(record: StateRecord, command: CommandOf<"finishCompe
   return refusal("compensationIncomplete", `${next.step} is not compensated yet`);
 }
 
+function defer(record: StateRecord, command: CommandOf<"defer">): Step {
+  if (command.until < command.now) {
+    return refusal("notAllowed", `the breaker's next probe ${command.until} is before ${command.now}`);
+  }
+  const deferred = (updated: StateRecord, refund: number): Step =>
+    changedTo(
+      release({
+        ...updated,
+        notBefore: command.until,
+        retryBudget: {
+          ...updated.retryBudget,
+          granted: updated.retryBudget.granted - Math.min(updated.retryBudget.granted, refund),
+        },
+      }),
+    );
+  if (record.processState === "Compensating") {
+    // Handed back like an expired compensation, but at once and uncounted; what it compensates for stays.
+    const granted = appliedStepStates(record)
+      .filter((s) => s.attempt === record.attempt)
+      .reduce((n, s) => n + s.allowance * (s.status === "InDoubt" ? 2 : 1) * command.amplification, 0);
+    return deferred(record, Math.max(0, granted - command.callsMade));
+  }
+  const current = findStep(record, command.step);
+  if (current.status !== "Running" || current.attempt !== record.attempt) {
+    return refusal("stepState", `${command.step} is ${current.status} in attempt ${current.attempt}`);
+  }
+  // A call that was made may have been applied: in doubt, retried with its key. With none made, the
+  // step is as it was before this attempt started it.
+  const wasInDoubt = record.compensationLog.some((e) => e.step === command.step && e.reference === null);
+  const status = command.callsMade > 0 || wasInDoubt ? "InDoubt" : "NotStarted";
+  const step = replaceStep(record, command.step, { status, allowance: 0, updatedAt: command.now });
+  const updated: StateRecord = {
+    ...step,
+    processState: "Pending",
+    compensationLog:
+      status === "InDoubt" ? withLogEntry(step, command.step, null, command.now) : step.compensationLog,
+    lastError: toFailure(
+      { kind: "transient", code: "PartnerUnavailable", message: command.reason, step: command.step },
+      command.now,
+    ),
+  };
+  return deferred(updated, Math.max(0, current.allowance * command.amplification - command.callsMade));
+}
+
+function extendDeadline(record: StateRecord, command: CommandOf<"extendDeadline">): Step {
+  if (!hostInterruptionsAllowed(record, command.policy)) {
+    return refusal(
+      "limitReached",
+      `${record.hostInterruptions} host interruptions reach the limit of ${command.policy.maxHostInterruptions ?? DEFAULT_MAX_HOST_INTERRUPTIONS}`,
+    );
+  }
+  if (command.completeBy <= command.now) {
+    return refusal("notAllowed", `the new deadline ${command.completeBy} is not after ${command.now}`);
+  }
+  return changedTo({
+    ...record,
+    completeBy: command.completeBy,
+    hostInterruptions: record.hostInterruptions + 1,
+  });
+}
+
 function recover(record: StateRecord, command: CommandOf<"recover">): Step {
+  if (command.interruption !== undefined && hostInterruptionsAllowed(record, command.policy)) {
+    return recoverInterrupted(record, { ...command, interruption: command.interruption });
+  }
   if (record.processState === "Compensating") return recoverCompensation(record, command);
   if (startedSteps(record).length === 0) {
     // The attempt never reached the Agent (its orchestration did not start, or could not read the
@@ -660,6 +793,42 @@ function recover(record: StateRecord, command: CommandOf<"recover">): Step {
       processState: "Pending",
       notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, failureCount, command.random)),
       lastError: toFailure(timedOut, command.now),
+    }),
+  );
+}
+
+/**
+ * The host let the deadline pass, not the order: another attempt as after any expiry (its running
+ * steps in doubt, so the next attempt repeats them with their keys), with no failure counted.
+ */
+function recoverInterrupted(
+  record: StateRecord,
+  command: CommandOf<"recover"> & { readonly interruption: string },
+): Step {
+  const running = record.steps.find((s) => s.status === "Running")?.name ?? null;
+  const interrupted: FailureInput = {
+    kind: "timeout",
+    code: "HostInterrupted",
+    message: `attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy} because ${command.interruption}; no failure counted${running ? `; ${running} is in doubt` : ""}`,
+    step: running,
+  };
+  const compensating = record.processState === "Compensating";
+  const spared = {
+    ...record,
+    ...(compensating ? {} : stepsInDoubt(record, command.now)),
+    hostInterruptions: record.hostInterruptions + 1,
+  };
+  const failures = compensating ? record.compensationRecoveries : record.failureCount;
+  return changedTo(
+    release({
+      ...spared,
+      processState: compensating ? "Compensating" : "Pending",
+      notBefore: addMilliseconds(
+        command.now,
+        recoveryDelayMs(command.policy, Math.max(1, failures), command.random),
+      ),
+      // A compensation keeps the failure it compensates for: that is what an operator needs to see.
+      lastError: compensating ? record.lastError : toFailure(interrupted, command.now),
     }),
   );
 }

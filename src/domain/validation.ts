@@ -151,3 +151,15 @@ export function literal<T extends string | number>(value: T) {
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, { error: typeError(`one of ${values.join(", ")}`) });
 }
+
+/** `text` parsed as JSON when it is an object (not an array or null); undefined for anything else. */
+export function jsonObjectOf(text: string): Readonly<Record<string, unknown>> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

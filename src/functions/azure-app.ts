@@ -8,6 +8,7 @@ import { type AzureServices, telemetryOf } from "./azure-services.js";
 import { createAgentQueueHandlers } from "./handlers/agent-queues.js";
 import { createAzureOrderActivities } from "./handlers/order-activities.js";
 import { createOrdersHttpHandlers } from "./handlers/orders-http.js";
+import { createPartnerHttpHandlers } from "./handlers/partner-http.js";
 import { createSubmissionTrigger } from "./handlers/submission.js";
 import { createTimerHandlers } from "./handlers/timers.js";
 
@@ -47,6 +48,7 @@ export function createAzureApp(services: AzureServices) {
     timers: createTimerHandlers(services, { nudgeStarter, durableOf }),
     agentQueues: createAgentQueueHandlers(services, { durableOf }),
     ordersHttp: createOrdersHttpHandlers(services, operator),
+    partnerHttp: createPartnerHttpHandlers(services),
     activities: createAzureOrderActivities(services, { nudgeStarter }),
     operator,
   };

@@ -81,6 +81,9 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
       logger,
       backoff: settings.pipeline.agentBackoff,
       callTimeoutMs: settings.pipeline.partnerCallTimeoutMs,
+      ...(settings.pipeline.partnerAccessKey !== undefined
+        ? { accessKey: settings.pipeline.partnerAccessKey }
+        : {}),
       orders,
     }),
     clock,

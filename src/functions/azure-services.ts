@@ -9,6 +9,7 @@ import type { Lease } from "../ports/lease.js";
 import type { Logger } from "../ports/logger.js";
 import type { MessageQueue } from "../ports/message-queue.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
+import type { PartnerControls } from "../ports/partner-controls.js";
 import type { ScanJournal } from "../ports/scan-journal.js";
 import type { StateReadModel } from "../ports/state-read-model.js";
 import type { StateStore } from "../ports/state-store.js";
@@ -32,6 +33,8 @@ export interface AzureServices {
   readonly notifier: StatusNotifier;
   readonly alerts: AlertSink;
   readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
+  /** The partner's controls; absent, over HTTP at PARTNER_URL with PARTNER_ACCESS_KEY. */
+  readonly partnerControls?: PartnerControls;
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly logger: Logger;

@@ -14,4 +14,8 @@ export const FUNCTION_NAMES = {
   getOrderHistory: "getOrderHistory",
   resubmitOrder: "resubmitOrder",
   compensateOrder: "compensateOrder",
+  getPartner: "getPartner",
+  setPartnerFaults: "setPartnerFaults",
+  startPartnerOutage: "startPartnerOutage",
+  endPartnerOutage: "endPartnerOutage",
 } as const;

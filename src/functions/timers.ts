@@ -13,7 +13,9 @@ export function registerTimers(handlers: AzureApp["timers"]): void {
   });
   azureFunctions.app.timer(FUNCTION_NAMES.supervisor, {
     schedule: `%${TIMER_SCHEDULE_SETTINGS.supervisor}%`,
-    handler: () => handlers.runSupervisor(),
+    // The durable client tells the Supervisor whether an expired attempt's host was down (supervisor/interruptions.ts).
+    extraInputs: [df.input.durableClient()],
+    handler: (timer, context) => handlers.runSupervisor(timer, context),
   });
   azureFunctions.app.timer(FUNCTION_NAMES.retention, {
     schedule: `%${TIMER_SCHEDULE_SETTINGS.retention}%`,

@@ -51,6 +51,26 @@ export type AttemptOutcome =
 export interface AttemptResult {
   readonly outcome: AttemptOutcome;
   readonly step?: StepName;
+  /**
+   * For `timedOut`: how long after the step's deadline the orchestration saw its timer fire. Far past
+   * it, nobody was running the orchestration when the deadline came (its host was down), so the
+   * Supervisor does not charge the order for it (supervisor/interruptions.ts).
+   */
+  readonly lateByMs?: number;
+}
+
+/** The step's deadline won the race against the Agent's reply. */
+interface DeadlinePassed {
+  readonly deadlinePassed: true;
+  readonly lateByMs: number;
+}
+
+function timedOut(step: StepName, deadline: DeadlinePassed): AttemptResult {
+  return { outcome: "timedOut", step, lateByMs: deadline.lateByMs };
+}
+
+function isDeadline(reply: StepReply | DeadlinePassed): reply is DeadlinePassed {
+  return "deadlinePassed" in reply;
 }
 
 /** What every part of one attempt works with: the context, its activities, the order and its plan. */
@@ -110,7 +130,7 @@ function* orderProcessing(
   let completeBy = plan.firstCompleteBy;
   for (const [index, step] of plan.pendingSteps.entries()) {
     if (!started.ok && started.reason !== "budgetExhausted") return { outcome: "notOwner", step };
-    const reply: StepReply | undefined = started.ok
+    const reply: StepReply | DeadlinePassed = started.ok
       ? yield* askAgent(attempt, {
           step,
           operation: "do",
@@ -123,7 +143,7 @@ function* orderProcessing(
           reference: null,
           fault: { kind: "budget", code: "RetryBudgetExhausted", message: started.detail },
         };
-    if (reply === undefined) return { outcome: "timedOut", step };
+    if (isDeadline(reply)) return timedOut(step, reply);
     if (reply.outcome === "succeeded") {
       // One update records this step and starts the next (or finishes the order after the last).
       const nextStep = plan.pendingSteps[index + 1];
@@ -206,7 +226,7 @@ function* undoSteps(
       maxCalls: work.allowance,
       reference,
     });
-    if (reply === undefined) return { outcome: "timedOut", step };
+    if (isDeadline(reply)) return timedOut(step, reply);
     if (reply.fault?.kind === "transient") return { outcome: "gaveUp", step };
     const outcome = reply.outcome === "succeeded" ? "compensated" : "failed";
     const recorded = yield* activities.compensateStep({
@@ -249,7 +269,7 @@ function* resolveDoubt(
     maxCalls,
     reference: null,
   });
-  if (reply === undefined) return { kind: "stop", result: { outcome: "timedOut", step } };
+  if (isDeadline(reply)) return { kind: "stop", result: timedOut(step, reply) };
   if (reply.fault?.kind === "transient") return { kind: "stop", result: { outcome: "gaveUp", step } };
   const applied = reply.outcome === "succeeded";
   const resolved = yield* attempt.activities.resolveDoubt({
@@ -273,9 +293,10 @@ interface AgentAsk {
 
 /**
  * Sends the Agent its request and waits for the reply or the deadline, whichever comes first; the
- * losing timer is cancelled. Undefined when the deadline won.
+ * losing timer is cancelled. When the deadline won, how late its timer fired: `currentUtcDateTime` is
+ * the replayed time of the episode that saw it, so this is deterministic.
  */
-function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply | undefined, unknown> {
+function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply | DeadlinePassed, unknown> {
   const { context, input, plan } = attempt;
   const suffix = ask.operation === "undo" ? ":undo" : "";
   const request: AgentRequest = {
@@ -303,7 +324,10 @@ function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply |
     reply = context.df.waitForExternalEvent(request.replyEvent);
   }
   const winner = yield context.df.Task.any([reply, timer]);
-  if (winner !== reply) return undefined;
+  if (winner !== reply) {
+    const lateByMs = Math.max(0, context.df.currentUtcDateTime.getTime() - Date.parse(ask.completeBy));
+    return { deadlinePassed: true, lateByMs };
+  }
   timer.cancel();
   if (reply.isFaulted) {
     // The Agent itself broke (not the partner): like no answer, left for the Supervisor to retry.

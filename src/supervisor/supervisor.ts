@@ -22,6 +22,7 @@ import {
   startSpan,
   type Telemetry,
 } from "../telemetry/telemetry.js";
+import { type ExpiryVerdict, type InterruptionPolicy, judgeExpiry } from "./interruptions.js";
 
 export interface SupervisorDeps {
   readonly states: StateStore;
@@ -39,6 +40,11 @@ export interface SupervisorDeps {
   readonly leaseMs: number;
   /** Where the scan's span, the recoveries' spans and the scan metrics go (default: the global providers). */
   readonly telemetry?: Telemetry;
+  /**
+   * How to tell a host's downtime from an attempt out of time (interruptions.ts). Without it every
+   * expired attempt is charged to its order.
+   */
+  readonly interruptions?: InterruptionPolicy;
 }
 
 export interface ScanReport {
@@ -55,6 +61,12 @@ export interface ScanReport {
   readonly stalled: number;
   /** Records someone else changed between the query and the update: left alone. */
   readonly lostRaces: number;
+  /** Of the resets, attempts interrupted by their host: recovered with no failure counted. */
+  readonly spared: number;
+  /** Attempts whose orchestration was still running (its host held it up): given their deadline again. */
+  readonly extended: number;
+  /** Attempts just past their deadline whose orchestration is about to time them out: left for it. */
+  readonly waiting: number;
   /** True when the page budget ran out before the query did; the next scan continues. */
   readonly truncated: boolean;
   /** True when the lease could not be renewed during the scan: the scan stopped before its next update. */
@@ -71,6 +83,9 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
   toCompensation: 0,
   stalled: 0,
   lostRaces: 0,
+  spared: 0,
+  extended: 0,
+  waiting: 0,
   truncated: false,
   leaseLost: false,
   requestUnits: 0,
@@ -90,7 +105,10 @@ export function createSupervisor(deps: SupervisorDeps): () => Promise<ScanReport
 
 type ScanCounts = { -readonly [K in keyof typeof NOTHING]: (typeof NOTHING)[K] };
 
-type RecoveryCounts = Pick<ScanCounts, "resets" | "toError" | "toCompensation" | "stalled" | "lostRaces">;
+type RecoveryCounts = Pick<
+  ScanCounts,
+  "resets" | "toError" | "toCompensation" | "stalled" | "lostRaces" | "spared" | "extended" | "waiting"
+>;
 
 /** One scan by the lease holder: page by page through the expired attempts, each recovered in turn. */
 async function scanExpired(deps: SupervisorDeps, grant: LeaseGrant, span: Span): Promise<ScanReport> {
@@ -141,19 +159,27 @@ async function recover(
 ): Promise<void> {
   const started = deps.clock.now();
   const expiredOwner = record.lockedBy ?? "";
-  const outcome = await updateAsRead(deps.states, record, "supervisor", {
-    type: "recover",
-    expectedLockedBy: expiredOwner,
-    now,
-    policy: deps.policy,
-    random: deps.random,
-  });
   const fields = {
     orderId: record.orderId,
     attempt: record.attempt,
     expiredOwner,
     completeBy: record.completeBy,
   };
+  const verdict = await judge(deps, record, now);
+  if (verdict.kind === "wait") {
+    counts.waiting++;
+    return;
+  }
+  if (verdict.kind === "stillRunning" && (await extend(deps, record, now, verdict, counts))) return;
+  const interruption = verdict.kind === "interrupted" ? verdict.reason : undefined;
+  const outcome = await updateAsRead(deps.states, record, "supervisor", {
+    type: "recover",
+    expectedLockedBy: expiredOwner,
+    now,
+    policy: deps.policy,
+    random: deps.random,
+    ...(interruption !== undefined ? { interruption } : {}),
+  });
   if (!outcome.ok) {
     counts.lostRaces++;
     deps.logger.info("supervisor.recovery.skipped", { ...fields, reason: outcome.reason });
@@ -161,13 +187,65 @@ async function recover(
   }
   const after = outcome.record;
   traceRecovery(deps, { before: record, after, started, scanSpan });
+  const spared = after.hostInterruptions > record.hostInterruptions;
+  if (spared) counts.spared++;
   deps.logger.warn("supervisor.recovered", {
     ...fields,
     processState: after.processState,
     failureCount: after.failureCount,
     notBefore: after.notBefore,
+    ...(spared ? { charged: false, interruption } : { charged: true }),
   });
   await settleRecovery(deps, record, after, now, counts);
+}
+
+/** What the attempt's orchestration says about its expiry; a failed lookup is an ordinary expiry. */
+async function judge(deps: SupervisorDeps, record: StateRecord, now: string): Promise<ExpiryVerdict> {
+  if (!deps.interruptions) return { kind: "expired" };
+  try {
+    return await judgeExpiry(record, now, deps.interruptions);
+  } catch (error) {
+    deps.logger.warn("supervisor.orchestration-lookup.failed", {
+      orderId: record.orderId,
+      attempt: record.attempt,
+      instanceId: record.lockedBy,
+      error,
+    });
+    return { kind: "expired" };
+  }
+}
+
+/** Gives a held-up attempt its deadline again; false when the record refuses (the limit), to recover it instead. */
+async function extend(
+  deps: SupervisorDeps,
+  record: StateRecord & { _etag: string },
+  now: string,
+  verdict: Extract<ExpiryVerdict, { kind: "stillRunning" }>,
+  counts: RecoveryCounts,
+): Promise<boolean> {
+  const outcome = await updateAsRead(deps.states, record, "supervisor", {
+    type: "extendDeadline",
+    expectedLockedBy: record.lockedBy ?? "",
+    now,
+    completeBy: verdict.completeBy,
+    reason: verdict.reason,
+    policy: deps.policy,
+  });
+  const fields = { orderId: record.orderId, attempt: record.attempt, instanceId: record.lockedBy };
+  if (outcome.ok) {
+    counts.extended++;
+    deps.logger.warn("supervisor.deadline-extended", {
+      ...fields,
+      completeBy: verdict.completeBy,
+      reason: verdict.reason,
+      hostInterruptions: outcome.record.hostInterruptions,
+    });
+    return true;
+  }
+  if (outcome.reason === "refused" && outcome.error.code === "limitReached") return false;
+  counts.lostRaces++;
+  deps.logger.info("supervisor.recovery.skipped", { ...fields, reason: outcome.reason });
+  return true;
 }
 
 /** Counts what a recovery led to, and tells whoever must hear of it: the submitter, the operators. */
@@ -263,6 +341,8 @@ function scanAttributes(report: ScanReport): Attributes {
     "sas.supervisor.to_compensation": report.toCompensation,
     "sas.supervisor.stalled": report.stalled,
     "sas.supervisor.lost_races": report.lostRaces,
+    "sas.supervisor.spared": report.spared,
+    "sas.supervisor.extended": report.extended,
     "sas.supervisor.truncated": report.truncated,
     "sas.supervisor.lease_lost": report.leaseLost,
     "sas.supervisor.request_units": report.requestUnits,

@@ -1,12 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  EFFECT_OPERATIONS,
-  type EffectOperation,
-  UNDO_OF,
-} from "../../laptop/simulation/partner/operations.js";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { EFFECT_OPERATIONS, type EffectOperation, UNDO_OF } from "../../partner/operations.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { classify, createPartnerAgent, PARTNER_OPERATIONS } from "../../src/agents/partner-agent.js";
 import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../../src/domain/agent-messages.js";
@@ -134,6 +130,33 @@ describe("partner Agent over HTTP", () => {
     const response = await agentFor(url, clock)(request(clock));
     expect(response).toMatchObject({ outcome: "succeeded", reference: "res-000001", callsMade: 1 });
     expect(keys).toEqual(["ord-1:reserveInventory"]);
+  });
+
+  it("sends the partner's access key on every call when it has one, and none without", async () => {
+    const clock = new VirtualClock();
+    const presented: unknown[] = [];
+    const url = await partner((req, res) => {
+      presented.push(req.headers["x-partner-key"]);
+      res.end(JSON.stringify({ reference: "res-000001" }));
+    });
+    const keyed = createPartnerAgent({
+      partnerUrl: url,
+      clock,
+      random: () => 0.5,
+      logger: new MemoryLogger(),
+      backoff: { baseMs: 10, capMs: 10 },
+      callTimeoutMs: 1_000,
+      accessKey: "k-partner-1",
+      orders: ordersOf(sampleOrder()),
+    });
+    await keyed(request(clock));
+    await agentFor(url, clock)(request(clock));
+    expect(presented).toEqual(["k-partner-1", undefined]);
+  });
+
+  it("takes a partner's refusal of its access key as permanent: retrying will not mend a wrong key", () => {
+    const refused = classify(403, JSON.stringify({ error: "forbidden", message: "wrong access key" }));
+    expect(refused).toMatchObject({ kind: "fault", fault: { kind: "permanent", code: "Http403" } });
   });
 
   it("reads a step's payload from the order, and sends an undo the reference it names, not the order", async () => {

@@ -107,6 +107,16 @@ describe("loadAzureSettings", () => {
     expect(problemsOf({ ...identityBased, [name]: value })).toEqual([expect.stringMatching(message)]);
   });
 
+  it("reads the partner's access key for the Agents, and refuses a Key Vault reference App Service left unresolved", () => {
+    expect(loadAzureSettings(identityBased).pipeline.partnerAccessKey).toBeUndefined();
+    const keyed = loadAzureSettings({ ...identityBased, PARTNER_ACCESS_KEY: " s3cr3t-key " });
+    expect(keyed.pipeline.partnerAccessKey).toBe("s3cr3t-key");
+    const reference = "@Microsoft.KeyVault(VaultName=kv-orders;SecretName=partner-access-key)";
+    expect(problemsOf({ ...identityBased, PARTNER_ACCESS_KEY: reference })).toEqual([
+      "PARTNER_ACCESS_KEY: an unresolved Key Vault reference; check that the app's identity may read the secret it names",
+    ]);
+  });
+
   it("keeps local.settings.sample.json in step with the settings the code reads", () => {
     const read = [
       ...AZURE_SETTING_NAMES,
@@ -121,6 +131,8 @@ describe("loadAzureSettings", () => {
       "OrdersSql__database",
       "AzureWebJobsStorage__blobServiceUri",
       "OrdersSql__sqliteFile",
+      // Optional, and a secret: a local partner stand-in gets one generated (sas host).
+      "PARTNER_ACCESS_KEY",
     ]);
     for (const name of read)
       if (!optionalInSample.has(name)) expect(Object.keys(sample), name).toContain(name);

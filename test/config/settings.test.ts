@@ -110,4 +110,16 @@ describe("queue names", () => {
     expect([...PIPELINE_QUEUES].sort()).toEqual([...own].sort());
     for (const name of Object.values(QUEUES)) expect(PIPELINE_QUEUES).toContain(name);
   });
+
+  it("takes an optional partner access key, never echoing it in a refusal", () => {
+    expect(loadPipelineSettings({})).not.toHaveProperty("partnerAccessKey");
+    expect(loadPipelineSettings({ PARTNER_ACCESS_KEY: "k-123_ABC.~" }).partnerAccessKey).toBe("k-123_ABC.~");
+    expect(loadPipelineSettings({ PARTNER_ACCESS_KEY: "  " })).not.toHaveProperty("partnerAccessKey");
+    const spaced = problems({ PARTNER_ACCESS_KEY: "two words" });
+    expect(spaced).toEqual([expect.stringMatching(/^PARTNER_ACCESS_KEY: must be 1 to 512 printable ASCII/)]);
+    expect(spaced.join()).not.toContain("two words");
+    expect(problems({ PARTNER_ACCESS_KEY: "@Microsoft.KeyVault(SecretUri=https://kv/secrets/k)" })).toEqual([
+      expect.stringMatching(/^PARTNER_ACCESS_KEY: an unresolved Key Vault reference/),
+    ]);
+  });
 });

@@ -44,6 +44,8 @@ const COMMAND_TYPES: readonly CommandType[] = [
   "compensateStep",
   "finishCompensation",
   "recover",
+  "extendDeadline",
+  "defer",
   "resubmit",
   "compensate",
 ];
@@ -81,7 +83,7 @@ const operation: fc.Arbitrary<Operation> = fc.record({
 
 function naturalActor(command: CommandType): Actor {
   if (command === "claim" || command === "releaseClaim") return "starter";
-  if (command === "recover") return "supervisor";
+  if (command === "recover" || command === "extendDeadline") return "supervisor";
   if (command === "resubmit" || command === "compensate") return "operator";
   return "orchestration";
 }
@@ -95,7 +97,15 @@ function sensibleCommand(seen: StateRecord, pick: number): CommandType {
       const next = seen.steps.find((s) => s.status !== "Completed");
       if (!next) return choose("finish", "finish", "recover");
       if (next.status === "Running")
-        return choose("completeStep", "completeStep", "fail", "beginCompensation", "recover");
+        return choose(
+          "completeStep",
+          "completeStep",
+          "fail",
+          "beginCompensation",
+          "recover",
+          "extendDeadline",
+          "defer",
+        );
       return choose("startStep", "startStep", "recover", "releaseClaim");
     }
     case "Compensating": {
@@ -187,6 +197,28 @@ function commandFor(op: Operation, seen: StateRecord, now: string): Command {
         now,
         policy: op.seed % 2 === 0 ? policy : { ...policy, onExhausted: "compensate" },
         random: seededRandom(op.seed),
+        // A third of the recoveries are the host's fault, not the order's.
+        ...(op.seed % 3 === 0 ? { interruption: "its host was down" } : {}),
+      };
+    case "defer":
+      return {
+        type: "defer",
+        instanceId,
+        step,
+        now,
+        until: addMilliseconds(now, 5_000),
+        callsMade: Math.abs(op.seed) % 3,
+        amplification: 1,
+        reason: "the partner's circuit breaker is open",
+      };
+    case "extendDeadline":
+      return {
+        type: "extendDeadline",
+        expectedLockedBy: instanceId,
+        now,
+        completeBy: addMilliseconds(now, 60_000),
+        reason: "its orchestration is still running",
+        policy: { ...policy, maxHostInterruptions: 3 },
       };
     case "resubmit":
       return { type: "resubmit", now, reason: "operator resubmission" };
@@ -241,7 +273,7 @@ function fenceHeld(before: StateRecord, command: Command, fence: string): boolea
   if (fence === "unlocked") return before.lockedBy === null;
   if (fence === "owner") return "instanceId" in command && before.lockedBy === command.instanceId;
   return (
-    command.type === "recover" &&
+    (command.type === "recover" || command.type === "extendDeadline") &&
     before.lockedBy === command.expectedLockedBy &&
     before.completeBy !== null &&
     before.completeBy <= command.now

@@ -691,3 +691,202 @@ describe("history", () => {
     expect(record.history[0]?.command).toBe("claim");
   });
 });
+
+describe("host interruptions: the host, not the order, let a deadline pass", () => {
+  const interrupted = (expectedLockedBy: string, now: string, limit = 2): Command => ({
+    type: "recover",
+    expectedLockedBy,
+    now,
+    policy: { ...policy, maxHostInterruptions: limit },
+    random: () => 0.5,
+    interruption: "its orchestration's timer fired 40000 ms after the deadline (host down)",
+  });
+  const extend = (expectedLockedBy: string, now: string, completeBy: string, limit = 2): Command => ({
+    type: "extendDeadline",
+    expectedLockedBy,
+    now,
+    completeBy,
+    reason: "its orchestration is still running",
+    policy: { ...policy, maxHostInterruptions: limit },
+  });
+
+  it("recovers an interrupted attempt like an expired one, its running step in doubt, with no failure counted", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    const recovered = apply(running, "supervisor", interrupted("ord-1:1", at(70_000)));
+    expect(recovered).toMatchObject({
+      processState: "Pending",
+      lockedBy: null,
+      failureCount: 0,
+      hostInterruptions: 1,
+      lastError: { kind: "timeout", code: "HostInterrupted", step: "chargePayment" },
+    });
+    expect(recovered.lastError?.message).toContain("no failure counted");
+    expect(recovered.steps.map((s) => s.status)).toEqual([
+      "Completed",
+      "InDoubt",
+      "NotStarted",
+      "NotStarted",
+    ]);
+    expect(recovered.compensationLog.map((e) => [e.step, e.reference])).toEqual([
+      ["reserveInventory", "ref-reserveInventory"],
+      ["chargePayment", null],
+    ]);
+  });
+
+  it("charges interruptions past the limit like any expired attempt", () => {
+    let record = claimed();
+    for (let n = 1; n <= 3; n++) {
+      record = apply(record, "orchestration", start(`ord-1:${n}`, "reserveInventory", record.notBefore));
+      const now = addMilliseconds(record.completeBy ?? at(0), 1);
+      record = apply(record, "supervisor", interrupted(`ord-1:${n}`, now, 2));
+      record = apply(record, "starter", claim(record.notBefore));
+    }
+    // Two spared, the third charged.
+    expect(record).toMatchObject({ hostInterruptions: 2, failureCount: 1 });
+    expect(record.lastError?.code).toBe("AttemptExpired");
+  });
+
+  it("spares a compensation too: handed back without counting a compensation recovery, its cause kept", () => {
+    let record = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    const failure = {
+      kind: "permanent",
+      code: "CardDeclined",
+      message: "declined",
+      step: "chargePayment",
+    } as const;
+    record = apply(record, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:1",
+      now: at(3),
+      completeBy: at(60_000),
+      failure,
+      undo: { callsPerRequest: 2, amplification: 1 },
+    });
+    const handedBack = apply(record, "supervisor", interrupted("ord-1:1", at(60_001)));
+    expect(handedBack).toMatchObject({
+      processState: "Compensating",
+      lockedBy: null,
+      compensationRecoveries: 0,
+      hostInterruptions: 1,
+      lastError: { code: "CardDeclined" },
+    });
+  });
+
+  it("gives a still-running attempt its deadline again, a bounded number of times, then refuses", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    expectRefused(running, "supervisor", extend("ord-1:1", at(30_000), at(90_000)), "notExpired");
+    expectRefused(running, "supervisor", extend("ord-1:2", at(30_001), at(90_000)), "notOwner");
+    const once = apply(running, "supervisor", extend("ord-1:1", at(30_001), at(90_000)));
+    expect(once).toMatchObject({ processState: "Processing", lockedBy: "ord-1:1", completeBy: at(90_000) });
+    expect(once.hostInterruptions).toBe(1);
+    expect(once.steps.map((s) => s.status)).toEqual(["Completed", "Running", "NotStarted", "NotStarted"]);
+    const twice = apply(once, "supervisor", extend("ord-1:1", at(90_001), at(150_000)));
+    expectRefused(twice, "supervisor", extend("ord-1:1", at(150_001), at(210_000)), "limitReached");
+    expectRefused(running, "supervisor", extend("ord-1:1", at(30_001), at(30_001)), "notAllowed");
+  });
+});
+
+describe("defer: the partner's circuit breaker is open", () => {
+  const defer = (instanceId: string, step: StepName, callsMade: number, now = at(5)): Command => ({
+    type: "defer",
+    instanceId,
+    step,
+    now,
+    until: at(65_000),
+    callsMade,
+    amplification: 1,
+    reason: "the circuit breaker for chargePayment is open until the next probe",
+  });
+
+  it("ends the attempt with nothing charged when no call was made: the step as it was, its calls given back", () => {
+    const before = withCompletedSteps(1);
+    const running = apply(before, "orchestration", start("ord-1:1", "chargePayment"));
+    expect(running.retryBudget.granted).toBeGreaterThan(before.retryBudget.granted);
+    const deferred = apply(running, "orchestration", defer("ord-1:1", "chargePayment", 0));
+    expect(deferred).toMatchObject({
+      processState: "Pending",
+      lockedBy: null,
+      completeBy: null,
+      notBefore: at(65_000),
+      failureCount: 0,
+      hostInterruptions: 0,
+      lastError: { kind: "transient", code: "PartnerUnavailable", step: "chargePayment" },
+    });
+    expect(deferred.retryBudget.granted).toBe(before.retryBudget.granted);
+    expect(deferred.steps.map((s) => s.status)).toEqual([
+      "Completed",
+      "NotStarted",
+      "NotStarted",
+      "NotStarted",
+    ]);
+    expect(deferred.compensationLog.map((e) => e.step)).toEqual(["reserveInventory"]);
+  });
+
+  it("leaves a step that made calls in doubt, and gives back only the calls it did not make", () => {
+    const before = withCompletedSteps(1);
+    const running = apply(before, "orchestration", start("ord-1:1", "chargePayment"));
+    const allowance = running.steps[1]?.allowance ?? 0;
+    const deferred = apply(running, "orchestration", defer("ord-1:1", "chargePayment", 1));
+    expect(deferred.steps[1]?.status).toBe("InDoubt");
+    expect(deferred.compensationLog.map((e) => [e.step, e.reference])).toEqual([
+      ["reserveInventory", "ref-reserveInventory"],
+      ["chargePayment", null],
+    ]);
+    expect(deferred.retryBudget.granted).toBe(running.retryBudget.granted - (allowance - 1));
+  });
+
+  it("keeps an in-doubt step in doubt even when the deferred attempt made no call", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    let record = apply(running, "supervisor", {
+      type: "recover",
+      expectedLockedBy: "ord-1:1",
+      now: at(30_001),
+      policy,
+      random: () => 0.5,
+    });
+    record = apply(record, "starter", claim(record.notBefore));
+    record = apply(record, "orchestration", start("ord-1:2", "chargePayment", record.notBefore));
+    const deferred = apply(record, "orchestration", defer("ord-1:2", "chargePayment", 0, record.notBefore));
+    expect(deferred.steps[1]?.status).toBe("InDoubt");
+  });
+
+  it("hands a compensation back until the probe, uncounted, keeping what it compensates for", () => {
+    let record = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    const failure = {
+      kind: "permanent",
+      code: "CardDeclined",
+      message: "declined",
+      step: "chargePayment",
+    } as const;
+    record = apply(record, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:1",
+      now: at(3),
+      completeBy: at(60_000),
+      failure,
+      undo: { callsPerRequest: 2, amplification: 1 },
+    });
+    const granted = record.retryBudget.granted;
+    const deferred = apply(record, "orchestration", defer("ord-1:1", "reserveInventory", 0));
+    expect(deferred).toMatchObject({
+      processState: "Compensating",
+      lockedBy: null,
+      notBefore: at(65_000),
+      compensationRecoveries: 0,
+      lastError: { code: "CardDeclined" },
+    });
+    expect(deferred.retryBudget.granted).toBeLessThan(granted);
+  });
+
+  it("is the owner's to make, and refuses a probe time in the past", () => {
+    const running = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    expectRefused(running, "orchestration", defer("ord-1:2", "chargePayment", 0), "notOwner");
+    expectRefused(
+      running,
+      "orchestration",
+      { ...(defer("ord-1:1", "chargePayment", 0) as object), until: at(1) } as Command,
+      "notAllowed",
+    );
+    expectRefused(running, "orchestration", defer("ord-1:1", "arrangeShipment", 0), "stepState");
+  });
+});

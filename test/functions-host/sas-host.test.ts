@@ -72,6 +72,7 @@ async function untilSettled(
 }
 
 const TERMINAL = ["Processed", "Compensated", "Error", "CompensationFailed"];
+const PARTNER_KEY = "partner-key-from-local-settings";
 
 function counts(states: ReadonlyMap<string, string>): Record<string, number> {
   const byState: Record<string, number> = {};
@@ -128,6 +129,19 @@ describe("sas host", () => {
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/Processed/);
 
+    // The partner stand-in wants the access key sas host generated for this start, which the app's
+    // Agents sent (the orders above) and its controls send; the changes want the master key.
+    expect((await fetch(`http://127.0.0.1:${ports.partner}/control`)).status).toBe(401);
+    const partnerStatus = sasOrders(app, host, ["partner", "status", "--key", host.functionKey]);
+    expect(partnerStatus).toMatchObject({ status: 0, stderr: "" });
+    expect(partnerStatus.stdout).toContain("faults   transient 0 · permanent 0 · slow 0 · lost reply 0");
+    const faults = (key: string) =>
+      sasOrders(app, host, ["partner", "faults", "--slow", "0.01", "--key", key]);
+    expect(faults(host.functionKey).status).toBe(1);
+    const changed = faults(host.masterKey);
+    expect(changed).toMatchObject({ status: 0, stderr: "" });
+    expect(changed.stdout).toContain("slow 0.01");
+
     // Both timers fired on their schedules, and the Supervisor's scan is in the journal on Azurite.
     const fired = host
       .events()
@@ -162,7 +176,12 @@ describe("sas host", () => {
   it("survives SIGKILL mid-run: restarted on the same data, every order ends Processed, each effect applied once", async () => {
     const ports = await freePorts();
     // Orders claimed but not started when the host died wait out their attempt before the Supervisor resets them.
-    writeLocalSettings(app, ports, { ATTEMPT_TIMEOUT_MS: "20000", STEP_TIMEOUT_MS: "5000" });
+    // The partner's access key from the settings this time, so the test can read the partner's ledger too.
+    writeLocalSettings(app, ports, {
+      ATTEMPT_TIMEOUT_MS: "20000",
+      STEP_TIMEOUT_MS: "5000",
+      PARTNER_ACCESS_KEY: PARTNER_KEY,
+    });
     const data = dataFolder();
     const first = await startHost(app, ports, data);
     hosts.push(first);
@@ -183,7 +202,10 @@ describe("sas host", () => {
     hosts.push(second);
     const states = await untilSettled(second, ids, TERMINAL, 180_000);
     expect(counts(states)).toEqual({ Processed: 200 });
-    const ledger = (await (await fetch(`http://127.0.0.1:${ports.partner}/ledger`)).json()) as {
+    const ledgerAnswer = await fetch(`http://127.0.0.1:${ports.partner}/ledger`, {
+      headers: { "x-partner-key": PARTNER_KEY },
+    });
+    const ledger = (await ledgerAnswer.json()) as {
       byOrder: Record<string, { effects: Record<string, { applied: number; undone: number }> }>;
     };
     for (const id of ids) {

@@ -101,16 +101,41 @@ describe("Azure app registrations", () => {
         route: "orders/{orderId}/compensate",
         methods: ["POST"],
       },
+      // The partner's controls: the state behind a function key, each change behind the admin key.
+      [FUNCTION_NAMES.getPartner]: {
+        type: "httpTrigger",
+        authLevel: "function",
+        route: "partner",
+        methods: ["GET"],
+      },
+      [FUNCTION_NAMES.setPartnerFaults]: {
+        type: "httpTrigger",
+        authLevel: "admin",
+        route: "partner/faults",
+        methods: ["POST"],
+      },
+      [FUNCTION_NAMES.startPartnerOutage]: {
+        type: "httpTrigger",
+        authLevel: "admin",
+        route: "partner/outage",
+        methods: ["POST"],
+      },
+      [FUNCTION_NAMES.endPartnerOutage]: {
+        type: "httpTrigger",
+        authLevel: "admin",
+        route: "partner/outage",
+        methods: ["DELETE"],
+      },
       // One orchestration per workflow version still in use.
       [ORDER_PROCESSING]: { type: "orchestrationTrigger" },
       orderProcessingV2: { type: "orchestrationTrigger" },
     });
     const activities = Object.values(ORDER_ACTIVITIES).map((contract) => contract.name);
     for (const activity of activities) expect(summary[activity]).toMatchObject({ type: "activityTrigger" });
-    expect(Object.keys(summary)).toHaveLength(14 + WORKFLOWS.length + activities.length);
+    expect(Object.keys(summary)).toHaveLength(18 + WORKFLOWS.length + activities.length);
   });
 
-  it("gives a durable client input to exactly the functions that start, signal or purge orchestrations, settling activities included", () => {
+  it("gives a durable client input to exactly the functions that start, signal, read or purge orchestrations, settling activities included", () => {
     const withClient = app.registry
       .all()
       .filter((fn) => Object.values(fn.metadata.bindings).some((b) => b.type === "durableClient"))
@@ -122,6 +147,8 @@ describe("Azure app registrations", () => {
         FUNCTION_NAMES.retention,
         FUNCTION_NAMES.starter,
         FUNCTION_NAMES.submitOrder,
+        // Reads an expired attempt's orchestration: was its host down?
+        FUNCTION_NAMES.supervisor,
         ORDER_ACTIVITIES.advance.name,
         ORDER_ACTIVITIES.fail.name,
         ORDER_ACTIVITIES.beginCompensation.name,

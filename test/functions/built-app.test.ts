@@ -87,7 +87,7 @@ describe("the built Azure app", () => {
       const triggers = registry.all().map((fn) => triggerOf(fn)?.type);
       expect(triggers.filter((t) => t === "serviceBusTrigger")).toHaveLength(3);
       expect(triggers.filter((t) => t === "timerTrigger")).toHaveLength(3);
-      expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(8);
+      expect(triggers.filter((t) => t === "httpTrigger")).toHaveLength(12);
       expect(triggers.filter((t) => t === "orchestrationTrigger")).toHaveLength(WORKFLOWS.length);
     } finally {
       for (const key of Object.keys(sample)) if (!(key in saved)) delete process.env[key];

@@ -5,7 +5,7 @@ import {
   listenOrRefuse,
   PortInUseError,
   startOrRefuse,
-} from "../../laptop/http/listen-or-refuse.js";
+} from "../../src/adapters/web/listen-or-refuse.js";
 import { PortInUseError as StorefrontPortInUseError } from "../../storefront/storefront.js";
 
 const servers: Server[] = [];

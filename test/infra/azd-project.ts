@@ -1,5 +1,6 @@
 /**
- * What azd reads besides the Bicep: the services of azure.yaml, and the files it zips for each service. azd
+ * What azd reads besides the Bicep: the services of azure.yaml and their conditions, the variables of
+ * main.parameters.json, and the files it zips for each service. azd
  * zips the service's folder less what its ignore file names (.funcignore for a Function App, .webappignore
  * for App Service), read with gitignore's rules; `git ls-files` applies the same rules here, to every file
  * on disk (none taken as tracked, .gitignore not consulted, as azd does not consult it).
@@ -52,4 +53,57 @@ export function packagedFiles(projectDir: string, ignoreFile: string): string[] 
     .split("\n")
     .filter((path) => path !== "" && path !== ignoreFile)
     .sort();
+}
+
+/** `${body}` as azd writes a variable in azure.yaml and main.parameters.json: `azdVariable("PARTNER_URL:-true")`. */
+export const azdVariable = (body: string): string => `\${${body}}`;
+
+/** Variables azd itself fills in for `azd env new` and `azd up`: the environment's name, its region, the deployer. */
+export const AZD_OWN_VARIABLES = [
+  "AZURE_ENV_NAME",
+  "AZURE_LOCATION",
+  "AZURE_PRINCIPAL_ID",
+  "AZURE_PRINCIPAL_TYPE",
+];
+
+/**
+ * Parameters that `azd up` in a new environment would ask the user for. azd substitutes `${VAR}` in
+ * main.parameters.json from the environment and leaves out a parameter whose variable is unset, so a parameter
+ * is answered when azd fills its variable, when the file gives a default (`${VAR=default}`), or when the
+ * template has a default; otherwise azd prompts for it.
+ */
+export function askedParameters(
+  declared: Readonly<Record<string, { readonly type?: string; readonly defaultValue?: unknown }>>,
+  file: Readonly<Record<string, { readonly value?: unknown }>>,
+): string[] {
+  return Object.entries(declared)
+    .filter(([name, declaration]) => {
+      if ("defaultValue" in declaration) return false;
+      const value = file[name]?.value;
+      if (typeof value !== "string") return value === undefined;
+      const variables = [...value.matchAll(/\$\{(\w+)(=[^}]*)?\}/g)];
+      const literal = variables.length === 0;
+      return (
+        !literal &&
+        !variables.every(
+          ([, variable = "", fallback]) => fallback !== undefined || AZD_OWN_VARIABLES.includes(variable),
+        )
+      );
+    })
+    .map(([name]) => name);
+}
+
+const TRUTHY = ["1", "true", "TRUE", "True", "yes", "YES", "Yes"];
+
+/**
+ * Whether azd deploys a service with this `condition`: azd expands `${VAR}` and `${VAR:-default}` from the
+ * environment (its envsubst also gives the default for an empty variable) and deploys only on a truthy result.
+ * The forms azure.yaml uses, nothing more.
+ */
+export function azdConditionHolds(condition: string, env: Readonly<Record<string, string>>): boolean {
+  const expanded = condition.replace(/\$\{(\w+)(?::-([^}]*))?\}/g, (_, name: string, fallback?: string) => {
+    const value = env[name] ?? "";
+    return value === "" && fallback !== undefined ? fallback : value;
+  });
+  return TRUTHY.includes(expanded);
 }

@@ -25,7 +25,8 @@ interface RawResource {
   readonly copy?: { readonly name: string; readonly count: unknown };
   readonly properties?: {
     readonly template?: RawTemplate;
-    readonly parameters?: Record<string, { value: unknown }>;
+    /** `{ value }`, or an expression that yields one (Bicep's `cond ? a : b` for a module parameter). */
+    readonly parameters?: Record<string, { value: unknown } | string>;
   };
   readonly [key: string]: unknown;
 }
@@ -50,26 +51,36 @@ export interface DeployedResource {
   readonly type: string;
   readonly apiVersion: string;
   readonly existing: boolean;
-  /** The resource with its expressions evaluated: name, scope, properties, condition (true when absent). */
+  /**
+   * The resource with its expressions evaluated: name, scope, properties, condition (true when absent; false
+   * too when its module's deployment is conditional and not deployed).
+   */
   readonly body: Readonly<Record<string, unknown>>;
 }
 
 export interface Deployment {
   readonly module: string;
+  /** Whether the module is deployed: true, false, or an Unresolved expression only the deployment decides. */
+  readonly condition: unknown;
   readonly template: RawTemplate;
   readonly parameters: Readonly<Record<string, unknown>>;
   readonly outputs: Readonly<Record<string, unknown>>;
 }
 
-/** The values main.bicep is deployed with here; the deployment gives the rest. */
+/**
+ * The values main.bicep is deployed with here; the deployment gives the rest. No partnerUrl: the default, which
+ * deploys the simulated partner, as `azd env new x && azd up` does.
+ */
 export const MAIN_PARAMETERS: Readonly<Record<string, unknown>> = {
   environmentName: "orders-test",
   location: "westeurope",
   principalId: "deployer-object-id",
   principalType: "User",
-  partnerUrl: "https://partner.example",
   alertEmail: "ops@example.com",
 };
+
+/** A partner of the user's (PARTNER_URL set): the deployment then has no simulated partner. */
+export const GIVEN_PARTNER_URL = "https://partner.example";
 
 /** Variables evaluated on first use, so that one may refer to another declared after it. */
 function lazyVariables(raw: Record<string, unknown>, scopeOf: () => Scope): Record<string, unknown> {
@@ -101,11 +112,31 @@ function scopeFor(template: RawTemplate, given: Readonly<Record<string, unknown>
   return scope;
 }
 
-/** Every module deployment and every resource of a template, modules included, for the given values. */
+/** A module parameter's value: `{ value }` as written, or what an expression yielding `{ value }` gives. */
+function parameterValue(parameter: { value: unknown } | string, scope: Scope): unknown {
+  if (typeof parameter !== "string") return evaluate(parameter.value, scope);
+  const whole = evaluate(parameter, scope);
+  if (whole instanceof Unresolved) return new Unresolved(`${whole.text}.value`);
+  return (whole as { value?: unknown }).value;
+}
+
+/** Both conditions: false when either is, the other when one is true, an Unresolved `and(...)` otherwise. */
+function both(outer: unknown, inner: unknown): unknown {
+  if (outer === false || inner === false) return false;
+  if (outer === true) return inner;
+  if (inner === true) return outer;
+  return new Unresolved(`and(${String(outer)}, ${String(inner)})`);
+}
+
+/**
+ * Every module deployment and every resource of a template, modules included, for the given values. A module
+ * whose condition is false is still expanded, its resources marked with condition false.
+ */
 export function expand(
   template: RawTemplate,
   given: Readonly<Record<string, unknown>>,
   module = "main",
+  condition: unknown = true,
 ): { deployments: Deployment[]; resources: DeployedResource[] } {
   const scope = scopeFor(template, given, module);
   const deployments: Deployment[] = [];
@@ -126,16 +157,18 @@ export function expand(
         const values = Object.fromEntries(
           Object.entries(raw.properties?.parameters ?? {}).map(([key, p]) => [
             key,
-            evaluate(p.value, itemScope),
+            parameterValue(p, itemScope),
           ]),
         );
-        const inner = expand(nested, values, name);
+        const own = raw.condition === undefined ? true : evaluate(raw.condition, itemScope);
+        const inner = expand(nested, values, name, both(condition, own));
         deployments.push(...inner.deployments);
         resources.push(...inner.resources);
         continue;
       }
       const { copy: _copy, dependsOn: _dependsOn, ...rest } = raw;
       const body = evaluate({ condition: true, ...rest }, itemScope) as Record<string, unknown>;
+      body.condition = both(condition, body.condition);
       resources.push({
         module,
         symbolicName,
@@ -149,7 +182,7 @@ export function expand(
   const outputs = Object.fromEntries(
     Object.entries(template.outputs ?? {}).map(([name, output]) => [name, evaluate(output.value, scope)]),
   );
-  deployments.unshift({ module, template, parameters: scope.parameters, outputs });
+  deployments.unshift({ module, condition, template, parameters: scope.parameters, outputs });
   return { deployments, resources };
 }
 

@@ -94,12 +94,22 @@ export const NOT_SECRET: Readonly<Record<string, string>> = {
     "Entra token that APPLICATIONINSIGHTS_AUTHENTICATION_STRING asks for",
 };
 
-/** Connection strings, keys, passwords and ARM list*() calls (which return keys) have no place here. */
+/**
+ * A Key Vault reference (`@Microsoft.KeyVault(VaultName=...;SecretName=...)`): the setting names a secret that
+ * the platform reads with the app's identity, so the secret itself is in neither the template nor the settings.
+ */
+const KEY_VAULT_REFERENCE = /^<?@Microsoft\.KeyVault\(VaultName=[^;]+;SecretName=[\w-]+\)>?$/;
+
+/**
+ * Connection strings, keys, passwords and ARM list*() calls (which return keys) have no place here; a setting
+ * whose name says it holds a secret must take it from the Key Vault.
+ */
 export function secretProblems(settings: AppSettings): string[] {
   const problems: string[] = [];
   for (const [name, value] of settings) {
     if (name in IDENTITY_FORMS) problems.push(`${name}: holds a connection string or key when set`);
-    else if (SECRET_NAME.test(name)) problems.push(`${name}: its name says it holds a secret`);
+    else if (SECRET_NAME.test(name) && !KEY_VAULT_REFERENCE.test(value))
+      problems.push(`${name}: its name says it holds a secret`);
     if (SECRET_VALUE.test(value) && !(name in NOT_SECRET)) {
       problems.push(`${name}: its value looks like a secret: ${value}`);
     }
@@ -158,6 +168,7 @@ export function coverageProblems(settings: AppSettings): string[] {
 /** Reference ids of Azure's built-in roles (learn.microsoft.com/azure/role-based-access-control/built-in-roles). */
 export const BUILT_IN_ROLES = {
   storageBlobDataOwner: "b7e6dc6d-f1e8-4753-8033-0f276bb0955b",
+  storageBlobDataContributor: "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
   storageQueueDataContributor: "974c5e8b-45b9-4653-ba55-5f855dd0fb88",
   storageTableDataContributor: "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3",
   serviceBusDataSender: "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39",
@@ -181,8 +192,8 @@ export interface RoleAssignment {
   readonly scopeName: string | undefined;
   readonly role: string;
   /**
-   * Who holds it: `app` (the Function App's identity), `storefront` (the storefront's), `deployer`, or the
-   * principal id as found.
+   * Who holds it: `app` (the Function App's identity), `storefront` (the storefront's), `partner` (the
+   * simulated partner's), `deployer`, or the principal id as found.
    */
   readonly principal: string;
   readonly principalType: string | undefined;
@@ -190,10 +201,12 @@ export interface RoleAssignment {
 
 const APP_PRINCIPAL = "function-app.outputs.principalId";
 const STOREFRONT_PRINCIPAL = "storefront.outputs.principalId";
+const PARTNER_PRINCIPAL = "partner.outputs.principalId";
 
 function principalOf(value: unknown, deployerId: string): string {
   if (moduleOutput(value) === APP_PRINCIPAL) return "app";
   if (moduleOutput(value) === STOREFRONT_PRINCIPAL) return "storefront";
+  if (moduleOutput(value) === PARTNER_PRINCIPAL) return "partner";
   if (value === deployerId) return "deployer";
   return String(value);
 }

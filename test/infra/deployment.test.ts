@@ -43,6 +43,7 @@ import {
   secretProblems,
   TRIGGERED_QUEUES,
 } from "./deployment-checks.js";
+import { PARTNER_NEEDS } from "./partner-checks.js";
 import { mayReceive, STOREFRONT_NEEDS } from "./storefront-checks.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -63,7 +64,7 @@ const DEPLOYER_NEEDS: readonly RoleNeed[] = [
   {
     scope: "Microsoft.KeyVault/vaults",
     role: BUILT_IN_ROLES.keyVaultSecretsOfficer,
-    why: "the postprovision hook writes the data-protection key ring once",
+    why: "the postprovision hook writes the data-protection key ring and the partner's access key once",
   },
 ];
 
@@ -195,7 +196,7 @@ describeCompiled("compiled template: resources", () => {
   });
 
   it("leaves no local authentication on: keys, SAS, shared keys, SQL logins, publishing credentials", () => {
-    const storage = propertiesOf(one("Microsoft.Storage/storageAccounts"));
+    const storage = propertiesOf(one("Microsoft.Storage/storageAccounts", "storage"));
     expect([storage.allowSharedKeyAccess, storage.allowBlobPublicAccess, storage.minimumTlsVersion]).toEqual([
       false,
       false,
@@ -255,9 +256,9 @@ describeCompiled("compiled template: resources", () => {
   });
 
   it("creates the deployment package and lease containers, and points the app at them", () => {
-    const containers = deployed("Microsoft.Storage/storageAccounts/blobServices/containers").map((r) =>
-      leafName(r.body.name),
-    );
+    const containers = deployed("Microsoft.Storage/storageAccounts/blobServices/containers")
+      .filter((r) => r.module === "storage")
+      .map((r) => leafName(r.body.name));
     expect(containers.sort()).toEqual(["deployment-package", "leases"]);
     expect(appSettings.get("SUPERVISOR_LEASE_CONTAINER")).toBe("leases");
     const deployment = (
@@ -328,9 +329,12 @@ describeCompiled("compiled template: app settings", () => {
     expect(settings.pipeline.agentMode).toBe("activity");
   });
 
-  it("take the data-protection key ring from the deployment's Key Vault, through a Key Vault reference", () => {
+  it("take the data-protection key ring and the partner's key from the deployment's Key Vault, by reference", () => {
     const reference = appSettings.get(DATA_PROTECTION_KEYS_SETTING) ?? "";
     expect(reference).toMatch(/^<@Microsoft\.KeyVault\(VaultName=.*;SecretName=data-protection-keys\)>$/);
+    expect(appSettings.get("PARTNER_ACCESS_KEY")).toBe(
+      reference.replace("data-protection-keys", "partner-access-key"),
+    );
     // The vault's name as the key-vault module answers it, the one vault the deployment creates.
     expect(reference).toContain("'Microsoft.Resources/deployments', 'key-vault'");
     expect(reference).toContain(".outputs.name.value");
@@ -357,7 +361,7 @@ describeCompiled("compiled template: app settings", () => {
     );
   });
 
-  it("take endpoints from the resources deployed alongside, and the partner URL from the parameter", () => {
+  it("take endpoints from the resources deployed alongside, the simulated partner's among them", () => {
     const app = deploymentOf("function-app").parameters;
     expect({
       ServiceBusConnection__fullyQualifiedNamespace: moduleOutput(app.serviceBusNamespace),
@@ -370,7 +374,9 @@ describeCompiled("compiled template: app settings", () => {
       OrdersSql__server: "sql.outputs.fullyQualifiedDomainName",
       storageAccountName: "storage.outputs.name",
     });
-    expect(appSettings.get("PARTNER_URL")).toBe(MAIN_PARAMETERS.partnerUrl);
+    expect(appSettings.get("PARTNER_URL")).toMatch(
+      /^<https:\/\/<reference\(.*'Microsoft\.Resources\/deployments', 'partner'\).*\.outputs\.defaultHostName\.value>>$/,
+    );
     expect(appSettings.get("AzureWebJobsStorage__blobServiceUri")).toBe(
       "<reference('storage').primaryEndpoints.blob>",
     );
@@ -399,7 +405,12 @@ describeCompiled("compiled template: identity and roles", () => {
 
   it("give nobody a role the code does not need", () => {
     expect(
-      excessRoles(assignments, { app: APP_NEEDS, deployer: DEPLOYER_NEEDS, storefront: STOREFRONT_NEEDS }),
+      excessRoles(assignments, {
+        app: APP_NEEDS,
+        deployer: DEPLOYER_NEEDS,
+        storefront: STOREFRONT_NEEDS,
+        partner: PARTNER_NEEDS,
+      }),
     ).toEqual([]);
   });
 
@@ -522,6 +533,8 @@ describeCompiled("compiled template: azd wiring", () => {
     );
     expect(steps).toEqual([
       "infra/scripts/create-data-protection-keys.sh",
+      "infra/scripts/create-partner-access-key.sh",
+      "infra/scripts/refresh-key-vault-references.sh",
       "infra/scripts/grant-sql-access.sh",
     ]);
     const used = steps.flatMap((step) =>

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { QUEUE_NAMES } from "../../src/config/names.js";
 import { loadStorefrontSettings, STOREFRONT_SETTINGS } from "../../storefront/settings.js";
 import { Unresolved } from "./arm-expressions.js";
-import { azdServices, packagedFiles } from "./azd-project.js";
+import { azdServices, azdVariable, packagedFiles } from "./azd-project.js";
 import {
   type DeployedResource,
   expand,
@@ -70,15 +70,18 @@ const storefrontDeployment = () => deployments.find((d) => d.module === "storefr
 const mainOutputs = () => deployments.find((d) => d.module === "main")?.outputs ?? {};
 
 describeCompiled("compiled template: the storefront's site", () => {
-  it("is one Linux web app on its own Basic plan, one instance, with its own system-assigned identity", () => {
-    const plans = inStorefront("Microsoft.Web/serverfarms");
+  it("is one Linux web app on a Basic plan of one instance (shared with the partner), with its own identity", () => {
+    const plans = resources.filter(
+      (r) => r.type === "Microsoft.Web/serverfarms" && r.module === "app-service-plan",
+    );
     expect(plans.map((p) => [p.body.kind, p.body.sku, propertiesOf(p).reserved])).toEqual([
       ["linux", { name: "B1", capacity: 1 }, true],
     ]);
+    expect(inStorefront("Microsoft.Web/serverfarms")).toEqual([]);
     expect(inStorefront("Microsoft.Web/sites")).toHaveLength(1);
     expect(site()?.body.kind).toBe("app,linux");
     expect(site()?.body.identity).toEqual({ type: "SystemAssigned" });
-    expect(String(propertiesOf(site()).serverFarmId)).toMatch(/^resourceId\(Microsoft\.Web\/serverfarms, /);
+    expect(moduleOutput(storefrontDeployment()?.parameters.planId)).toBe("app-service-plan.outputs.id");
   });
 
   it("runs Node.js 22 (the deployment's nodeVersion) always on, with a health check the storefront answers", () => {
@@ -119,7 +122,7 @@ describeCompiled("compiled template: the storefront's site", () => {
 
   it("is tagged with the App Service service of azure.yaml, and its URL is an output", () => {
     const appServices = azdServices(read("azure.yaml")).filter((s) => s.properties.host === "appservice");
-    expect(appServices.map((s) => s.name)).toEqual(["storefront"]);
+    expect(appServices.map((s) => s.name)).toEqual(["storefront", "partner"]);
     expect(site()?.body.tags).toEqual({
       "azd-env-name": MAIN_PARAMETERS.environmentName,
       "azd-service-name": "storefront",
@@ -264,10 +267,14 @@ describe("the receive check", () => {
 describe("azure.yaml and the packages azd makes", () => {
   const services = azdServices(read("azure.yaml"));
 
-  it("names the Function App and the storefront, each a TypeScript service of this folder", () => {
+  it("names the Function App, the storefront and the partner, each a TypeScript service of this folder", () => {
     expect(services.map((s) => [s.name, s.properties])).toEqual([
       ["api", { project: ".", language: "ts", host: "function" }],
       ["storefront", { project: ".", language: "ts", host: "appservice" }],
+      [
+        "partner",
+        { project: ".", language: "ts", host: "appservice", condition: azdVariable("PARTNER_URL:-true") },
+      ],
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideFault, type PartnerFaults } from "../../laptop/simulation/partner/faults.js";
+import { decideFault, type PartnerFaults } from "../../partner/faults.js";
 import {
   orderMessage,
   post,

@@ -1,10 +1,10 @@
 import { setTimeout as realDelay } from "node:timers/promises";
 import { afterEach } from "vitest";
 import { LocalPipeline } from "../../laptop/embedded/pipeline.js";
-import type { PartnerFaults } from "../../laptop/simulation/partner/faults.js";
-import type { Ledger } from "../../laptop/simulation/partner/ledger.js";
-import { type PartnerService, startPartnerService } from "../../laptop/simulation/partner/partner-service.js";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import type { PartnerFaults } from "../../partner/faults.js";
+import type { Ledger } from "../../partner/ledger.js";
+import { type PartnerService, startPartnerService } from "../../partner/partner-service.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 import { loadPipelineSettings, type PipelineSettings } from "../../src/config/settings.js";

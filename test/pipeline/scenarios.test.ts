@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideFault } from "../../laptop/simulation/partner/faults.js";
+import { decideFault } from "../../partner/faults.js";
 import {
   orderMessage,
   post,

@@ -1,4 +1,4 @@
-import { Ledger, type LedgerEvent } from "../../laptop/simulation/partner/ledger.js";
+import { Ledger, type LedgerEvent } from "../../partner/ledger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { restoreTables, snapshotTables } from "../support/database-snapshot.js";
 import { DURABLE_FIXTURE_PARTNER, type DurableFixture } from "../support/durable-fixtures.js";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { LedgerEvent } from "../../laptop/simulation/partner/ledger.js";
+import type { LedgerEvent } from "../../partner/ledger.js";
 import type { TableSnapshot } from "./database-snapshot.js";
 
 /** A run of the embedded pipeline stopped as a crash stops it: its database and the partner's books. */

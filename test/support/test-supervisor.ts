@@ -3,6 +3,7 @@ import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import type { Lease } from "../../src/ports/lease.js";
 import type { StateStore } from "../../src/ports/state-store.js";
+import type { InterruptionPolicy } from "../../src/supervisor/interruptions.js";
 import { createSupervisor } from "../../src/supervisor/supervisor.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 
@@ -16,6 +17,7 @@ export function testSupervisor(deps: {
   readonly holder?: string;
   readonly logger?: MemoryLogger;
   readonly telemetry?: Telemetry;
+  readonly interruptions?: InterruptionPolicy;
 }) {
   const logger = deps.logger ?? new MemoryLogger();
   return createSupervisor({
@@ -38,5 +40,6 @@ export function testSupervisor(deps: {
     maxPages: 5,
     leaseMs: TEST_LEASE_MS,
     ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
+    ...(deps.interruptions ? { interruptions: deps.interruptions } : {}),
   });
 }

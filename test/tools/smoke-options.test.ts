@@ -27,6 +27,7 @@ describe("npm run smoke, its flags", () => {
       timeoutSeconds: 300,
       seed: 1,
       concurrency: 4,
+      outage: null,
     });
     const options = parseSmokeOptions([
       ...["--store", "https://shop.example.net/store/", "--orders", "50", "--timeout-seconds", "30"],
@@ -38,9 +39,26 @@ describe("npm run smoke, its flags", () => {
       timeoutSeconds: 30,
       seed: -3,
       concurrency: 8,
+      outage: null,
     });
     expect(parseSmokeOptions(["--store", "http://localhost:7080"]).store).toBe("http://localhost:7080");
     expect(parseSmokeOptions(["--store", "http://[::1]:7080"]).store).toBe("http://[::1]:7080");
+  });
+
+  it("takes --outage, against npm start's operator API unless --api names another, with its key or token", () => {
+    expect(parseSmokeOptions(["--outage", "30"]).outage).toEqual({
+      seconds: 30,
+      api: "http://127.0.0.1:7071",
+    });
+    expect(
+      parseSmokeOptions([
+        ...["--outage", "3600", "--api", "https://sas-func.azurewebsites.net/", "--key", "admin-key"],
+      ]).outage,
+    ).toEqual({ seconds: 3600, api: "https://sas-func.azurewebsites.net", key: "admin-key" });
+    expect(
+      parseSmokeOptions(["--outage", "1", "--api", "http://localhost:7071", "--token", "t".repeat(16)])
+        .outage,
+    ).toEqual({ seconds: 1, api: "http://localhost:7071", token: "t".repeat(16) });
   });
 
   it.each([
@@ -64,6 +82,24 @@ describe("npm run smoke, its flags", () => {
     ],
     [["--store", "http://127.0.0.1:7080", "--order", "3"], /Unknown option '--order'/],
     [["--store"], /argument missing/],
+    [["--outage", "0"], /--outage must be an integer from 1 to 3600; got 0/],
+    [["--outage", "3601"], /--outage must be an integer from 1 to 3600; got 3601/],
+    [["--outage", "2.5"], /--outage must be an integer from 1 to 3600; got 2.5/],
+    [["--outage", "soon"], /--outage must be an integer/],
+    [["--outage"], /argument missing/],
+    [
+      ["--outage", "5", "--api", "http://func.example.net"],
+      /--api must be an https URL, or http on loopback/,
+    ],
+    [["--outage", "5", "--api", "https://user:pw@func.example.net"], /--api must not carry a user name/],
+    [
+      ["--outage", "5", "--api", "https://func.example.net/?code=x"],
+      /--api must be the operator API's base URL/,
+    ],
+    [["--outage", "5", "--key", ""], /--key must not be empty/],
+    [["--api", "http://127.0.0.1:7071"], /--api is for --outage <s>, which was not given/],
+    [["--key", "admin-key"], /--key is for --outage <s>/],
+    [["--token", "t".repeat(16)], /--token is for --outage <s>/],
   ])("refuses %j", (args, message) => {
     expect(() => parseSmokeOptions(args)).toThrow(UsageError);
     expect(() => parseSmokeOptions(args)).toThrow(message);
@@ -78,6 +114,17 @@ describe("npm run smoke, its flags", () => {
     const help = smoke(["--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toContain("--timeout-seconds <s>");
+    expect(help.stdout).toContain("--outage <s>");
+  });
+
+  it("prints the usage and exits 2 on a bad --outage, before any request", () => {
+    // Nothing listens on port 9: had the run started, it would have failed with exit 1 instead.
+    const refused = smoke(["--store", "http://127.0.0.1:9", "--orders", "20", "--outage", "0"]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^--outage must be an integer from 1 to 3600; got 0\n\nusage: npm run smoke/,
+    );
+    expect(refused.stdout).toBe("");
   });
 
   it("exits 1 naming the store when nothing answers there", () => {

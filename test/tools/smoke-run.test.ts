@@ -1,11 +1,13 @@
 /**
  * `npm run smoke` against real storefronts: one over the embedded pipeline, where every order reaches a
- * final state, and one whose orders are answered only in part, where the run fails naming the rest.
+ * final state (also when `--outage` takes the partner down mid-run through the embedded host's operator
+ * API), and one whose orders are answered only in part, where the run fails naming the rest.
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedStack } from "../../laptop/embedded/embedded-stack.js";
+import { type HttpApi, startHttpApi } from "../../laptop/embedded/http-api.js";
 import { localKeys } from "../../laptop/embedded/key-file.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
@@ -19,6 +21,8 @@ import { FINAL_STATES } from "../../tools/smoke/store-client.js";
 
 const SMOKE = join(import.meta.dirname, "../../tools/smoke/smoke.ts");
 const STATUS_QUEUE = "storefront-status";
+/** The embedded host's API token: the partner's controls need it, as the operator commands do. */
+const API_TOKEN = "smoke-test-api-token";
 
 /** The smoke command in a child process (not spawnSync: the store under test runs in this process). */
 function smoke(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -54,6 +58,7 @@ describe("npm run smoke against the storefront on the embedded pipeline", () => 
   const logger = new MemoryLogger("warn");
   let stack: Awaited<ReturnType<typeof startEmbeddedStack>>;
   let storefront: Storefront;
+  let api: HttpApi;
 
   beforeAll(async () => {
     stack = await startEmbeddedStack({
@@ -72,8 +77,16 @@ describe("npm run smoke against the storefront on the embedded pipeline", () => 
       stack.pipeline.queue(STATUS_QUEUE),
       logger,
     );
+    api = await startHttpApi({
+      port: 0,
+      logger,
+      backend: stack.pipeline.apiBackend(),
+      partner: stack.partnerControls,
+      apiToken: API_TOKEN,
+    });
   });
   afterAll(async () => {
+    await api?.close();
     await storefront?.close();
     await stack?.stop();
     db.close();
@@ -118,6 +131,72 @@ describe("npm run smoke against the storefront on the embedded pipeline", () => 
     expect(counts?.slice(1).reduce((sum, n) => sum + Number(n), 0)).toBe(5);
     expect(result.stdout).toMatch(/smoke: passed\n$/);
   }, 90_000);
+
+  it("fails, naming the refusal, when the partner cannot be taken down; the orders are still followed", async () => {
+    const lines: string[] = [];
+    const report = await runSmoke({
+      store: storefront.url,
+      orders: 2,
+      timeoutMs: 60_000,
+      seed: 4,
+      concurrency: 1,
+      pollIntervalMs: 200,
+      outage: { seconds: 5, api: api.url }, // no token
+      progress: (line) => lines.push(line),
+    });
+    expect(report.outage?.down).toBeNull();
+    expect(report.outage?.afterPlaced).toBe(1);
+    expect(report.outage?.problem).toMatch(
+      /^the partner could not be taken down: POST \/api\/partner\/outage: 401 unauthorized: /,
+    );
+    expect(lines).toEqual([`smoke: ${report.outage?.problem}`]);
+    expect(report.unfinished).toEqual([]);
+    expect(Object.keys(report.finals)).toHaveLength(2);
+    expect(report.ok).toBe(false);
+    const status = (await (await fetch(`${api.url}/api/partner`)).json()) as { outage: unknown };
+    expect(status.outage).toBeNull();
+  }, 90_000);
+
+  it("as a command with --outage 5: the partner goes down mid-run, comes back, and every order finishes", async () => {
+    const started = Date.now();
+    const result = await smoke([
+      ...["--store", storefront.url, "--orders", "20", "--outage", "5", "--timeout-seconds", "120"],
+      ...["--api", api.url, "--token", API_TOKEN],
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.status, result.stdout).toBe(0);
+    // The run lasted at least the outage: it waited for the partner to be back.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
+    const iso = "\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z";
+    // Said when it happened (after 7 of 20 orders, a third rounded up), and again in the report.
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^smoke: took the partner down for 5 s after 7 of 20 orders were placed \\(since ${iso}, until ${iso}\\)\n`,
+      ),
+    );
+    const outage = new RegExp(
+      `smoke: outage: the partner was down for 5 s after 7 of 20 orders were placed \\(since (${iso}), until (${iso})\\), answering again at (${iso}); (\\d+) orders reached a final state after it was due back`,
+    ).exec(result.stdout);
+    expect(outage, result.stdout).not.toBeNull();
+    const [, since, until, back, after] = outage ?? [];
+    expect(Date.parse(until ?? "") - Date.parse(since ?? "")).toBe(5_000);
+    // Read back up as soon as it was due (the command reads once a second), not once the orders were done.
+    expect(Date.parse(back ?? "")).toBeGreaterThanOrEqual(Date.parse(until ?? "") - 1_000);
+    expect(Date.parse(back ?? "")).toBeLessThan(Date.parse(until ?? "") + 3_000);
+    expect(Number(after)).toBeGreaterThan(0);
+    expect(result.stdout).toMatch(/all 20 reached a final state in [\d.]+ s: Processed \d+/);
+    expect(result.stdout).toMatch(/smoke: passed\n$/);
+    // The partner refused calls meanwhile, and journaled both changes.
+    expect((await stack.partner?.ledger())?.outageRefusals).toBeGreaterThan(0);
+    const status = (await (await fetch(`${api.url}/api/partner`)).json()) as {
+      outage: unknown;
+      changes: { change: string; by: string; until?: string }[];
+    };
+    expect(status.outage).toBeNull();
+    expect(status.changes.filter((change) => change.by === "operator")).toEqual([
+      expect.objectContaining({ change: "outage", until }),
+    ]);
+  }, 180_000);
 });
 
 /**

@@ -1,7 +1,8 @@
 /**
  * `npm start`'s storefront passes `npm run smoke`: the embedded host in a child process as a user runs
  * it (the partner's default faults on), 50 orders placed through the storefront and followed to a final
- * state, the smoke command in a process of its own.
+ * state, the smoke command in a process of its own; then 20 more with the partner taken down for 5 s
+ * through the host's operator API (`--outage`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
@@ -55,7 +56,7 @@ function stop(child: ChildProcess) {
 }
 
 describe("npm start's storefront", () => {
-  it("passes npm run smoke with 50 orders", async () => {
+  it("passes npm run smoke with 50 orders, and with 20 and the partner down for 5 s", async () => {
     const host = run([
       ...["laptop/cli/main.ts", "start", "--port", "0", "--store-port", "0"],
       ...["--data", ":memory:", "--demo-orders", "0"],
@@ -75,6 +76,18 @@ describe("npm start's storefront", () => {
           smoke.output.stdout,
         );
       expect(counts?.slice(1).reduce((sum, n) => sum + Number(n), 0)).toBe(50);
+
+      const [, apiUrl] = /serving (http:\/\/[\d.]+:\d+):/.exec(host.output.stdout) ?? [];
+      const outage = run([
+        ...["tools/smoke/smoke.ts", "--store", storeUrl ?? "", "--orders", "20", "--outage", "5"],
+        ...["--api", apiUrl ?? "", "--timeout-seconds", "240", "--concurrency", "8"],
+      ]);
+      expect(await outage.exited, outage.output.stdout).toBe(0);
+      expect(outage.output.stdout).toMatch(/^smoke: took the partner down for 5 s after 7 of 20 orders/);
+      expect(outage.output.stdout).toMatch(
+        /smoke: outage: the partner was down for 5 s after 7 of 20 orders were placed \(since .+\), answering again at /,
+      );
+      expect(outage.output.stdout).toContain("smoke: all 20 reached a final state");
     } finally {
       stop(host.child);
     }

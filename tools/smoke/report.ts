@@ -1,7 +1,10 @@
 import type { SmokeReport } from "./run-smoke.js";
 import { FINAL_STATES } from "./store-client.js";
 
-/** The report's lines: what was placed, the count of each final state and the time, then what failed. */
+/**
+ * The report's lines: what was placed, the count of each final state and the time, the partner's
+ * outage (with --outage), then what failed.
+ */
 export function formatReport(report: SmokeReport): string {
   const lines: string[] = [];
   if (report.placed.length > 0 || report.placementErrors.length > 0) {
@@ -20,6 +23,17 @@ export function formatReport(report: SmokeReport): string {
         : `${finished} of ${report.placed.length} reached a final state within ${seconds(report.seconds)}`;
     lines.push(`smoke: ${reached}: ${counts}`);
   }
+  const outage = report.outage;
+  if (outage?.down) {
+    const back =
+      outage.backAt === null
+        ? "not read back up"
+        : `answering again at ${outage.backAt}; ${outage.finishedAfter} orders reached a final state after it was due back`;
+    lines.push(
+      `smoke: outage: the partner was down for ${outage.seconds} s after ${outage.afterPlaced} of ${report.requested} orders were placed (since ${outage.down.since}, until ${outage.down.until}), ${back}`,
+    );
+  }
+  if (outage?.problem) lines.push(`smoke: ${outage.problem}`);
   if (report.unfinished.length > 0) {
     lines.push(`smoke: ${report.unfinished.length} orders without a final state (order, last state read):`);
     for (const { orderId, state } of report.unfinished) lines.push(`  ${orderId} ${state}`);

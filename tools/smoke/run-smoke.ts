@@ -1,4 +1,6 @@
 import { randomCarts } from "./carts.js";
+import type { OutageOptions } from "./options.js";
+import { messageOf, type OutageReport, RunOutage } from "./outage.js";
 import { isFinal, StoreClient } from "./store-client.js";
 
 export interface SmokeRun {
@@ -9,6 +11,13 @@ export interface SmokeRun {
   readonly concurrency: number;
   /** The pause between two rounds of reading the orders' states (default 1 s). */
   readonly pollIntervalMs?: number;
+  /**
+   * Take the partner down once a third of the orders are placed (rounded up); the orders then have
+   * `timeoutMs` plus the outage to reach a final state.
+   */
+  readonly outage?: OutageOptions | null;
+  /** Told at once what happens mid-run (the outage); default: nowhere. */
+  readonly progress?: (line: string) => void;
 }
 
 export interface SmokeReport {
@@ -28,6 +37,8 @@ export interface SmokeReport {
   readonly seconds: number;
   /** Why the store could not be used at all (its catalogue unreadable), or the last failed read. */
   readonly problem: string | null;
+  /** With `outage`: what it came to; null without. */
+  readonly outage: OutageReport | null;
   readonly ok: boolean;
 }
 
@@ -38,27 +49,39 @@ const IDS_PER_READ = 25;
  * Places `orders` orders through the storefront's HTTP API (a seeded random cart each, `concurrency`
  * at a time), then reads their states by polling `GET /api/orders?ids=` until every one is final or
  * the time is up. Polling, rather than each order's event stream, holds no connection open, which
- * proxies in front of a deployed storefront may cut.
+ * proxies in front of a deployed storefront may cut. With `outage`, the partner is taken down once a
+ * third of the orders are placed, and read back up once it is due back, before the run ends.
  */
 export async function runSmoke(run: SmokeRun): Promise<SmokeReport> {
   const client = new StoreClient(run.store);
   const started = performance.now();
-  const deadline = started + run.timeoutMs;
+  const deadline = started + run.timeoutMs + (run.outage ? run.outage.seconds * 1000 : 0);
   const base = { store: run.store, seed: run.seed, requested: run.orders };
+  const pollIntervalMs = run.pollIntervalMs ?? 1_000;
+  const outage = run.outage ? new RunOutage(run.outage, run.progress ?? (() => {})) : undefined;
   let skus: string[];
   try {
     skus = await client.skus();
   } catch (error) {
     return failedBeforePlacing(base, started, `the store could not be used: ${messageOf(error)}`);
   }
+  const outageAt = Math.ceil(run.orders / 3);
   const placing = await placeOrders(
     client,
     randomCarts(skus, run.orders, run.seed),
     run.concurrency,
     deadline,
+    (attempted, placed) => {
+      if (attempted >= outageAt) outage?.start(placed, run.orders);
+    },
   );
   const placingSeconds = secondsSince(started);
-  const followed = await followOrders(client, placing.placed, deadline, run.pollIntervalMs ?? 1_000);
+  // The partner is read back up as soon as it is due, while the orders are followed.
+  const [followed] = await Promise.all([
+    followOrders(client, placing.placed, deadline, pollIntervalMs),
+    outage?.confirmOver(deadline, pollIntervalMs),
+  ]);
+  const outageReport = outage ? outage.report(followed.finalReadAt) : null;
   const unfinished = placing.placed
     .filter((orderId) => !followed.finals.has(orderId))
     .map((orderId) => ({ orderId, state: followed.lastSeen.get(orderId) ?? "unknown" }));
@@ -73,7 +96,12 @@ export async function runSmoke(run: SmokeRun): Promise<SmokeReport> {
       ((unfinished.length === 0 ? followed.lastFinalAt : undefined) ?? performance.now()) / 1000 -
       started / 1000,
     problem: unfinished.length > 0 ? followed.lastReadError : null,
-    ok: placing.errors.length === 0 && unfinished.length === 0 && placing.placed.length === run.orders,
+    outage: outageReport,
+    ok:
+      placing.errors.length === 0 &&
+      unfinished.length === 0 &&
+      placing.placed.length === run.orders &&
+      (outageReport === null || outageReport.problem === null),
   };
 }
 
@@ -92,20 +120,27 @@ function failedBeforePlacing(
     unfinished: [],
     seconds,
     problem,
+    outage: null,
     ok: false,
   };
 }
 
-/** Checkout of each cart, at most `concurrency` at a time; a refused order is not retried (it would be a new one). */
+/**
+ * Checkout of each cart, at most `concurrency` at a time; a refused order is not retried (it would be
+ * a new one). `attempted` hears the count of checkouts answered and of orders placed after each one.
+ */
 async function placeOrders(
   client: StoreClient,
   carts: readonly { sku: string; quantity: number }[][],
   concurrency: number,
   deadline: number,
+  attempted: (attempts: number, placed: number) => void,
 ): Promise<{ placed: string[]; errors: string[] }> {
   const ids: (string | undefined)[] = new Array(carts.length);
   const errors: string[] = [];
   let next = 0;
+  let attempts = 0;
+  let placed = 0;
   const worker = async () => {
     for (let index = next++; index < carts.length; index = next++) {
       if (performance.now() > deadline) {
@@ -114,9 +149,11 @@ async function placeOrders(
       }
       try {
         ids[index] = await client.placeOrder(carts[index] ?? []);
+        placed += 1;
       } catch (error) {
         errors.push(`order ${index + 1}: ${messageOf(error)}`);
       }
+      attempted(++attempts, placed);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, carts.length) }, worker));
@@ -125,6 +162,8 @@ async function placeOrders(
 
 interface Followed {
   readonly finals: Map<string, string>;
+  /** When each final state was first read (performance clock). */
+  readonly finalReadAt: Map<string, number>;
   readonly lastSeen: Map<string, string>;
   readonly lastFinalAt: number | undefined;
   readonly lastReadError: string | null;
@@ -138,6 +177,7 @@ async function followOrders(
   pollIntervalMs: number,
 ): Promise<Followed> {
   const finals = new Map<string, string>();
+  const finalReadAt = new Map<string, number>();
   const lastSeen = new Map<string, string>();
   let lastFinalAt: number | undefined;
   let lastReadError: string | null = null;
@@ -150,6 +190,7 @@ async function followOrders(
           if (isFinal(order.state) && !finals.has(order.orderId)) {
             finals.set(order.orderId, order.state);
             lastFinalAt = performance.now();
+            finalReadAt.set(order.orderId, lastFinalAt);
           }
         }
       } catch (error) {
@@ -161,17 +202,9 @@ async function followOrders(
     if (finals.size === orderIds.length || remaining <= 0) break;
     await new Promise((resolve) => setTimeout(resolve, Math.min(pollIntervalMs, remaining)));
   }
-  return { finals, lastSeen, lastFinalAt, lastReadError };
+  return { finals, finalReadAt, lastSeen, lastFinalAt, lastReadError };
 }
 
 function secondsSince(started: number): number {
   return (performance.now() - started) / 1000;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }

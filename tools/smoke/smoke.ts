@@ -1,7 +1,8 @@
 /**
- * `npm run smoke -- --store <url> [--orders <n>] [--timeout-seconds <s>]`: places orders through a
- * storefront (local or deployed) and waits for each to reach a final state. Exit 0 when all did, 1 when
- * one did not or the store could not be used, 2 on a bad command line.
+ * `npm run smoke -- --store <url> [--orders <n>] [--timeout-seconds <s>] [--outage <s>]`: places orders
+ * through a storefront (local or deployed) and waits for each to reach a final state, with --outage
+ * taking the partner down mid-run. Exit 0 when all did, 1 when one did not, the store could not be
+ * used or the outage did not happen, 2 on a bad command line.
  */
 import { parseSmokeOptions, type SmokeOptions, USAGE, UsageError } from "./options.js";
 import { formatReport } from "./report.js";
@@ -20,7 +21,11 @@ async function main(args: readonly string[]): Promise<number> {
     process.stderr.write(`${error.message}\n\n${USAGE}\n`);
     return 2;
   }
-  const report = await runSmoke({ ...options, timeoutMs: options.timeoutSeconds * 1000 });
+  const report = await runSmoke({
+    ...options,
+    timeoutMs: options.timeoutSeconds * 1000,
+    progress: (line) => process.stdout.write(`${line}\n`),
+  });
   process.stdout.write(formatReport(report));
   return report.ok ? 0 : 1;
 }

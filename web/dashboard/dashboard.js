@@ -3,9 +3,11 @@
  * flight, shows the rest of GET /api/stats (the oldest Pending order's wait, dead-lettered and parked
  * messages, the Supervisor's last scan, orders finished per minute), lists the orders that need
  * attention (Error, CompensationFailed, Processing past their deadline), shows one order's timeline
- * from its history, and resubmits or compensates it after asking who and why. No framework and no
- * build step: plain DOM code, every value written as text. In Azure the page passes on the function key
- * it was opened with (?code=), and asks for the admin key (or, on the embedded host, the API token)
+ * from its history, and resubmits or compensates it after asking who and why. Its Partner panel shows
+ * the simulated partner's fault rates, a running outage with a countdown and the recent control changes
+ * (GET /api/partner), and sets the rates, takes the partner down or brings it back. No framework and
+ * no build step: plain DOM code, every value written as text. In Azure the page passes on the function
+ * key it was opened with (?code=), and sends the admin key (or, on the embedded host, the API token)
  * with each command. Loaded as a module by index.html.
  */
 const $ = (id) => document.getElementById(id);
@@ -174,14 +176,19 @@ function ask(command) {
   $("operator").focus();
 }
 
-async function confirm(event) {
-  event.preventDefault();
+/** A command's headers: the admin key for the Functions host, or the embedded host's API token. */
+function commandHeaders(secret) {
   const headers = { "Content-Type": "application/json" };
-  const secret = $("secret").value;
   if (secret) {
     headers["x-functions-key"] = secret;
     headers.Authorization = `Bearer ${secret}`;
   }
+  return headers;
+}
+
+async function confirm(event) {
+  event.preventDefault();
+  const headers = commandHeaders($("secret").value);
   const response = await fetch(`/api/orders/${encodeURIComponent(selected)}/${pendingCommand}`, {
     method: "POST",
     headers,
@@ -197,11 +204,166 @@ async function confirm(event) {
   await refresh();
 }
 
+const RATES = ["transient", "permanent", "slow", "lostReply"];
+const RATE_NAMES = { transient: "transient", permanent: "permanent", slow: "slow", lostReply: "lost reply" };
+const CHANGE_NAMES = { faults: "Fault rates set", outage: "Taken down", recovered: "Brought back" };
+/** Once the operator edits a rate, the refreshes stop overwriting the form until it is sent. */
+let ratesEdited = false;
+let outageUntil = null;
+/** Counts the commands answered, so that a read started before one does not show the older state after it. */
+let commandsAnswered = 0;
+let commandRunning = false;
+
+/** Written only when it changes, so that a screen reader hears the live status once. */
+function setStatus(text) {
+  if ($("partner-status").textContent !== text) $("partner-status").textContent = text;
+}
+
+/** A refused request as the panel shows it: the status, then the host's or the partner's reason. */
+function refusal(status, answer) {
+  const reason = [answer.error, answer.message].filter(Boolean).join(": ");
+  return `${status}${reason ? ` ${reason}` : ""}`;
+}
+
+/** The partner's state, or why it cannot be shown; never throws, so the rest of the page refreshes on. */
+async function refreshPartner() {
+  let response;
+  let answer;
+  const before = commandsAnswered;
+  try {
+    response = await fetch("/api/partner", { headers: readHeaders });
+    answer = await response.json().catch(() => ({}));
+  } catch (error) {
+    setStatus(`Could not read the partner: ${error.message}`);
+    return;
+  }
+  if (before !== commandsAnswered || commandRunning) return;
+  if (response.status === 200) showPartner(answer);
+  else if (!showNoControls(response.status, answer)) {
+    setStatus(`Could not read the partner: ${refusal(response.status, answer)}`);
+  }
+}
+
+/** A real partner has no control API: the panel says so and offers no controls. */
+function showNoControls(status, answer) {
+  if (status !== 404 || answer.error !== "no-partner-controls") return false;
+  $("partner-controls").hidden = true;
+  $("partner-countdown").hidden = true;
+  outageUntil = null;
+  setStatus(
+    `This partner has no controls: its fault rates and outages cannot be set from here. ${answer.message || ""}`.trim(),
+  );
+  return true;
+}
+
+function showPartner(state) {
+  $("partner-controls").hidden = false;
+  outageUntil = state.outage ? state.outage.until : null;
+  setStatus(
+    state.outage
+      ? `Down since ${state.outage.since}: every call is refused until ${state.outage.until}.`
+      : `Up: calls are answered, with the fault rates below (slow calls wait ${state.slowMs} ms).`,
+  );
+  showCountdown();
+  for (const rate of RATES) {
+    $(`partner-rate-${rate}`).textContent = String(state.faults[rate]);
+    if (!ratesEdited) $(`rate-${rate}`).value = String(state.faults[rate]);
+  }
+  const body = $("partner-changes");
+  body.replaceChildren();
+  for (const change of [...state.changes].reverse()) {
+    const row = document.createElement("tr");
+    row.dataset.change = change.change;
+    cell(row, change.at);
+    cell(row, CHANGE_NAMES[change.change] || change.change);
+    cell(row, change.by);
+    cell(row, describeChange(change));
+    body.appendChild(row);
+  }
+  $("partner-changes-empty").hidden = state.changes.length > 0;
+}
+
+function describeChange(change) {
+  if (change.change === "faults" && change.faults) {
+    return RATES.map((rate) => `${RATE_NAMES[rate]} ${change.faults[rate]}`).join(", ");
+  }
+  return change.change === "outage" && change.until ? `until ${change.until}` : "";
+}
+
+/** The seconds left of a running outage, by this browser's clock, updated every second. */
+function showCountdown() {
+  const countdown = $("partner-countdown");
+  countdown.hidden = outageUntil === null;
+  if (outageUntil === null) return;
+  const left = Math.ceil((Date.parse(outageUntil) - Date.now()) / 1000);
+  countdown.textContent =
+    left > 0 ? `Back in ${age(left * 1000)}.` : "The outage is over; the partner is answering again.";
+}
+
+/** Sends one change to the operator API; the partner's new state on success, its reason otherwise. */
+async function partnerCommand(method, path, body) {
+  if (commandRunning) return false;
+  commandRunning = true;
+  $("partner-error").textContent = "";
+  try {
+    const response = await fetch(path, {
+      method,
+      headers: commandHeaders($("partner-secret").value),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const answer = await response.json().catch(() => ({}));
+    commandsAnswered += 1;
+    if (response.status === 200) {
+      showPartner(answer);
+      return true;
+    }
+    if (!showNoControls(response.status, answer)) {
+      $("partner-error").textContent = `Refused: ${refusal(response.status, answer)}`;
+    }
+  } catch (error) {
+    $("partner-error").textContent = `Could not reach the host: ${error.message}`;
+  } finally {
+    commandRunning = false;
+  }
+  return false;
+}
+
+async function setFaults(event) {
+  event.preventDefault();
+  const faults = Object.fromEntries(RATES.map((rate) => [rate, Number($(`rate-${rate}`).value)]));
+  if (await partnerCommand("POST", "/api/partner/faults", faults)) {
+    ratesEdited = false;
+  }
+}
+
+function takeDown(event) {
+  event.preventDefault();
+  const seconds = Number($("outage-seconds").value);
+  void partnerCommand("POST", "/api/partner/outage", { seconds });
+}
+
+function nameTakeDown() {
+  const seconds = $("outage-seconds").value;
+  $("partner-take-down").textContent = `Take the partner down for ${seconds || "N"} seconds`;
+}
+
+function startPartnerPanel() {
+  $("partner-faults-form").addEventListener("input", () => (ratesEdited = true));
+  $("partner-faults-form").addEventListener("submit", (event) => void setFaults(event));
+  $("partner-outage-form").addEventListener("submit", takeDown);
+  $("outage-seconds").addEventListener("input", nameTakeDown);
+  $("partner-recover").addEventListener("click", () => partnerCommand("DELETE", "/api/partner/outage"));
+  refreshPartner();
+  setInterval(refreshPartner, 2000);
+  setInterval(showCountdown, 1000);
+}
+
 function start() {
   $("resubmit").addEventListener("click", () => ask("resubmit"));
   $("compensate").addEventListener("click", () => ask("compensate"));
   $("confirm-cancel").addEventListener("click", () => $("confirm").close());
   $("confirm-form").addEventListener("submit", (event) => void confirm(event));
+  startPartnerPanel();
   refresh();
   setInterval(refresh, 2000);
 }

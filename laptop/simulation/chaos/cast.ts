@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import type { PartnerFaults } from "../../../partner/faults.js";
 import type { Environment } from "../../../src/config/settings.js";
-import type { PartnerFaults } from "../partner/faults.js";
 import { PARTNER_LEDGER } from "./chaos-evidence.js";
 import { HOST_READY, PARTNER_READY, type SasProcess, startSas } from "./child-processes.js";
 

@@ -1,7 +1,7 @@
+import type { PartnerLedger } from "../../../partner/ledger.js";
+import { EFFECT_OPERATIONS } from "../../../partner/operations.js";
 import { isTerminal, type StateRecord } from "../../../src/domain/state-record.js";
 import { checkInvariants, type InvariantInput } from "../oracles/invariants.js";
-import type { PartnerLedger } from "../partner/ledger.js";
-import { EFFECT_OPERATIONS } from "../partner/operations.js";
 
 /** What a chaos run is judged on: read from the host's database and the partner's ledger file. */
 export interface ChaosEvidence extends Omit<InvariantInput, "submitted"> {

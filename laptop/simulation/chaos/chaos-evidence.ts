@@ -1,4 +1,6 @@
 import { join } from "node:path";
+import type { PartnerLedger } from "../../../partner/ledger.js";
+import { openLedgerFile } from "../../../partner/ledger-file.js";
 import { SystemClock } from "../../../src/adapters/clock/system-clock.js";
 import { openDatabase } from "../../../src/adapters/sqlite/database.js";
 import { SqliteMessageQueue } from "../../../src/adapters/sqlite/sqlite-message-queue.js";
@@ -7,8 +9,6 @@ import type { StateRecord } from "../../../src/domain/state-record.js";
 import { EMBEDDED_SYNCHRONOUS } from "../../embedded/embedded-stack.js";
 import { QUEUES } from "../../embedded/pipeline.js";
 import { type AuditedWrite, auditedWrites, enableStateAudit } from "../oracles/state-audit.js";
-import type { PartnerLedger } from "../partner/ledger.js";
-import { openLedgerFile } from "../partner/ledger-file.js";
 
 export const HOST_DATABASE = "sas.sqlite";
 export const PARTNER_LEDGER = "partner-ledger.sqlite";

@@ -1,4 +1,4 @@
-import type { PartnerFaults } from "../partner/faults.js";
+import type { PartnerFaults } from "../../../partner/faults.js";
 
 /** What a chaos run and a soak share. */
 export interface RunOptions {

@@ -1,7 +1,7 @@
+import type { EffectEntry, PartnerLedger } from "../../../partner/partner-service.js";
 import { isTerminal, type StateRecord } from "../../../src/domain/state-record.js";
 import { TRANSITIONS } from "../../../src/domain/transitions.js";
 import { workflowOf } from "../../../src/domain/workflow.js";
-import type { EffectEntry, PartnerLedger } from "../partner/partner-service.js";
 import type { AuditedWrite } from "./state-audit.js";
 
 export interface InvariantInput {
@@ -135,6 +135,9 @@ function illegalWrite({ before, after }: AuditedWrite): string | undefined {
     if (rule.fence === "unlocked") return before.lockedBy === null;
     if (rule.command === "releaseClaim")
       return after.lastErrorCode === "StartFailed" && before.lockedBy !== null;
+    // A deferral for an open circuit breaker says so; anything else leaving Processing early is not one.
+    if (rule.command === "defer" && rule.from === "Processing")
+      return after.lastErrorCode === "PartnerUnavailable" && before.lockedBy !== null;
     if (rule.fence === "owner")
       return before.lockedBy !== null && (after.lockedBy === before.lockedBy || after.lockedBy === null);
     return (

@@ -2,10 +2,11 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import type { PartnerControlState } from "../../../partner/control-contract.js";
+import type { PartnerFaults } from "../../../partner/faults.js";
+import { type LedgerData, ledgerView, type PartnerLedger } from "../../../partner/ledger.js";
 import type { LogLevel, LogLine } from "../../../src/adapters/logging/json-logger.js";
 import type { Logger } from "../../../src/ports/logger.js";
-import type { PartnerFaults } from "./faults.js";
-import { type LedgerData, ledgerView, type PartnerLedger } from "./ledger.js";
 
 /** The simulated partner running on its own thread, as a remote service runs on its own machine. */
 export interface PartnerThread {
@@ -13,12 +14,22 @@ export interface PartnerThread {
   readonly url: string;
   ledger(): Promise<PartnerLedger>;
   setFaults(faults: Partial<PartnerFaults>): Promise<void>;
+  /** What the partner's `GET /control` answers. */
+  control(): Promise<PartnerControlState>;
+  /** As `POST /control/faults`: merged over the current rates; rejects with a RangeError naming a wrong rate. */
+  changeFaults(faults: Partial<PartnerFaults>): Promise<PartnerControlState>;
+  /** As `POST /control/outage`; rejects with a RangeError for seconds out of 1 to 86,400. */
+  startOutage(seconds: number): Promise<PartnerControlState>;
+  /** As `DELETE /control/outage`. */
+  endOutage(): Promise<PartnerControlState>;
   reset(): Promise<void>;
   /** Stops the service (dropping pending slow answers) and ends the thread. */
   close(): Promise<void>;
 }
 
 export interface PartnerThreadOptions {
+  /** The key every request but `GET /health` must carry in `x-partner-key`; default none: open to all. */
+  readonly accessKey?: string;
   readonly faults?: Partial<PartnerFaults>;
   readonly seed?: number;
   readonly slowMs?: number;
@@ -30,6 +41,7 @@ export interface PartnerThreadOptions {
 }
 
 export interface PartnerWorkerData {
+  readonly accessKey?: string;
   readonly faults?: Partial<PartnerFaults>;
   readonly seed?: number;
   readonly slowMs?: number;
@@ -41,6 +53,10 @@ export interface PartnerWorkerData {
 export type PartnerThreadRequest =
   | { readonly type: "ledger"; readonly id: number }
   | { readonly type: "setFaults"; readonly id: number; readonly faults: Partial<PartnerFaults> }
+  | { readonly type: "control"; readonly id: number }
+  | { readonly type: "changeFaults"; readonly id: number; readonly faults: Partial<PartnerFaults> }
+  | { readonly type: "startOutage"; readonly id: number; readonly seconds: number }
+  | { readonly type: "endOutage"; readonly id: number }
   | { readonly type: "reset"; readonly id: number }
   | { readonly type: "close"; readonly id: number };
 
@@ -48,6 +64,11 @@ export type PartnerWorkerMessage =
   | { readonly type: "started"; readonly url: string }
   | { readonly type: "log"; readonly lines: readonly LogLine[] }
   | { readonly type: "ledger"; readonly id: number; readonly data: LedgerData }
+  | { readonly type: "control"; readonly id: number; readonly state: PartnerControlState }
+  /** A request the partner refused: a RangeError's message (a wrong rate or outage length). */
+  | { readonly type: "refused"; readonly id: number; readonly message: string }
+  /** A change the partner could not make, such as one its books could not keep. */
+  | { readonly type: "failed"; readonly id: number; readonly message: string }
   | { readonly type: "done"; readonly id: number };
 
 /**
@@ -57,15 +78,7 @@ export type PartnerWorkerMessage =
  * `startPartnerService` in their own thread instead.
  */
 export async function startPartnerThread(options: PartnerThreadOptions): Promise<PartnerThread> {
-  const data: PartnerWorkerData = {
-    logLevel: options.logLevel ?? "info",
-    ...(options.faults ? { faults: options.faults } : {}),
-    ...(options.seed !== undefined ? { seed: options.seed } : {}),
-    ...(options.slowMs !== undefined ? { slowMs: options.slowMs } : {}),
-    ...(options.host ? { host: options.host } : {}),
-    ...(options.port !== undefined ? { port: options.port } : {}),
-  };
-  const worker = startWorker(data);
+  const worker = startWorker(workerDataOf(options));
   const replies = new Map<number, (message: PartnerWorkerMessage) => void>();
   let nextId = 0;
   let failure: Error | undefined;
@@ -94,7 +107,7 @@ export async function startPartnerThread(options: PartnerThreadOptions): Promise
     });
   });
 
-  const ask = (request: Omit<PartnerThreadRequest, "id">): Promise<PartnerWorkerMessage> =>
+  const ask: Ask = (request) =>
     new Promise((resolve, reject) => {
       if (failure) return reject(failure);
       if (ended) return reject(new Error("the partner thread has ended"));
@@ -102,7 +115,27 @@ export async function startPartnerThread(options: PartnerThreadOptions): Promise
       replies.set(id, resolve);
       worker.postMessage({ ...request, id } as PartnerThreadRequest);
     });
+  return threadControls(url, worker, ask);
+}
 
+/** A request to the thread before it is given its id. */
+type Ask = (
+  request: PartnerThreadRequest extends infer R ? (R extends unknown ? Omit<R, "id"> : never) : never,
+) => Promise<PartnerWorkerMessage>;
+
+function workerDataOf(options: PartnerThreadOptions): PartnerWorkerData {
+  return {
+    logLevel: options.logLevel ?? "info",
+    ...(options.accessKey !== undefined ? { accessKey: options.accessKey } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.slowMs !== undefined ? { slowMs: options.slowMs } : {}),
+    ...(options.host ? { host: options.host } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+  };
+}
+
+function threadControls(url: string, worker: Worker, ask: Ask): PartnerThread {
   let closed: Promise<void> | undefined;
   return {
     url,
@@ -112,8 +145,12 @@ export async function startPartnerThread(options: PartnerThreadOptions): Promise
       return ledgerView(reply.data);
     },
     setFaults: async (faults) => {
-      await ask({ type: "setFaults", faults } as Omit<PartnerThreadRequest, "id">);
+      await ask({ type: "setFaults", faults });
     },
+    control: () => controlOf(ask({ type: "control" })),
+    changeFaults: (faults) => controlOf(ask({ type: "changeFaults", faults })),
+    startOutage: (seconds) => controlOf(ask({ type: "startOutage", seconds })),
+    endOutage: () => controlOf(ask({ type: "endOutage" })),
     reset: async () => {
       await ask({ type: "reset" });
     },
@@ -127,6 +164,14 @@ export async function startPartnerThread(options: PartnerThreadOptions): Promise
       return closed;
     },
   };
+}
+
+async function controlOf(reply: Promise<PartnerWorkerMessage>): Promise<PartnerControlState> {
+  const message = await reply;
+  if (message.type === "refused") throw new RangeError(message.message);
+  if (message.type === "failed") throw new Error(`the partner could not make the change: ${message.message}`);
+  if (message.type !== "control") throw new Error("the partner thread ended before answering");
+  return message.state;
 }
 
 function forward(logger: Logger, lines: readonly LogLine[]): void {

@@ -3,9 +3,9 @@
  * partner-thread.ts): the same service, on real time, with its log lines sent to the host in batches.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { type PartnerControlState, startPartnerService } from "../../../partner/partner-service.js";
 import { SystemClock } from "../../../src/adapters/clock/system-clock.js";
 import { JsonLogger, type LogLine } from "../../../src/adapters/logging/json-logger.js";
-import { startPartnerService } from "./partner-service.js";
 import type { PartnerThreadRequest, PartnerWorkerData, PartnerWorkerMessage } from "./partner-thread.js";
 
 const LOG_BATCH_MS = 50;
@@ -40,6 +40,18 @@ port.on("message", (request: PartnerThreadRequest) => {
       partner.setFaults(request.faults);
       send({ type: "done", id: request.id });
       return;
+    case "control":
+      send({ type: "control", id: request.id, state: partner.control() });
+      return;
+    case "changeFaults":
+      answerControl(request.id, partner.changeFaults(request.faults));
+      return;
+    case "startOutage":
+      answerControl(request.id, partner.startOutage(request.seconds));
+      return;
+    case "endOutage":
+      answerControl(request.id, partner.endOutage());
+      return;
     case "reset":
       partner.reset();
       send({ type: "done", id: request.id });
@@ -54,3 +66,16 @@ port.on("message", (request: PartnerThreadRequest) => {
   }
 });
 send({ type: "started", url: partner.url });
+
+/** Sends the control state once the change is made, or why it was refused (a wrong rate or outage length). */
+function answerControl(id: number, change: Promise<PartnerControlState>): void {
+  change.then(
+    (state) => send({ type: "control", id, state }),
+    (error: unknown) =>
+      send(
+        error instanceof RangeError
+          ? { type: "refused", id, message: error.message }
+          : { type: "failed", id, message: String(error) },
+      ),
+  );
+}

@@ -208,4 +208,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 11,
+    description: "the circuit breaker of each partner operation, shared by every Agent",
+    sql: `
+      CREATE TABLE breakers (
+        operation TEXT PRIMARY KEY,
+        version   INTEGER NOT NULL,
+        state     TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

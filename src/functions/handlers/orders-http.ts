@@ -101,7 +101,7 @@ function statsReadings(services: AzureServices): StatsReadings {
 }
 
 /** The body, or undefined when it is longer than `maxBytes` (by its Content-Length, before it is read). */
-async function bodyOf(request: HttpRequest, maxBytes: number): Promise<string | undefined> {
+export async function bodyOf(request: HttpRequest, maxBytes: number): Promise<string | undefined> {
   if (Number(request.headers.get("content-length") ?? 0) > maxBytes) return undefined;
   const text = await request.text();
   return Buffer.byteLength(text) > maxBytes ? undefined : text;
@@ -116,7 +116,7 @@ function orderSegment(request: HttpRequest, fromEnd: number): string {
   return segments[segments.length - fromEnd] ?? "";
 }
 
-function toResponse(answer: ApiAnswer): HttpResponseInit {
+export function toResponse(answer: ApiAnswer): HttpResponseInit {
   return {
     status: answer.status,
     jsonBody: answer.body,

@@ -15,6 +15,8 @@ export function createTimerHandlers(
   },
 ) {
   const pipeline = services.settings.pipeline;
+  // The durable client of the invocation that runs the scan; the lease lets one scan run at a time.
+  let durable: DurableClient | undefined;
   const scan = createSupervisor({
     states: services.states,
     lease: services.lease,
@@ -29,6 +31,11 @@ export function createTimerHandlers(
     maxPages: pipeline.supervisorMaxPages,
     leaseMs: pipeline.supervisorLeaseMs,
     telemetry: telemetryOf(services),
+    interruptions: {
+      lookup: async (instanceId) => durable?.getStatus(instanceId),
+      lateTimerMs: pipeline.lateTimerMs,
+      extensionMs: pipeline.attemptTimeoutMs,
+    },
   });
   const supervisor = journaledScan(scan, {
     journal: services.scanJournal,
@@ -40,8 +47,13 @@ export function createTimerHandlers(
     async runStarter(_timer: unknown, context: InvocationContext): Promise<void> {
       await deps.nudgeStarter(deps.durableOf(context));
     },
-    async runSupervisor(): Promise<void> {
-      await supervisor();
+    async runSupervisor(_timer: unknown, context: InvocationContext): Promise<void> {
+      durable = deps.durableOf(context);
+      try {
+        await supervisor();
+      } finally {
+        durable = undefined;
+      }
     },
     /**
      * Cosmos DB deletes expired records by their ttl; this purges the orchestration histories they

@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { HOST_READY, type SasProcess, startSas } from "../../../laptop/simulation/chaos/child-processes.js";
-import {
-  type PartnerService,
-  startPartnerService,
-} from "../../../laptop/simulation/partner/partner-service.js";
+import { type PartnerService, startPartnerService } from "../../../partner/partner-service.js";
 import { SystemClock } from "../../../src/adapters/clock/system-clock.js";
 import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
 

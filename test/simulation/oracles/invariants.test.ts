@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkInvariants, type InvariantInput } from "../../../laptop/simulation/oracles/invariants.js";
 import { toAudited } from "../../../laptop/simulation/oracles/state-audit.js";
-import type { PartnerLedger } from "../../../laptop/simulation/partner/partner-service.js";
+import type { PartnerLedger } from "../../../partner/partner-service.js";
 import type { StateRecord } from "../../../src/domain/state-record.js";
 import { applyTransition, type Command } from "../../../src/domain/transitions.js";
 import { pendingRecord, T0 } from "../../support/records.js";

@@ -1,11 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { startPartnerThread } from "../../../laptop/simulation/partner/partner-thread.js";
+import { PARTNER_KEY_HEADER } from "../../../partner/control-contract.js";
 import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
 
-async function call(url: string, operation: string, key: string, orderId: string) {
+async function call(url: string, operation: string, key: string, orderId: string, accessKey?: string) {
   const response = await fetch(`${url}/operations/${operation}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": key },
+    headers: {
+      "content-type": "application/json",
+      "idempotency-key": key,
+      ...(accessKey ? { [PARTNER_KEY_HEADER]: accessKey } : {}),
+    },
     body: JSON.stringify({ orderId }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -52,6 +57,38 @@ describe("the partner on its own thread", () => {
       expect((await call(partner.url, "reserveInventory", "k", "o-2")).status).toBe(200);
       await partner.reset();
       expect((await partner.ledger()).calls).toBe(0);
+    } finally {
+      await partner.close();
+    }
+  });
+
+  it("takes an access key, and its faults and outages from the host across the thread", async () => {
+    const partner = await startPartnerThread({
+      logger: new MemoryLogger(),
+      accessKey: "thread-key",
+      seed: 3,
+    });
+    try {
+      expect((await call(partner.url, "reserveInventory", "k", "o-4")).status).toBe(401);
+      expect((await call(partner.url, "reserveInventory", "k", "o-4", "thread-key")).status).toBe(200);
+
+      const changed = await partner.changeFaults({ slow: 0.5 });
+      expect(changed.faults).toEqual({ transient: 0, permanent: 0, slow: 0.5, lostReply: 0 });
+      await expect(partner.changeFaults({ slow: 2 })).rejects.toThrow(/faults\.slow/);
+      await expect(partner.startOutage(0)).rejects.toThrow(RangeError);
+
+      const down = await partner.startOutage(60);
+      expect(down.outage).not.toBeNull();
+      expect((await call(partner.url, "reserveInventory", "k2", "o-5", "thread-key")).status).toBe(503);
+      expect((await partner.endOutage()).outage).toBeNull();
+      const state = await partner.control();
+      expect(state.changes.map((change) => `${change.change} by ${change.by}`)).toEqual([
+        "faults by settings",
+        "faults by operator",
+        "outage by operator",
+        "recovered by operator",
+      ]);
+      expect(await partner.ledger()).toMatchObject({ unauthorized: 1, outageRefusals: 1 });
     } finally {
       await partner.close();
     }

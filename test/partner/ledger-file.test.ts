@@ -3,14 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type LedgerFile, openLedgerFile } from "../../../laptop/simulation/partner/ledger-file.js";
-import type { LedgerReport } from "../../../laptop/simulation/partner/ledger-report.js";
-import {
-  type PartnerService,
-  startPartnerService,
-} from "../../../laptop/simulation/partner/partner-service.js";
-import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
-import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { type LedgerFile, openLedgerFile } from "../../partner/ledger-file.js";
+import type { LedgerReport } from "../../partner/ledger-report.js";
+import { type PartnerService, startPartnerService } from "../../partner/partner-service.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 
 let dir: string;
 const open: Array<{ service: PartnerService; file: LedgerFile }> = [];

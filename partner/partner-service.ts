@@ -1,9 +1,17 @@
 /**
- * The simulated remote partner service the Agents call: a real HTTP server on loopback with fault
- * injection, idempotency and a ledger. A local stand-in only; in production the Agents point at the
- * real partner.
+ * The simulated remote partner service the Agents call: a real HTTP server with fault injection,
+ * idempotency, an outage an operator can switch on, and a ledger. In production the Agents point at the
+ * real partner; this one runs beside the pipeline on a laptop and as an app of its own in Azure
+ * (partner/main.ts, docs/partner.md).
  *
  * HTTP contract
+ *
+ *   Access: with an access key set, every request but `GET /health` carries it in `x-partner-key`:
+ *   401 { "error": "unauthenticated" } without it, 403 { "error": "forbidden" } with another key;
+ *   nothing is applied, and the ledger counts it in `unauthorized`. Without a key everything is open.
+ *
+ *   GET /health
+ *   200 { "status": "ok" }, with or without a key.
  *
  *   POST /operations/{operation}
  *     operation: reserveInventory | chargePayment | arrangeShipment | notifyCustomer (effects), or
@@ -27,9 +35,13 @@
  *       Sticky: every later call with the key gets the same answer.
  *   503 { "error": "unavailable" } or 429 { "error": "throttled" } with `Retry-After: 1`: a transient
  *       fault (injected). Nothing is applied.
+ *   503 { "error": "outage", "message", "until" } with `Retry-After` (the whole seconds left, at least
+ *       1) to every well-formed call during an outage (control-api.ts). Nothing is applied; the ledger
+ *       counts it as a call and in `outageRefusals`.
  *   GET /ledger
  *   200 { "totals", "byOperation", "byOrder": { orderId: { "calls", "effects": { operation:
  *       { "applied", "undone" } } } } }: what the partner did, per order and effect operation.
+ *   GET /control, POST /control/faults, POST and DELETE /control/outage: see control-api.ts.
  *
  *   400 { "error", "message" } for a missing or over-long Idempotency-Key, a body that is not JSON or
  *       not an object, or a missing orderId / reference; 404 for an unknown path or operation; 405 for
@@ -41,13 +53,29 @@
  * dropped. Undo operations get transient faults only, so compensation can always be retried into
  * success, unless `undoRefusals` is set: then they may also be rejected for good (a refund window
  * that has closed). A key whose effect is already applied is never given a new permanent rejection.
+ *
+ * Every answer waits until what the request changed in the books is durable (see LedgerJournal).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Clock } from "../../../src/ports/clock.js";
-import type { Logger } from "../../../src/ports/logger.js";
-import { sendJson } from "../../http/json-response.js";
-import { listenOrRefuse } from "../../http/listen-or-refuse.js";
+import { type JsonAnswer, sendJson } from "../src/adapters/web/json-response.js";
+import { listenOrRefuse } from "../src/adapters/web/listen-or-refuse.js";
+import type { Clock } from "../src/ports/clock.js";
+import type { Logger } from "../src/ports/logger.js";
+import { accessRefusal } from "./access.js";
+import { type Call, parseCall } from "./call-request.js";
+import {
+  adoptStartRates,
+  type ControlHost,
+  controlState,
+  currentOutage,
+  endOutage,
+  mergeFaults,
+  replaceFaults,
+  startOutage,
+} from "./control.js";
+import { controlAnswer } from "./control-api.js";
+import type { PartnerControlState, PartnerOutage } from "./control-contract.js";
 import {
   decideFault,
   FAULT_KINDS,
@@ -58,14 +86,15 @@ import {
 } from "./faults.js";
 import { type KeyBinding, Ledger, type LedgerData, type PartnerLedger, type StoredResult } from "./ledger.js";
 import { ledgerReport } from "./ledger-report.js";
-import {
-  isPartnerOperation,
-  isUndoOperation,
-  PARTNER_OPERATIONS,
-  type PartnerOperation,
-  REJECTION_REASON,
-} from "./operations.js";
+import { isUndoOperation, REJECTION_REASON } from "./operations.js";
 
+export { IDEMPOTENCY_KEY_MAX_LENGTH } from "./call-request.js";
+export {
+  type ControlChange,
+  PARTNER_KEY_HEADER,
+  type PartnerControlState,
+  type PartnerOutage,
+} from "./control-contract.js";
 export { FAULT_KINDS, type FaultKind, NO_FAULTS, type PartnerFaults } from "./faults.js";
 export type { EffectEntry, LedgerData, OperationCounts, PartnerLedger } from "./ledger.js";
 export {
@@ -85,6 +114,12 @@ export interface PartnerServiceOptions {
   readonly port?: number;
   /** What the refusal of a taken port advises besides stopping what holds it (the flag or setting that chooses another). */
   readonly portRemedy?: string;
+  /** The key every request but `GET /health` must carry in `x-partner-key`; default none: open to all. */
+  readonly accessKey?: string;
+  /**
+   * The fault rates at start. When they are not the last rates in the books, they are journaled as a
+   * change `by: "settings"`.
+   */
   readonly faults?: Partial<PartnerFaults>;
   /** Seed of the fault decisions (an integer, default 0). */
   readonly seed?: number;
@@ -104,48 +139,35 @@ export interface PartnerService {
   ledger(): PartnerLedger;
   /** The ledger as plain data, for a caller on another thread (see `ledgerView`). */
   ledgerData(): LedgerData;
-  /** Forgets every key, effect and counter (the fault rates and seed stay). */
+  /** Forgets every key, effect, counter and control change, an outage included (the fault rates and seed stay). */
   reset(): void;
-  /** Replaces the fault rates from the next call on (missing rates are 0): a partner that goes down and back. */
+  /**
+   * Replaces the fault rates from the next call on (missing rates are 0): a partner that goes down and
+   * back. Journaled as the operator's change; `changeFaults` also waits until it is durable.
+   */
   setFaults(faults: Partial<PartnerFaults>): void;
+  /** What `GET /control` answers. */
+  control(): PartnerControlState;
+  /** As `POST /control/faults`: merged over the current rates; a RangeError names a wrong rate. */
+  changeFaults(faults: Readonly<Record<string, unknown>>): Promise<PartnerControlState>;
+  /** As `POST /control/outage`: down for `seconds` (1 to 86,400) from now; a RangeError otherwise. */
+  startOutage(seconds: number): Promise<PartnerControlState>;
+  /** As `DELETE /control/outage`. */
+  endOutage(): Promise<PartnerControlState>;
   /** Stops listening, drops open connections (pending slow answers included) and frees the port. */
   close(): Promise<void>;
 }
 
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
-const ORDER_ID_MAX_LENGTH = 200;
-const REFERENCE_MAX_LENGTH = 200;
-const MAX_BODY_BYTES = 64 * 1024;
 const RETRY_AFTER_SECONDS = 1;
 
 const UNDO_FAULTS: readonly FaultKind[] = ["transient"];
 
-interface Call {
-  readonly operation: PartnerOperation;
-  readonly key: string;
-  readonly orderId: string;
-  /** The reference to undo; null for effect operations. */
-  readonly target: string | null;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly body: Readonly<Record<string, unknown>>;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-type Parsed = { readonly ok: true; readonly call: Call } | { readonly ok: false; readonly answer: Answer };
+type Answer = JsonAnswer & { readonly body: Readonly<Record<string, unknown>> };
 
 /** What the handlers of one running partner service share. */
-interface PartnerRuntime {
-  readonly ledger: Ledger;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly seed: number;
-  readonly slowMs: number;
+interface PartnerRuntime extends ControlHost {
+  readonly accessKey: string | undefined;
   readonly undoRefusals: boolean;
-  /** The fault rates of the next call; `setFaults` replaces them. */
-  faults: PartnerFaults;
   /** Aborted by close(), so answers still waiting on the clock give up instead of holding the server open. */
   readonly closing: AbortController;
 }
@@ -161,11 +183,29 @@ export async function startPartnerService(options: PartnerServiceOptions): Promi
     host,
     ...(options.portRemedy !== undefined ? { remedy: options.portRemedy } : {}),
   });
+  // Journaled once listening (a partner refused its port leaves its books as they were), and before
+  // any request is handled: the first runs on a later turn, and waits until this is durable too.
+  adoptStartRates(partner);
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  const { seed, slowMs, faults } = partner;
-  partner.logger.info("partner.started", { url, seed, slowMs, faults });
-  return partnerControls(partner, server, url);
+  const { seed, slowMs, faults, accessKey } = partner;
+  const outage = currentOutage(partner);
+  partner.logger.info("partner.started", {
+    url,
+    seed,
+    slowMs,
+    faults,
+    outage,
+    keyed: accessKey !== undefined,
+  });
+  const controls = partnerControls(partner, server, url);
+  try {
+    await durable(partner);
+  } catch (error) {
+    await controls.close();
+    throw error;
+  }
+  return controls;
 }
 
 function partnerRuntime(options: PartnerServiceOptions): PartnerRuntime {
@@ -175,11 +215,15 @@ function partnerRuntime(options: PartnerServiceOptions): PartnerRuntime {
   if (!Number.isFinite(slowMs) || slowMs < 0) {
     throw new RangeError(`slowMs must be a number of milliseconds of 0 or more, got ${slowMs}`);
   }
+  if (options.accessKey !== undefined && options.accessKey.length === 0) {
+    throw new RangeError("accessKey must not be empty; leave it out for a partner open to all");
+  }
   return {
     faults: resolveFaults(options.faults),
     ledger: options.ledger ?? new Ledger(),
     clock: options.clock,
     logger: options.logger,
+    accessKey: options.accessKey,
     seed,
     slowMs,
     undoRefusals: options.undoRefusals ?? false,
@@ -189,16 +233,22 @@ function partnerRuntime(options: PartnerServiceOptions): PartnerRuntime {
 
 function partnerControls(partner: PartnerRuntime, server: Server, url: string): PartnerService {
   const { ledger, logger } = partner;
+  const afterChange = async (change: () => void) => {
+    change();
+    await durable(partner);
+    return controlState(partner);
+  };
   let closed: Promise<void> | undefined;
   return {
     url,
     ledger: () => ledger.snapshot(),
     ledgerData: () => ledger.data(),
     reset: () => ledger.reset(),
-    setFaults: (next) => {
-      partner.faults = resolveFaults(next);
-      logger.info("partner.faults", { faults: partner.faults });
-    },
+    setFaults: (next) => replaceFaults(partner, resolveFaults(next)),
+    control: () => controlState(partner),
+    changeFaults: (faults) => afterChange(() => mergeFaults(partner, faults)),
+    startOutage: (seconds) => afterChange(() => startOutage(partner, seconds)),
+    endOutage: () => afterChange(() => endOutage(partner)),
     close: () => {
       closed ??= new Promise<void>((resolve, reject) => {
         partner.closing.abort(new Error("partner service closed"));
@@ -210,6 +260,18 @@ function partnerControls(partner: PartnerRuntime, server: Server, url: string): 
   };
 }
 
+/** Waits until every change made so far is durable; not a turn when the journal is synchronous. */
+async function durable(partner: PartnerRuntime): Promise<void> {
+  const pending = partner.ledger.durable();
+  if (pending) await pending;
+}
+
+/** Answers once what the request changed in the books is durable. */
+async function reply(partner: PartnerRuntime, res: ServerResponse, answer: JsonAnswer): Promise<void> {
+  await durable(partner);
+  sendJson(res, answer);
+}
+
 function serve(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): void {
   handle(partner, req, res).catch((error: unknown) => {
     partner.logger.error("partner.internal-error", { error });
@@ -219,24 +281,47 @@ function serve(partner: PartnerRuntime, req: IncomingMessage, res: ServerRespons
 }
 
 async function handle(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (req.method === "GET" && new URL(req.url ?? "/", "http://partner").pathname === "/ledger") {
+  const path = new URL(req.url ?? "/", "http://partner").pathname;
+  if (req.method === "GET" && path === "/health") {
+    sendJson(res, { status: 200, body: { status: "ok" } });
+    return;
+  }
+  const refusal = accessRefusal(partner.accessKey, req.headers);
+  if (refusal) {
+    partner.ledger.count("unauthorized");
+    partner.logger.warn("partner.unauthorized", { method: req.method, path, status: refusal.status });
+    await reply(partner, res, refusal);
+    return;
+  }
+  if (req.method === "GET" && path === "/ledger") {
     sendJson(res, { status: 200, body: { ...ledgerReport(partner.ledger.data()) } });
     return;
   }
-  const parsed = await parseCall(req);
+  if (path === "/control" || path.startsWith("/control/")) {
+    const answer = await controlAnswer(partner, path, req);
+    if (answer.status >= 400) badRequest(partner, req, answer);
+    await reply(partner, res, answer);
+    return;
+  }
+  const parsed = await parseCall(req, path);
   if (!parsed.ok) {
-    partner.ledger.count("badRequests");
-    partner.logger.warn("partner.bad-request", {
-      method: req.method,
-      path: req.url,
-      status: parsed.answer.status,
-      error: parsed.answer.body.error,
-      message: parsed.answer.body.message,
-    });
-    sendJson(res, parsed.answer);
+    badRequest(partner, req, parsed.answer);
+    await reply(partner, res, parsed.answer);
     return;
   }
   await answerCall(partner, parsed.call, req, res);
+}
+
+function badRequest(partner: PartnerRuntime, req: IncomingMessage, answer: JsonAnswer): void {
+  const body = answer.body as { error?: unknown; message?: unknown };
+  partner.ledger.count("badRequests");
+  partner.logger.warn("partner.bad-request", {
+    method: req.method,
+    path: req.url,
+    status: answer.status,
+    error: body.error,
+    message: body.message,
+  });
 }
 
 /** A well-formed call: refused (key conflict, rejection, injected fault) or answered with its result. */
@@ -258,17 +343,24 @@ async function answerCall(
       ...fields,
     });
 
+  const outage = currentOutage(partner);
+  if (outage) {
+    ledger.count("outageRefusals");
+    log("outage", { until: outage.until });
+    await reply(partner, res, down(outage, partner.clock.now()));
+    return;
+  }
   const binding = ledger.bindingOf(call.key);
   if (binding && !sameCall(binding, call)) {
     ledger.count("conflicts");
     log("conflict");
-    sendJson(res, conflict(call, binding));
+    await reply(partner, res, conflict(call, binding));
     return;
   }
   if (binding?.result.kind === "rejected") {
     ledger.count("rejections");
     log("rejected", { reason: binding.result.reason, sticky: true });
-    sendJson(res, rejected(binding.result));
+    await reply(partner, res, rejected(binding.result));
     return;
   }
 
@@ -277,7 +369,7 @@ async function answerCall(
   if (decision.kind === "transient") {
     ledger.count("transientFaults");
     log(decision.throttled ? "throttled" : "unavailable", { fault: "transient" });
-    sendJson(res, decision.throttled ? THROTTLED : UNAVAILABLE);
+    await reply(partner, res, decision.throttled ? THROTTLED : UNAVAILABLE);
     return;
   }
   if (decision.kind === "permanent" && !binding) {
@@ -285,7 +377,7 @@ async function answerCall(
     const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
     ledger.count("rejections");
     log("rejected", { reason, fault: "permanent" });
-    sendJson(res, rejected(result));
+    await reply(partner, res, rejected(result));
     return;
   }
   await succeed(partner, { call, binding, decision, log }, req, res);
@@ -306,11 +398,13 @@ async function succeed(
 
   if (fault === "lostReply") {
     partner.ledger.count("lostReplies");
+    await durable(partner);
     req.socket.destroy();
     return;
   }
   if (fault === "slow") {
     partner.ledger.count("slowReplies");
+    await durable(partner);
     // A caller that gives up (or close()) ends the wait, so no sleeper is left behind on the clock.
     const callerGone = new AbortController();
     res.once("close", () => callerGone.abort(new Error("the caller closed the connection")));
@@ -325,92 +419,13 @@ async function succeed(
       return;
     }
   }
-  sendJson(res, { status: 200, body: successBody(result, replayed) });
+  await reply(partner, res, { status: 200, body: successBody(result, replayed) });
 }
 
 function apply(partner: PartnerRuntime, call: Call): StoredResult {
   const { operation, key, orderId, target } = call;
   if (isUndoOperation(operation)) return partner.ledger.applyUndo(key, operation, orderId, target ?? "");
   return partner.ledger.applyEffect(key, operation, orderId, partner.clock.now());
-}
-
-async function parseCall(req: IncomingMessage): Promise<Parsed> {
-  const path = new URL(req.url ?? "/", "http://partner").pathname;
-  const match = /^\/operations\/([^/]*)$/.exec(path);
-  if (!match) {
-    return fail(
-      404,
-      "not-found",
-      `no such path ${path}; calls go to POST /operations/{operation}, the books to GET /ledger`,
-    );
-  }
-  const operation = match[1] ?? "";
-  if (!isPartnerOperation(operation)) {
-    return fail(
-      404,
-      "unknown-operation",
-      `unknown operation "${operation}"; expected one of ${PARTNER_OPERATIONS.join(", ")}`,
-    );
-  }
-  if (req.method !== "POST") {
-    return fail(405, "method-not-allowed", `${operation} takes POST, not ${req.method}`, { Allow: "POST" });
-  }
-  const body = await readBody(req);
-  if (body === null)
-    return fail(413, "body-too-large", `the request body must be at most ${MAX_BODY_BYTES} bytes`);
-
-  const header = req.headers["idempotency-key"];
-  const key = Array.isArray(header) ? header.join(", ") : (header ?? "");
-  if (key.length === 0) {
-    return fail(400, "missing-idempotency-key", "the Idempotency-Key header is required");
-  }
-  if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
-    return fail(
-      400,
-      "invalid-idempotency-key",
-      `the Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters, got ${key.length}`,
-    );
-  }
-
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    return fail(400, "invalid-json", `the request body is not valid JSON: ${(error as Error).message}`);
-  }
-  if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    return fail(400, "invalid-body", "the request body must be a JSON object");
-  }
-  const fields = json as Record<string, unknown>;
-  const orderId = fields.orderId;
-  if (typeof orderId !== "string" || orderId.length === 0 || orderId.length > ORDER_ID_MAX_LENGTH) {
-    return fail(400, "invalid-body", `orderId must be a string of 1 to ${ORDER_ID_MAX_LENGTH} characters`);
-  }
-  let target: string | null = null;
-  if (isUndoOperation(operation)) {
-    const reference = fields.reference;
-    if (typeof reference !== "string" || reference.length === 0 || reference.length > REFERENCE_MAX_LENGTH) {
-      return fail(
-        400,
-        "invalid-body",
-        `reference must be a string of 1 to ${REFERENCE_MAX_LENGTH} characters: the reference of the effect to undo`,
-      );
-    }
-    target = reference;
-  }
-  return { ok: true, call: { operation, key, orderId, target } };
-}
-
-/** The body as text, or null when it is larger than allowed (it is still drained, to keep the connection usable). */
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size <= MAX_BODY_BYTES) chunks.push(buffer);
-  }
-  return size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString("utf8");
 }
 
 function sameCall(binding: KeyBinding, call: Call): boolean {
@@ -448,6 +463,16 @@ const UNAVAILABLE: Answer = {
   body: { error: "unavailable", message: "the partner is temporarily unavailable; retry later" },
 };
 
+/** The answer to a call during an outage: come back when it is over. */
+function down(outage: PartnerOutage, now: Date): Answer {
+  const left = Math.max(1, Math.ceil((Date.parse(outage.until) - now.getTime()) / 1000));
+  return {
+    status: 503,
+    body: { error: "outage", message: `the partner is down until ${outage.until}`, until: outage.until },
+    headers: { "Retry-After": String(left) },
+  };
+}
+
 const THROTTLED: Answer = {
   status: 429,
   body: { error: "throttled", message: `too many requests; retry after ${RETRY_AFTER_SECONDS} s` },
@@ -480,11 +505,4 @@ function outcomeOf(result: StoredResult, replayed: boolean): string {
 
 function referenceOf(result: StoredResult): string | null {
   return result.kind === "rejected" ? null : result.reference;
-}
-
-function fail(status: number, error: string, message: string, headers?: Record<string, string>): Parsed {
-  return {
-    ok: false,
-    answer: headers ? { status, body: { error, message }, headers } : { status, body: { error, message } },
-  };
 }

@@ -4,13 +4,13 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PortInUseError } from "../../../laptop/http/listen-or-refuse.js";
-import { openLedgerFile } from "../../../laptop/simulation/partner/ledger-file.js";
-import { startPartnerService } from "../../../laptop/simulation/partner/partner-service.js";
-import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
-import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { openLedgerFile } from "../../partner/ledger-file.js";
+import { startPartnerService } from "../../partner/partner-service.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import { PortInUseError } from "../../src/adapters/web/listen-or-refuse.js";
 
-const ROOT = join(import.meta.dirname, "../../..");
+const ROOT = join(import.meta.dirname, "../..");
 
 const holders: Server[] = [];
 const folders: string[] = [];

@@ -1,4 +1,4 @@
-import { seededRandom } from "../../../src/domain/backoff.js";
+import { seededRandom } from "../src/domain/backoff.js";
 /**
  * Fault injection for the simulated partner. Each call's fate is a pure function of the seed, the
  * idempotency key and how many calls that key has seen, so neither concurrency nor the order in which

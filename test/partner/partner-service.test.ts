@@ -1,5 +1,7 @@
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { Ledger, type LedgerEvent, type LedgerJournal } from "../../partner/ledger.js";
 import {
   NO_FAULTS,
   PARTNER_OPERATIONS,
@@ -7,9 +9,8 @@ import {
   type PartnerServiceOptions,
   startPartnerService,
   UNDO_OF,
-} from "../../../laptop/simulation/partner/partner-service.js";
-import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
-import { MemoryLogger } from "../../../src/adapters/logging/json-logger.js";
+} from "../../partner/partner-service.js";
+import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 
 const SLOW_MS = 30_000;
 
@@ -614,5 +615,56 @@ describe("lifecycle", () => {
       probe.listen(port, "127.0.0.1", resolve);
     });
     await new Promise<void>((resolve) => probe.close(() => resolve()));
+  });
+});
+
+describe("durability", () => {
+  /** A journal whose events become durable only when the test says so. */
+  function gatedJournal() {
+    const events: LedgerEvent[] = [];
+    const gate = { durable: Promise.resolve(), open: () => {}, fail: (_: Error) => {} };
+    const close = () => {
+      gate.durable = new Promise<void>((resolve, reject) => {
+        gate.open = resolve;
+        gate.fail = reject;
+      });
+      gate.durable.catch(() => {});
+    };
+    const journal: LedgerJournal = {
+      append: (event) => events.push(event),
+      clear: () => {},
+      durable: () => gate.durable,
+    };
+    return { events, gate, close, ledger: new Ledger(journal) };
+  }
+
+  it("answers a call and a control change only once their events are durable", async () => {
+    const { events, gate, close, ledger } = gatedJournal();
+    const partner = await start({ ledger });
+    close();
+    const pending = post(partner, "chargePayment", "k", { orderId: "o" });
+    const call = track(pending);
+    await until(() => events.some((event) => event.kind === "effect"));
+    const change = partner.startOutage(60);
+    const changed = track(change);
+    for (let i = 0; i < 20; i++) await turn();
+    expect([call.settled, changed.settled]).toEqual([false, false]);
+
+    gate.open();
+    expect((await pending).status).toBe(200);
+    expect((await change).outage).not.toBeNull();
+    expect(events.map((event) => event.kind)).toEqual(["control", "call", "effect", "control"]);
+  });
+
+  it("answers 500 when its events could not be made durable", async () => {
+    const { gate, close, ledger } = gatedJournal();
+    const partner = await start({ ledger });
+    close();
+    const pending = post(partner, "chargePayment", "k", { orderId: "o" });
+    await until(() => logger.events("partner.call").length === 1);
+    gate.fail(new Error("the journal is unreachable"));
+    const reply = await pending;
+    expect(reply.status).toBe(500);
+    expect(reply.body.message).toContain("the journal is unreachable");
   });
 });

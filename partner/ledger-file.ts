@@ -1,5 +1,5 @@
-import { openDatabase } from "../../../src/adapters/sqlite/database.js";
-import type { Migration } from "../../../src/adapters/sqlite/migrations.js";
+import { openDatabase } from "../src/adapters/sqlite/database.js";
+import type { Migration } from "../src/adapters/sqlite/migrations.js";
 import { Ledger, type LedgerEvent, type LedgerJournal } from "./ledger.js";
 
 /** The partner's books on disk: `sas partner --ledger <file>`. */

@@ -1,3 +1,5 @@
+import { ControlBooks } from "./control-books.js";
+import type { ControlChange } from "./control-contract.js";
 import {
   EFFECT_OF,
   type EffectOperation,
@@ -52,6 +54,10 @@ export interface PartnerLedger {
   readonly slowReplies: number;
   /** Calls applied (or replayed) whose connection was dropped instead of answered. */
   readonly lostReplies: number;
+  /** Calls refused with 503 because the partner was in an outage (counted in `calls` too). */
+  readonly outageRefusals: number;
+  /** Requests refused 401 or 403 for a missing or wrong access key. */
+  readonly unauthorized: number;
   readonly byOperation: Readonly<Record<PartnerOperation, OperationCounts>>;
   /** Every effect applied, in order. */
   readonly effectLog: readonly EffectEntry[];
@@ -113,7 +119,9 @@ export type LedgerCounter =
   | "conflicts"
   | "transientFaults"
   | "slowReplies"
-  | "lostReplies";
+  | "lostReplies"
+  | "outageRefusals"
+  | "unauthorized";
 
 /** The answer stored for a key: replayed verbatim (with `replayed: true`) to every later call. */
 export type StoredResult =
@@ -181,18 +189,26 @@ export type LedgerEvent =
       readonly operation: UndoOperation;
       readonly orderId: string;
       readonly effectReference: string;
-    };
+    }
+  | { readonly kind: "control"; readonly change: ControlChange };
 
 /**
- * Where the books are kept durably. `append` runs before the change is made and before the caller
- * answers, so an effect the partner reported applied is never forgotten by a partner that restarts.
+ * Where the books are kept durably. `append` runs before the change is made; the partner answers only
+ * once the event is durable, so an effect it reported applied is never forgotten by a partner that
+ * restarts. A synchronous journal (a SQLite file) has it durable when `append` returns; an asynchronous
+ * one (an append blob) buffers it and has `durable` resolve once every event appended so far is written.
  */
 export interface LedgerJournal {
   append(event: LedgerEvent): void;
   clear(): void;
+  /** Resolves once every event appended so far is durable; rejects if writing them failed. */
+  durable?(): Promise<void>;
 }
 
-/** The partner's books: idempotency records, applied effects and counters. Synchronous by design. */
+/**
+ * The partner's books: idempotency records, applied effects, counters and control changes. Changed
+ * synchronously, so a call's decisions never interleave with another's; only durability may be awaited.
+ */
 export class Ledger {
   /** Rebuilds the books from a journal's events; later changes are appended to `journal`. */
   static replay(events: Iterable<LedgerEvent>, journal?: LedgerJournal): Ledger {
@@ -218,6 +234,8 @@ export class Ledger {
   private calls = 0;
   private undos = 0;
   private duplicateEffects = 0;
+  /** The control changes: the fault rates and outages an operator (or the settings) set. */
+  readonly control = new ControlBooks();
 
   /** Records a well-formed call and returns its 1-based number among the calls with `key`. */
   countCall(operation: PartnerOperation, key: string, orderId: string): number {
@@ -233,6 +251,19 @@ export class Ledger {
   count(counter: LedgerCounter): void {
     this.journal?.append({ kind: "count", counter });
     this.counters.set(counter, (this.counters.get(counter) ?? 0) + 1);
+  }
+
+  recordControl(change: ControlChange): void {
+    this.journal?.append({ kind: "control", change });
+    this.control.apply(change);
+  }
+
+  /**
+   * Resolves once every change made so far is durable; undefined when the journal (if any) is
+   * synchronous, so the caller need not wait a turn.
+   */
+  durable(): Promise<void> | undefined {
+    return this.journal?.durable?.();
   }
 
   bindingOf(key: string): KeyBinding | undefined {
@@ -324,6 +355,8 @@ export class Ledger {
         transientFaults: counter("transientFaults"),
         slowReplies: counter("slowReplies"),
         lostReplies: counter("lostReplies"),
+        outageRefusals: counter("outageRefusals"),
+        unauthorized: counter("unauthorized"),
       },
       byOperation: Object.fromEntries(
         PARTNER_OPERATIONS.map((op) => [op, { ...this.countsOf(op) }]),
@@ -347,6 +380,7 @@ export class Ledger {
     this.nextReference.clear();
     this.operationCounts.clear();
     this.counters.clear();
+    this.control.reset();
     this.calls = 0;
     this.undos = 0;
     this.duplicateEffects = 0;
@@ -368,6 +402,9 @@ export class Ledger {
         return;
       case "undo":
         this.applyUndo(event.key, event.operation, event.orderId, event.effectReference);
+        return;
+      case "control":
+        this.recordControl(event.change);
         return;
     }
   }

@@ -1,0 +1,102 @@
+import type { BreakerPolicy } from "../domain/circuit-breaker.js";
+import { type Environment, SettingsError } from "./settings.js";
+
+/** The partner operations' circuit breakers: on or off, and the policy they share. */
+export interface BreakerSettings extends BreakerPolicy {
+  readonly enabled: boolean;
+}
+
+interface NumberSetting {
+  readonly name: string;
+  readonly defaultValue: number;
+  readonly min: number;
+  readonly max: number;
+  /** A whole number (most), or any decimal in range (the rate). */
+  readonly integer: boolean;
+}
+
+const setting = (name: string, defaultValue: number, min: number, max: number, integer = true) => ({
+  name,
+  defaultValue,
+  min,
+  max,
+  integer,
+});
+
+const MINUTE = 60_000;
+
+export const BREAKER_ENABLED_SETTING = "BREAKER_ENABLED";
+
+/** Each number setting with its default and range. */
+export const BREAKER_NUMBER_SETTINGS = {
+  failureRun: setting("BREAKER_FAILURE_RUN", 5, 1, 1_000),
+  failureRate: setting("BREAKER_FAILURE_RATE", 0.5, 0.01, 1, false),
+  minCalls: setting("BREAKER_MIN_CALLS", 20, 1, 100_000),
+  windowMs: setting("BREAKER_WINDOW_MS", 30_000, 1_000, 60 * MINUTE),
+  openMs: setting("BREAKER_OPEN_MS", 5_000, 100, 60 * MINUTE),
+  maxOpenMs: setting("BREAKER_MAX_OPEN_MS", 60_000, 100, 24 * 60 * MINUTE),
+  probeLeaseMs: setting("BREAKER_PROBE_LEASE_MS", 15_000, 1_000, 60 * MINUTE),
+} as const satisfies Record<keyof BreakerPolicy, NumberSetting>;
+
+/** Every setting `loadBreakerSettings` reads (for the sample settings file and its check). */
+export const BREAKER_SETTING_NAMES: readonly string[] = [
+  BREAKER_ENABLED_SETTING,
+  ...Object.values(BREAKER_NUMBER_SETTINGS).map((s) => s.name),
+];
+
+export interface BreakerSettingsContext {
+  /**
+   * PARTNER_CALL_TIMEOUT_MS as the pipeline settings read it: a probe's lease must outlast its call, or a
+   * second probe could go out while the first is still waiting for its answer.
+   */
+  readonly partnerCallTimeoutMs?: number;
+}
+
+/**
+ * Reads and validates the circuit breaker settings; throws a SettingsError naming every bad one. The
+ * numbers are checked even when the breaker is off, so turning it on later cannot fail start-up.
+ */
+export function loadBreakerSettings(env: Environment, context: BreakerSettingsContext = {}): BreakerSettings {
+  const problems: string[] = [];
+  const enabled = readEnabled(env, problems);
+  const values = Object.fromEntries(
+    Object.entries(BREAKER_NUMBER_SETTINGS).map(([key, s]) => [key, readNumber(env, s, problems)]),
+  ) as Record<keyof BreakerPolicy, number>;
+  if (values.openMs > values.maxOpenMs) {
+    problems.push(
+      `BREAKER_OPEN_MS (${values.openMs}) must not exceed BREAKER_MAX_OPEN_MS (${values.maxOpenMs})`,
+    );
+  }
+  const callTimeout = context.partnerCallTimeoutMs;
+  if (callTimeout !== undefined && values.probeLeaseMs <= callTimeout) {
+    problems.push(
+      `BREAKER_PROBE_LEASE_MS (${values.probeLeaseMs}) must be longer than PARTNER_CALL_TIMEOUT_MS (${callTimeout}), so a probe's lease outlasts its call`,
+    );
+  }
+  if (problems.length > 0) throw new SettingsError(problems);
+  return { enabled, ...values };
+}
+
+function readEnabled(env: Environment, problems: string[]): boolean {
+  const raw = env[BREAKER_ENABLED_SETTING]?.trim().toLowerCase();
+  if (raw === undefined || raw === "" || raw === "true") return true;
+  if (raw === "false") return false;
+  problems.push(
+    `${BREAKER_ENABLED_SETTING}=${JSON.stringify(env[BREAKER_ENABLED_SETTING])}: must be true or false`,
+  );
+  return true;
+}
+
+function readNumber(env: Environment, s: NumberSetting, problems: string[]): number {
+  const raw = env[s.name];
+  if (raw === undefined || raw.trim() === "") return s.defaultValue;
+  const text = raw.trim();
+  const shape = s.integer ? /^-?\d+$/ : /^-?(\d+\.?\d*|\.\d+)$/;
+  const value = Number(text);
+  if (!shape.test(text) || value < s.min || value > s.max) {
+    const kind = s.integer ? "an integer" : "a number";
+    problems.push(`${s.name}=${JSON.stringify(raw)}: must be ${kind} from ${s.min} to ${s.max}`);
+    return s.defaultValue;
+  }
+  return value;
+}

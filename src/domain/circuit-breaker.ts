@@ -1,0 +1,382 @@
+import { z } from "zod";
+import { validate } from "./validation.js";
+
+/**
+ * The circuit breaker of one partner operation, as a pure state machine: every function takes the state
+ * and the time (ms since the epoch) and answers the next state, so every Agent instance can share one
+ * state through a store (`ports/breaker-store.ts`, `breaker/shared-breaker.ts`) and tests can drive it
+ * with any clock.
+ *
+ * - **closed**: calls go through. It counts the run of consecutive transient failures and keeps a
+ *   rolling window of outcomes in `BREAKER_BUCKETS` time buckets. It opens when the run reaches
+ *   `failureRun`, or when the window holds at least `minCalls` calls of which at least `failureRate`
+ *   failed.
+ * - **open**: no call is made until `nextProbeAt`; then the first caller becomes the probe.
+ * - **half-open**: exactly one probe is out, under a lease; every other caller is told to wait until
+ *   the lease ends. A probe that answers closes the breaker and clears its counts; a probe that fails
+ *   opens it again for twice as long (up to `maxOpenMs`). A prober that never reports (it crashed) loses
+ *   the probe when its lease expires, and the next caller probes instead.
+ *
+ * Only transient failures (5xx, 429, 408, timeouts, an unreachable partner) count: a permanent refusal
+ * is an answer, so for the breaker it is as good as a success.
+ */
+
+/** What one partner call came to, as the breaker counts it. */
+export type BreakerOutcome = "succeeded" | "transient" | "permanent";
+
+export interface BreakerPolicy {
+  /** Consecutive transient failures that open the breaker. */
+  readonly failureRun: number;
+  /** Share of failed calls in the window (0 < rate <= 1) that opens it, given `minCalls`. */
+  readonly failureRate: number;
+  /** Calls the window must hold before the rate is judged. */
+  readonly minCalls: number;
+  readonly windowMs: number;
+  /** How long the breaker first stays open. */
+  readonly openMs: number;
+  /** The longest it stays open, however many probes failed. */
+  readonly maxOpenMs: number;
+  /** How long a probe is held before another caller may probe instead. */
+  readonly probeLeaseMs: number;
+}
+
+/** The window is this many buckets; it covers between (n-1)/n and all of `windowMs`. */
+export const BREAKER_BUCKETS = 5;
+
+export interface WindowBucket {
+  /** Start of the bucket, a multiple of the bucket width (ms since the epoch). */
+  readonly start: number;
+  readonly calls: number;
+  readonly failures: number;
+}
+
+export interface ClosedBreaker {
+  readonly status: "closed";
+  /** When it last closed; null if it never opened. */
+  readonly closedAt: number | null;
+  readonly consecutiveFailures: number;
+  readonly lastFailureAt: number | null;
+  readonly window: readonly WindowBucket[];
+}
+
+export interface OpenBreaker {
+  readonly status: "open";
+  /** When it opened from closed (a failed probe keeps this). */
+  readonly openedAt: number;
+  /** Length of this open period; doubles with each failed probe, up to `maxOpenMs`. */
+  readonly openMs: number;
+  readonly nextProbeAt: number;
+}
+
+export interface BreakerProbe {
+  readonly holder: string;
+  readonly since: number;
+  readonly leaseExpiresAt: number;
+}
+
+export interface HalfOpenBreaker {
+  readonly status: "half-open";
+  readonly openedAt: number;
+  readonly openMs: number;
+  readonly probe: BreakerProbe;
+}
+
+export type BreakerState = ClosedBreaker | OpenBreaker | HalfOpenBreaker;
+export type BreakerStatus = BreakerState["status"];
+
+/** A breaker that has never seen a call. */
+export const CLOSED_BREAKER: ClosedBreaker = {
+  status: "closed",
+  closedAt: null,
+  consecutiveFailures: 0,
+  lastFailureAt: null,
+  window: [],
+};
+
+/** The gauge value of each state (the metric `sas.breaker.state`). */
+export const BREAKER_STATE_VALUES: Readonly<Record<BreakerStatus, number>> = {
+  closed: 0,
+  "half-open": 1,
+  open: 2,
+};
+
+/**
+ * What a caller may do now. `call`: go ahead; `probe`: go ahead as the one probe (report the outcome
+ * with the same holder); `defer`: make no call before `until`. `state` is the state to keep: the same
+ * object when nothing changed, so a caller knows there is nothing to write.
+ */
+export type BreakerAdmission =
+  | { readonly decision: "call"; readonly state: BreakerState }
+  | { readonly decision: "probe"; readonly state: HalfOpenBreaker }
+  | { readonly decision: "defer"; readonly until: number; readonly state: BreakerState };
+
+export function admit(
+  state: BreakerState,
+  now: number,
+  holder: string,
+  policy: BreakerPolicy,
+): BreakerAdmission {
+  switch (state.status) {
+    case "closed":
+      return { decision: "call", state };
+    case "open":
+      if (now < state.nextProbeAt) return { decision: "defer", until: state.nextProbeAt, state };
+      return { decision: "probe", state: probing(state, now, holder, policy) };
+    case "half-open":
+      if (state.probe.holder === holder) return { decision: "probe", state };
+      if (now < state.probe.leaseExpiresAt) {
+        return { decision: "defer", until: state.probe.leaseExpiresAt, state };
+      }
+      return { decision: "probe", state: probing(state, now, holder, policy) };
+  }
+}
+
+function probing(
+  state: OpenBreaker | HalfOpenBreaker,
+  now: number,
+  holder: string,
+  policy: BreakerPolicy,
+): HalfOpenBreaker {
+  return {
+    status: "half-open",
+    openedAt: state.openedAt,
+    openMs: state.openMs,
+    probe: { holder, since: now, leaseExpiresAt: now + policy.probeLeaseMs },
+  };
+}
+
+/**
+ * The state after a call by `holder` ended in `outcome`. While it is open, or half-open for another
+ * holder's probe, a call that was under way before it opened changes nothing.
+ */
+export function record(
+  state: BreakerState,
+  outcome: BreakerOutcome,
+  now: number,
+  holder: string,
+  policy: BreakerPolicy,
+): BreakerState {
+  switch (state.status) {
+    case "closed":
+      return outcome === "transient"
+        ? failed(state, now, policy)
+        : recordAnswered(
+            state,
+            { buckets: [{ start: bucketStart(now, policy), calls: 1 }], lastAt: now },
+            now,
+            policy,
+          );
+    case "open":
+      return state;
+    case "half-open":
+      if (state.probe.holder !== holder) return state;
+      if (outcome !== "transient") return { ...CLOSED_BREAKER, closedAt: now };
+      return reopened(state, now, policy);
+  }
+}
+
+function failed(state: ClosedBreaker, now: number, policy: BreakerPolicy): BreakerState {
+  const window = addToWindow(state.window, bucketStart(now, policy), 1, 1, now, policy);
+  const next: ClosedBreaker = {
+    ...state,
+    consecutiveFailures: state.consecutiveFailures + 1,
+    lastFailureAt: Math.max(now, state.lastFailureAt ?? now),
+    window,
+  };
+  if (!shouldOpen(next, now, policy)) return next;
+  return { status: "open", openedAt: now, openMs: policy.openMs, nextProbeAt: now + policy.openMs };
+}
+
+function reopened(state: HalfOpenBreaker, now: number, policy: BreakerPolicy): OpenBreaker {
+  const openMs = Math.min(Math.max(state.openMs * 2, policy.openMs), policy.maxOpenMs);
+  return { status: "open", openedAt: state.openedAt, openMs, nextProbeAt: now + openMs };
+}
+
+function shouldOpen(state: ClosedBreaker, now: number, policy: BreakerPolicy): boolean {
+  if (state.consecutiveFailures >= policy.failureRun) return true;
+  const { calls, failures } = windowTotals(state, now, policy);
+  return calls >= policy.minCalls && failures >= policy.failureRate * calls;
+}
+
+/**
+ * Answered calls (successes and permanent refusals) counted somewhere else and reported together: how
+ * many in each bucket, and when the last of them ended.
+ */
+export interface AnsweredCalls {
+  readonly buckets: readonly { readonly start: number; readonly calls: number }[];
+  readonly lastAt: number;
+}
+
+/**
+ * Adds answered calls to a closed breaker's window; they end the run of failures if the last of them
+ * came after its last failure. Calls that ended before a breaker opened say nothing once it has: an
+ * open or half-open breaker is answered unchanged.
+ */
+export function recordAnswered(
+  state: BreakerState,
+  answered: AnsweredCalls,
+  now: number,
+  policy: BreakerPolicy,
+): BreakerState {
+  if (state.status !== "closed") return state;
+  let window = state.window;
+  for (const bucket of answered.buckets) {
+    if (bucket.calls > 0) window = addToWindow(window, bucket.start, bucket.calls, 0, now, policy);
+  }
+  const endsRun = state.lastFailureAt === null || answered.lastAt >= state.lastFailureAt;
+  return { ...state, window, consecutiveFailures: endsRun ? 0 : state.consecutiveFailures };
+}
+
+/** The width of one bucket of the window. */
+export function bucketWidth(policy: BreakerPolicy): number {
+  return Math.max(1, Math.ceil(policy.windowMs / BREAKER_BUCKETS));
+}
+
+/** Start of the bucket that holds time `at`. */
+export function bucketStart(at: number, policy: BreakerPolicy): number {
+  const width = bucketWidth(policy);
+  return Math.floor(at / width) * width;
+}
+
+/** The earliest bucket start still in the window at `now`. */
+function windowFloor(now: number, policy: BreakerPolicy): number {
+  return bucketStart(now, policy) - (BREAKER_BUCKETS - 1) * bucketWidth(policy);
+}
+
+function addToWindow(
+  window: readonly WindowBucket[],
+  start: number,
+  calls: number,
+  failures: number,
+  now: number,
+  policy: BreakerPolicy,
+): readonly WindowBucket[] {
+  const floor = windowFloor(now, policy);
+  const kept = window.filter((bucket) => bucket.start >= floor);
+  if (start < floor) return kept;
+  const found = kept.find((bucket) => bucket.start === start);
+  const others = kept.filter((bucket) => bucket !== found);
+  const bucket = { start, calls: (found?.calls ?? 0) + calls, failures: (found?.failures ?? 0) + failures };
+  return [...others, bucket].sort((a, b) => a.start - b.start);
+}
+
+/** Calls and failures the window holds at `now` (none unless closed). */
+export function windowTotals(
+  state: BreakerState,
+  now: number,
+  policy: BreakerPolicy,
+): { readonly calls: number; readonly failures: number } {
+  if (state.status !== "closed") return { calls: 0, failures: 0 };
+  const floor = windowFloor(now, policy);
+  let calls = 0;
+  let failures = 0;
+  for (const bucket of state.window) {
+    if (bucket.start < floor) continue;
+    calls += bucket.calls;
+    failures += bucket.failures;
+  }
+  return { calls, failures };
+}
+
+/**
+ * What a change of state means for the people watching: `opened` (it was closed), `reopened` (a probe
+ * failed), `half-opened` (a probe went out), `closed` (a probe answered). Null when the status is the
+ * same (a new prober after a lost lease is no transition). Alerts are for `opened` and `closed`.
+ */
+export type BreakerTransition = "opened" | "reopened" | "half-opened" | "closed";
+
+export function transitionOf(
+  previous: BreakerState | undefined,
+  next: BreakerState,
+): BreakerTransition | null {
+  const before = previous?.status ?? "closed";
+  if (before === next.status) return null;
+  if (next.status === "closed") return "closed";
+  if (next.status === "half-open") return "half-opened";
+  return before === "closed" ? "opened" : "reopened";
+}
+
+/** A breaker as the operator sees it (`GET /api/stats`, `sas stats`, the dashboard). */
+export interface BreakerView {
+  readonly operation: string;
+  readonly status: BreakerStatus;
+  /** When it entered this status; null for a breaker that never opened. */
+  readonly since: string | null;
+  /** Open or half-open: the time it opened; null when closed. */
+  readonly openedAt: string | null;
+  /** Open: when the next probe may go out; half-open: when the probe's lease ends; null when closed. */
+  readonly nextProbeAt: string | null;
+  readonly consecutiveFailures: number;
+  readonly windowCalls: number;
+  readonly windowFailures: number;
+}
+
+export function viewOf(
+  operation: string,
+  state: BreakerState,
+  now: number,
+  policy: BreakerPolicy,
+): BreakerView {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  const { calls, failures } = windowTotals(state, now, policy);
+  const common = { operation, status: state.status, windowCalls: calls, windowFailures: failures };
+  switch (state.status) {
+    case "closed":
+      return {
+        ...common,
+        since: iso(state.closedAt),
+        openedAt: null,
+        nextProbeAt: null,
+        consecutiveFailures: state.consecutiveFailures,
+      };
+    case "open":
+      return {
+        ...common,
+        since: iso(state.nextProbeAt - state.openMs),
+        openedAt: iso(state.openedAt),
+        nextProbeAt: iso(state.nextProbeAt),
+        consecutiveFailures: 0,
+      };
+    case "half-open":
+      return {
+        ...common,
+        since: iso(state.probe.since),
+        openedAt: iso(state.openedAt),
+        nextProbeAt: iso(state.probe.leaseExpiresAt),
+        consecutiveFailures: 0,
+      };
+  }
+}
+
+const instant = z.number().int().min(0);
+const count = z.number().int().min(0);
+
+/** The state as a store keeps it (JSON); validated on read, as another instance wrote it. */
+export const breakerStateSchema: z.ZodType<BreakerState> = z.discriminatedUnion("status", [
+  z.strictObject({
+    status: z.literal("closed"),
+    closedAt: instant.nullable(),
+    consecutiveFailures: count,
+    lastFailureAt: instant.nullable(),
+    window: z.array(z.strictObject({ start: instant, calls: count, failures: count })).max(64),
+  }),
+  z.strictObject({
+    status: z.literal("open"),
+    openedAt: instant,
+    openMs: count,
+    nextProbeAt: instant,
+  }),
+  z.strictObject({
+    status: z.literal("half-open"),
+    openedAt: instant,
+    openMs: count,
+    probe: z.strictObject({ holder: z.string().min(1).max(256), since: instant, leaseExpiresAt: instant }),
+  }),
+]);
+
+/** `input` as a breaker state; throws a ValidationError naming `subject` and every field that is not. */
+export function checkedBreakerState(input: unknown, subject = "circuit breaker state"): BreakerState {
+  const parsed = validate(subject, breakerStateSchema, input);
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value;
+}
