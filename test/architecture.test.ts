@@ -77,7 +77,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   "src/state": { rooms: ["src/domain", "src/ports"], packages: /^$/ },
   "src/telemetry": { rooms: ["src/domain", "src/ports"], packages: /^@opentelemetry\/api$/ },
   "src/orchestrators": { rooms: HANDLER_BASE, packages: /^(durable-functions|zod)$/ },
-  "src/agents": { rooms: ["src/domain", "src/ports", "src/telemetry"], packages: /^node:/ },
+  "src/agents": { rooms: ["src/domain", "src/ports", "src/telemetry", "src/breaker"], packages: /^node:/ },
   "src/supervisor": { rooms: HANDLER_BASE, packages: /^$/ },
   "src/scheduler": { rooms: HANDLER_BASE, packages: /^node:crypto$/ },
   // The circuit breakers shared by every Agent: the domain's state machine over a store port.

@@ -1,6 +1,7 @@
 // What needs a person: dead-lettered messages, messages parked on the invalid-messages queue, orders
-// that ended in Error, and compensations that failed. The last two come from the app's log: the alert
-// sink writes one JSON line per alert, `{ time, level, event: "operator.alert", kind, orderId, ... }`.
+// that ended in Error, compensations that failed, and a partner operation's circuit breaker opening (and
+// closing again). All but the first two come from the app's log: the alert sink writes one JSON line per
+// alert, `{ time, level, event: "operator.alert", kind, orderId, reason, ... }`.
 
 import { tagsType } from '../types.bicep'
 
@@ -116,6 +117,18 @@ var logAlerts = [
     description: 'An undo failed or stalled: the order is CompensationFailed and some steps are still applied at the partner.'
     severity: 0
     query: '${operatorAlerts} | where kind == "CompensationFailed"'
+  }
+  {
+    name: 'partner-breaker-opened'
+    description: 'A partner operation failed too often (a run of transient failures, or their rate in the window): its circuit breaker opened, and its orders wait for the next probe (BreakerOpened; the reason names the operation and until when).'
+    severity: 2
+    query: '${operatorAlerts} | where kind == "BreakerOpened"'
+  }
+  {
+    name: 'partner-breaker-closed'
+    description: 'A probe of a partner operation was answered: its circuit breaker closed and its orders go on (BreakerClosed).'
+    severity: 3
+    query: '${operatorAlerts} | where kind == "BreakerClosed"'
   }
 ]
 

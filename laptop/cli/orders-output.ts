@@ -36,7 +36,17 @@ interface StatsBody {
     cost: { requestUnits: number; durationMs: number; pages: number };
   } | null;
   readonly throughput?: { finishedPerMinute: number[]; perSecondLastMinute: number; until: string };
+  /** Absent on a host without circuit breakers. */
+  readonly breakers?: readonly BreakerLine[] | null;
   readonly unavailable?: string[];
+}
+
+/** The fields of a BreakerView (src/domain/circuit-breaker.ts) that `sas stats` prints. */
+interface BreakerLine {
+  readonly operation: string;
+  readonly status: string;
+  readonly openedAt: string | null;
+  readonly nextProbeAt: string | null;
 }
 
 /** One line per figure, its label in an aligned first column. */
@@ -75,11 +85,32 @@ export function describeStats(raw: Record<string, unknown>): string {
         : "",
     ],
   ];
+  rows.push(...breakerRows(body, unavailable("breakers")));
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows
     .map(([label, text]) => `${label.padEnd(width)}  ${text}`)
     .join("\n")
     .concat("\n");
+}
+
+/**
+ * One row per operation whose breaker is not closed (the label on the first only), or one saying they
+ * all are; none on a host without breakers.
+ */
+function breakerRows(body: StatsBody, unavailable: string | undefined): [string, string][] {
+  if (body.breakers === undefined) return [];
+  if (unavailable !== undefined || body.breakers === null) return [["breakers", unavailable ?? ""]];
+  const notClosed = body.breakers.filter((breaker) => breaker.status !== "closed");
+  if (notClosed.length === 0) return [["breakers", "all closed"]];
+  return notClosed.map((breaker, i) => [i === 0 ? "breakers" : "", breakerText(breaker)]);
+}
+
+function breakerText({ operation, status, openedAt, nextProbeAt }: BreakerLine): string {
+  if (status === "open") return `${operation} open since ${openedAt}, no call before ${nextProbeAt}`;
+  if (status === "half-open") {
+    return `${operation} half-open (open since ${openedAt}): one probe out, until ${nextProbeAt} at the latest`;
+  }
+  return `${operation} ${status}`;
 }
 
 /** A capped count reads "1000+": there may be more. */

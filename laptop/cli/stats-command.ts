@@ -6,7 +6,7 @@ export const STATS: Command = {
   name: "stats",
   summary: [
     "the orders in each state, in flight, the oldest Pending order, dead-lettered and parked",
-    "messages, the last Supervisor scan and throughput",
+    "messages, the last Supervisor scan, throughput and the partner's circuit breakers",
   ],
   usage: ORDERS_USAGE,
   run: (args) => ordersCommand(["stats", ...args], processIo()),

@@ -3,13 +3,16 @@ import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-ciphe
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
 import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { SqliteBreakerStore } from "../../src/adapters/sqlite/sqlite-breaker-store.js";
 import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
 import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { createAgentWorkerHandler, replyMessageId } from "../../src/agents/agent-worker.js";
-import { createPartnerAgent } from "../../src/agents/partner-agent.js";
+import { createPartnerAgent, PARTNER_OPERATION_NAMES } from "../../src/agents/partner-agent.js";
+import { createPartnerBreaker } from "../../src/breaker/partner-breaker.js";
+import type { SharedBreaker } from "../../src/breaker/shared-breaker.js";
 import { agentAmplification, type PipelineSettings } from "../../src/config/settings.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import type { RandomSource } from "../../src/domain/backoff.js";
@@ -37,7 +40,7 @@ import { ProtectedStateStore } from "../../src/state/protected-state-store.js";
 import { createRetentionPurge, type PurgeReport } from "../../src/supervisor/retention.js";
 import { journaledScan } from "../../src/supervisor/scan-journal.js";
 import { createSupervisor, type ScanReport } from "../../src/supervisor/supervisor.js";
-import { observeOrderStates } from "../../src/telemetry/instruments.js";
+import { observeOrderStates, registerBreakerGauge } from "../../src/telemetry/instruments.js";
 import { countingRefusals } from "../../src/telemetry/refusals.js";
 import { globalTelemetry, type Telemetry } from "../../src/telemetry/telemetry.js";
 import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
@@ -104,6 +107,8 @@ export class LocalPipeline {
   readonly operator: OperatorCommands;
   /** Where the pipeline's spans and metrics go. */
   readonly telemetry: Telemetry;
+  /** The partner operations' circuit breakers, shared by every Agent of the host. */
+  readonly breaker: SharedBreaker;
   private readonly queueNamed: (name: string) => SqliteMessageQueue;
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
@@ -121,6 +126,7 @@ export class LocalPipeline {
       runSupervisor: () => Promise<ScanReport>;
       queueNamed: (name: string) => SqliteMessageQueue;
       agent: (request: AgentRequest) => Promise<AgentResponse>;
+      breaker: SharedBreaker;
     },
   ) {
     setMaxListeners(0, this.stopping.signal);
@@ -133,6 +139,7 @@ export class LocalPipeline {
     this.orders = parts.orders;
     this.alerts = parts.alerts;
     this.runSupervisor = parts.runSupervisor;
+    this.breaker = parts.breaker;
     // The runtime itself, not a test's wrapper: purging is not part of what an outage test breaks.
     this.runRetention = createRetentionPurge({
       states: this.states,
@@ -145,6 +152,7 @@ export class LocalPipeline {
     });
     this.telemetry = options.telemetry ?? globalTelemetry();
     observeOrderStates(this.telemetry, () => this.states.countByState());
+    registerBreakerGauge(this.telemetry, () => this.breaker.knownStatuses());
     this.operator = createOperatorCommands({
       states: this.states,
       clock: options.clock,
@@ -174,6 +182,14 @@ export class LocalPipeline {
     let pipeline: LocalPipeline | undefined;
     const opened = () => pipeline;
     const notifier = new QueueStatusNotifier(queueNamed);
+    // Every Agent on this host, in either form, shares the breakers kept in the host's database.
+    const breaker = createPartnerBreaker({
+      store: new SqliteBreakerStore(db),
+      clock,
+      logger,
+      settings: settings.breaker,
+      alerts: stores.alerts,
+    });
     const partnerAgent = createPartnerAgent({
       partnerUrl: options.partnerUrl,
       clock,
@@ -184,6 +200,7 @@ export class LocalPipeline {
       ...(settings.partnerAccessKey !== undefined ? { accessKey: settings.partnerAccessKey } : {}),
       telemetry,
       orders: stores.orders,
+      breaker,
     });
     const activities = orderActivities(options, {
       stores,
@@ -217,6 +234,7 @@ export class LocalPipeline {
       runSupervisor,
       queueNamed,
       agent: partnerAgent,
+      breaker,
     });
     return pipeline;
   }
@@ -267,6 +285,7 @@ export class LocalPipeline {
         ),
         parkedQueue: null,
         defaultWorkflowVersion: this.options.settings.workflowVersion,
+        breakers: () => this.breaker.views(PARTNER_OPERATION_NAMES),
       }),
     };
   }

@@ -1,3 +1,4 @@
+import type { BreakerDecision, SharedBreaker } from "../breaker/shared-breaker.js";
 import {
   AGENT_MESSAGE_SCHEMA_VERSION,
   type AgentFault,
@@ -5,6 +6,7 @@ import {
   type AgentResponse,
 } from "../domain/agent-messages.js";
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "../domain/backoff.js";
+import type { BreakerOutcome } from "../domain/circuit-breaker.js";
 import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
 import { stepPayload } from "../domain/step-payloads.js";
 import { toInstant } from "../domain/time.js";
@@ -37,6 +39,12 @@ export const PARTNER_OPERATIONS: Readonly<Record<StepName, { readonly do: string
     notifyCustomer: { do: "notifyCustomer", undo: "sendCorrection" },
   };
 
+/** Every partner operation, each step's effect then its undo, in step order: one circuit breaker each. */
+export const PARTNER_OPERATION_NAMES: readonly string[] = Object.values(PARTNER_OPERATIONS).flatMap((o) => [
+  o.do,
+  o.undo,
+]);
+
 export interface PartnerAgentDeps {
   /** Base URL of the partner service (`POST {partnerUrl}/operations/{operation}`). */
   readonly partnerUrl: string;
@@ -55,6 +63,11 @@ export interface PartnerAgentDeps {
    * keeps the orders it read last (`recentOrders`).
    */
   readonly orders: Pick<OrdersRepository, "get">;
+  /**
+   * The partner operations' circuit breakers, shared by every Agent instance: asked before each call,
+   * told how it ended. Without it every call goes out.
+   */
+  readonly breaker?: Pick<SharedBreaker, "admit" | "record">;
 }
 
 type CallResult =
@@ -132,10 +145,16 @@ async function runStep(
   while (calls < request.maxCalls) {
     const remaining = deadline - deps.clock.now().getTime();
     if (remaining <= 0) break;
+    const admission = deps.breaker ? await deps.breaker.admit(operation) : undefined;
+    if (admission?.decision === "defer") {
+      log.info("agent.deferred", { callsMade: calls, breaker: admission.status, until: admission.until });
+      return respond(request, deps.clock, calls, deferral(operation, admission));
+    }
     calls++;
     // A call already under way may outlive the deadline (the seed allows work in progress to go on);
     // only new calls are refused once it has passed.
     const result = await callPartner(deps, operation, request, { call: calls, parent, body });
+    if (admission) await deps.breaker?.record(admission.ticket, breakerOutcomeOf(result));
     if (result.kind === "success") {
       // A payment's or a shipment's reference is not for the logs (data-classification.ts).
       const loggable = isProtected(STEP_REFERENCE_CLASSES[request.step])
@@ -163,6 +182,29 @@ async function runStep(
     };
   }
   return respond(request, deps.clock, calls, { outcome: "failed", reference: null, fault: lastFault });
+}
+
+/** The breaker is open (or its one probe is out): the step waits for the next probe, nothing charged. */
+function deferral(
+  operation: string,
+  admission: Extract<BreakerDecision, { decision: "defer" }>,
+): Pick<AgentResponse, "outcome" | "reference" | "fault"> {
+  const retryAt = toInstant(admission.until);
+  return {
+    outcome: "failed",
+    reference: null,
+    fault: {
+      kind: "unavailable",
+      code: "BreakerOpen",
+      message: `the circuit breaker for ${operation} is ${admission.status} until ${retryAt}: no call made`,
+      retryAt,
+    },
+  };
+}
+
+function breakerOutcomeOf(result: CallResult): BreakerOutcome {
+  if (result.kind === "success") return "succeeded";
+  return result.fault.kind === "permanent" ? "permanent" : "transient";
 }
 
 function respond(

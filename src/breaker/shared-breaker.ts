@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   admit,
   type BreakerAdmission,
+  type BreakerOpening,
   type BreakerOutcome,
   type BreakerPolicy,
   type BreakerState,
@@ -10,6 +11,7 @@ import {
   type BreakerView,
   bucketStart,
   CLOSED_BREAKER,
+  openingOf,
   record,
   recordAnswered,
   transitionOf,
@@ -39,6 +41,10 @@ export interface BreakerChange {
   readonly operation: string;
   readonly transition: BreakerTransition;
   readonly state: BreakerState;
+  /** The state it changed from (a half-open one keeps when it opened). */
+  readonly previous: BreakerState;
+  /** For `opened`: which threshold the failure that opened it reached, and the counts. */
+  readonly opening?: BreakerOpening;
   readonly at: Date;
 }
 
@@ -143,7 +149,8 @@ export class SharedBreaker {
     try {
       const done = await this.change(operation, entry, (state, at) => {
         const merged = taken.buckets.size > 0 ? recordAnswered(state, answeredOf(taken), at, policy) : state;
-        return { next: answeredOnly ? merged : record(merged, outcome, at, holder, policy), answer: true };
+        const next = answeredOnly ? merged : record(merged, outcome, at, holder, policy);
+        return { next, answer: true, from: merged };
       });
       if (done === undefined) mergeTally(entry.pending, taken);
     } catch (error) {
@@ -200,13 +207,17 @@ export class SharedBreaker {
 
   /**
    * Read-modify-write, one at a time in this instance: `step` answers the next state from the current
-   * one (the same object: nothing to write). Tried again on a fresh read while another writer wins;
-   * undefined when it never got through.
+   * one (the same object: nothing to write), and optionally the state the change was judged from, when
+   * it merged something first. Tried again on a fresh read while another writer wins; undefined when it
+   * never got through.
    */
   private change<T>(
     operation: string,
     entry: Entry,
-    step: (state: BreakerState, now: number) => { readonly next: BreakerState; readonly answer: T },
+    step: (
+      state: BreakerState,
+      now: number,
+    ) => { readonly next: BreakerState; readonly answer: T; readonly from?: BreakerState },
   ): Promise<T | undefined> {
     const run = async (): Promise<T | undefined> => {
       for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
@@ -215,14 +226,14 @@ export class SharedBreaker {
         else if (this.isStale(entry)) await this.refresh(operation, entry);
         const current = entry.known ?? { state: CLOSED_BREAKER, version: undefined };
         const now = this.nowMs();
-        const { next, answer } = step(current.state, now);
+        const { next, answer, from } = step(current.state, now);
         if (next === current.state) return answer;
         const written = await this.options.store.write(operation, next, current.version);
         if (written.written) {
           entry.generation++;
           entry.known = { state: next, version: written.version };
           entry.knownAt = now;
-          this.changed(operation, current.state, next, now);
+          this.changed(operation, from ?? current.state, next, now);
           return answer;
         }
       }
@@ -238,12 +249,26 @@ export class SharedBreaker {
     const transition = transitionOf(previous, next);
     if (transition === null) return;
     const view = viewOf(operation, next, now, this.options.policy);
-    const fields = { operation, status: view.status, openedAt: view.openedAt, nextProbeAt: view.nextProbeAt };
+    const opening = transition === "opened" ? openingOf(previous, now, this.options.policy) : undefined;
+    const fields = {
+      operation,
+      status: view.status,
+      openedAt: view.openedAt,
+      nextProbeAt: view.nextProbeAt,
+      ...(opening ? { cause: opening.cause } : {}),
+    };
     const logger = this.options.logger;
     if (transition === "opened" || transition === "reopened") logger.warn(`breaker.${transition}`, fields);
     else logger.info(`breaker.${transition}`, fields);
     try {
-      this.options.onTransition?.({ operation, transition, state: next, at: new Date(now) });
+      this.options.onTransition?.({
+        operation,
+        transition,
+        state: next,
+        previous,
+        ...(opening ? { opening } : {}),
+        at: new Date(now),
+      });
     } catch (error) {
       // The change is written; a listener that fails must not make it look as if it was not.
       logger.error("breaker.listener.failed", { operation, transition, error });

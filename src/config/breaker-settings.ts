@@ -27,6 +27,9 @@ const MINUTE = 60_000;
 
 export const BREAKER_ENABLED_SETTING = "BREAKER_ENABLED";
 
+/** When BREAKER_PROBE_LEASE_MS is not set: at least this much longer than PARTNER_CALL_TIMEOUT_MS. */
+const PROBE_LEASE_MARGIN_MS = 5_000;
+
 /** Each number setting with its default and range. */
 export const BREAKER_NUMBER_SETTINGS = {
   failureRun: setting("BREAKER_FAILURE_RUN", 5, 1, 1_000),
@@ -68,6 +71,11 @@ export function loadBreakerSettings(env: Environment, context: BreakerSettingsCo
     );
   }
   const callTimeout = context.partnerCallTimeoutMs;
+  const leaseGiven = (env[BREAKER_NUMBER_SETTINGS.probeLeaseMs.name]?.trim() ?? "") !== "";
+  if (callTimeout !== undefined && !leaseGiven) {
+    // Unset, the lease follows a longer call timeout rather than refuse it.
+    values.probeLeaseMs = Math.max(values.probeLeaseMs, callTimeout + PROBE_LEASE_MARGIN_MS);
+  }
   if (callTimeout !== undefined && values.probeLeaseMs <= callTimeout) {
     problems.push(
       `BREAKER_PROBE_LEASE_MS (${values.probeLeaseMs}) must be longer than PARTNER_CALL_TIMEOUT_MS (${callTimeout}), so a probe's lease outlasts its call`,

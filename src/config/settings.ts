@@ -1,6 +1,7 @@
 import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../domain/retry-budget.js";
 import type { RecoveryPolicy } from "../domain/transitions.js";
 import { LATEST_WORKFLOW_VERSION, MOST_STEPS, WORKFLOW_VERSIONS } from "../domain/workflow.js";
+import { type BreakerSettings, loadBreakerSettings } from "./breaker-settings.js";
 import { PARTNER_ACCESS_KEY_SETTING } from "./names.js";
 
 /**
@@ -27,6 +28,8 @@ export interface PipelineSettings {
    * deadline, means its host was down: the Supervisor does not charge the order (supervisor/interruptions.ts).
    */
   readonly lateTimerMs: number;
+  /** The partner operations' circuit breakers (breaker-settings.ts). */
+  readonly breaker: BreakerSettings;
   /** Admission control: the starter claims no more once this many orders are Processing. */
   readonly maxInFlight: number;
   /** Admission for submitters: past this many `Pending` orders, `POST /api/orders` answers 429. */
@@ -127,6 +130,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
   }
   const workflowVersion = readWorkflowVersion(env, problems);
   const partnerAccessKey = readPartnerAccessKey(env, problems);
+  const breaker = readBreakerSettings(env, values.partnerCallTimeoutMs, problems);
   checkLeaseAndBackoffs(values, problems);
   const perStep = retryLayersPerStep(values, agentMode);
   // Forward: every step. Compensation: every undo, and the in-doubt step (at most one) resolved first.
@@ -136,9 +140,10 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
     values.retryBudgetPerOrder,
   );
   if (!layers.ok) problems.push(`RETRY_BUDGET_PER_ORDER: ${layers.error.message}`);
-  if (problems.length > 0) throw new SettingsError(problems);
+  if (problems.length > 0 || !breaker) throw new SettingsError(problems);
 
   return {
+    breaker,
     attemptTimeoutMs: values.attemptTimeoutMs,
     stepTimeoutMs: values.stepTimeoutMs,
     agentCallsPerStep: values.agentCallsPerStep,
@@ -272,4 +277,18 @@ function readPartnerAccessKey(env: Environment, problems: string[]): string | un
 /** Worst-case partner calls per granted call below the Scheduler, for the budget's run-time charge. */
 export function agentAmplification(settings: PipelineSettings): number {
   return settings.agentMode === "queue" ? settings.agentRequestMaxDeliveries : 1;
+}
+
+function readBreakerSettings(
+  env: Environment,
+  partnerCallTimeoutMs: number,
+  problems: string[],
+): BreakerSettings | undefined {
+  try {
+    return loadBreakerSettings(env, { partnerCallTimeoutMs });
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
+  }
 }

@@ -82,12 +82,17 @@ export const agentRequestInputSchema = z.preprocess(
   agentRequestSchema,
 );
 
-export const AGENT_FAULT_KINDS = ["transient", "permanent"] as const;
+/**
+ * `unavailable`: the partner's circuit breaker for the operation is open, so the Agent made no (more)
+ * calls; the Scheduler defers the step until `retryAt`, the breaker's next probe, and charges nothing.
+ */
+export const AGENT_FAULT_KINDS = ["transient", "permanent", "unavailable"] as const;
 
 const agentFaultSchema = z.strictObject({
   kind: oneOf(AGENT_FAULT_KINDS),
   code: text(1, 128),
   message: text(0, 2_000),
+  retryAt: isoInstantSchema.optional(),
 });
 export type AgentFault = z.infer<typeof agentFaultSchema>;
 

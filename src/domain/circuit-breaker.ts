@@ -176,15 +176,18 @@ export function record(
 }
 
 function failed(state: ClosedBreaker, now: number, policy: BreakerPolicy): BreakerState {
-  const window = addToWindow(state.window, bucketStart(now, policy), 1, 1, now, policy);
-  const next: ClosedBreaker = {
+  const next = withFailure(state, now, policy);
+  if (openCause(next, now, policy) === null) return next;
+  return { status: "open", openedAt: now, openMs: policy.openMs, nextProbeAt: now + policy.openMs };
+}
+
+function withFailure(state: ClosedBreaker, now: number, policy: BreakerPolicy): ClosedBreaker {
+  return {
     ...state,
     consecutiveFailures: state.consecutiveFailures + 1,
     lastFailureAt: Math.max(now, state.lastFailureAt ?? now),
-    window,
+    window: addToWindow(state.window, bucketStart(now, policy), 1, 1, now, policy),
   };
-  if (!shouldOpen(next, now, policy)) return next;
-  return { status: "open", openedAt: now, openMs: policy.openMs, nextProbeAt: now + policy.openMs };
 }
 
 function reopened(state: HalfOpenBreaker, now: number, policy: BreakerPolicy): OpenBreaker {
@@ -192,10 +195,44 @@ function reopened(state: HalfOpenBreaker, now: number, policy: BreakerPolicy): O
   return { status: "open", openedAt: state.openedAt, openMs, nextProbeAt: now + openMs };
 }
 
-function shouldOpen(state: ClosedBreaker, now: number, policy: BreakerPolicy): boolean {
-  if (state.consecutiveFailures >= policy.failureRun) return true;
+/** Which threshold a closed breaker's counts have reached: the run first, then the rate; null for neither. */
+function openCause(state: ClosedBreaker, now: number, policy: BreakerPolicy): BreakerOpening["cause"] | null {
+  if (state.consecutiveFailures >= policy.failureRun) return "run";
   const { calls, failures } = windowTotals(state, now, policy);
-  return calls >= policy.minCalls && failures >= policy.failureRate * calls;
+  return calls >= policy.minCalls && failures >= policy.failureRate * calls ? "rate" : null;
+}
+
+/** Why a closed breaker opened, counted with the failure that opened it (for the operator's alert). */
+export interface BreakerOpening {
+  /** `run`: the consecutive transient failures reached `failureRun`; `rate`: the window's share reached `failureRate`. */
+  readonly cause: "run" | "rate";
+  readonly consecutiveFailures: number;
+  readonly windowCalls: number;
+  readonly windowFailures: number;
+  readonly windowMs: number;
+}
+
+/**
+ * Why `before` opens when a transient failure is recorded at `now`, as `record` decides it; undefined
+ * when it would not open (it is not closed, or no threshold is reached).
+ */
+export function openingOf(
+  before: BreakerState,
+  now: number,
+  policy: BreakerPolicy,
+): BreakerOpening | undefined {
+  if (before.status !== "closed") return undefined;
+  const after = withFailure(before, now, policy);
+  const cause = openCause(after, now, policy);
+  if (cause === null) return undefined;
+  const { calls, failures } = windowTotals(after, now, policy);
+  return {
+    cause,
+    consecutiveFailures: after.consecutiveFailures,
+    windowCalls: calls,
+    windowFailures: failures,
+    windowMs: policy.windowMs,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { durableClientOf } from "../adapters/functions-host/durable-client.js";
 import { createOperatorCommands } from "../operator/operator-commands.js";
 import type { DurableClient } from "../ports/durable-client.js";
 import { createStarterRuns } from "../scheduler/starter.js";
-import { observeOrderStates } from "../telemetry/instruments.js";
+import { observeOrderStates, registerBreakerGauge } from "../telemetry/instruments.js";
 import { type AzureServices, telemetryOf } from "./azure-services.js";
 import { createAgentQueueHandlers } from "./handlers/agent-queues.js";
 import { createAzureOrderActivities } from "./handlers/order-activities.js";
@@ -37,6 +37,9 @@ export function createAzureApp(services: AzureServices) {
   const nudgeStarter = starter.nudge;
   // Every instance reports the same store-wide counts; a metrics backend takes the last value.
   observeOrderStates(telemetryOf(services), () => services.stateReadModel.countByState());
+  // Each instance reports the breakers as it last read them (within a second or so of the store).
+  const { breaker } = services;
+  if (breaker) registerBreakerGauge(telemetryOf(services), () => breaker.knownStatuses());
   const operator = createOperatorCommands({
     states: services.states,
     clock: services.clock,

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import type { ContainerClient } from "@azure/storage-blob";
 import { SystemClock } from "../adapters/clock/system-clock.js";
+import { CosmosBreakerStore } from "../adapters/cosmos/cosmos-breaker-store.js";
 import { createCosmosClient, stateContainers } from "../adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../adapters/cosmos/cosmos-state-store.js";
 import { AesGcmFieldCipher } from "../adapters/crypto/aes-gcm-field-cipher.js";
@@ -19,6 +20,7 @@ import { createBlobServiceClient } from "../adapters/storage/blob-client.js";
 import { BlobLease } from "../adapters/storage/blob-lease.js";
 import { BlobScanJournal } from "../adapters/storage/blob-scan-journal.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
+import { createPartnerBreaker } from "../breaker/partner-breaker.js";
 import type { AzureSettings } from "../config/azure-settings.js";
 import { QUEUE_NAMES } from "../config/names.js";
 import type { Lease } from "../ports/lease.js";
@@ -59,6 +61,15 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
     return found;
   };
   const random = Math.random;
+  const alerts = new LoggingAlertSink(logger);
+  // Shared by every instance of the app: one document per partner operation beside the state records.
+  const breaker = createPartnerBreaker({
+    store: new CosmosBreakerStore(stateContainers(cosmos.database(settings.cosmosDatabase)).records),
+    clock,
+    logger,
+    settings: settings.pipeline.breaker,
+    alerts,
+  });
   const leases = leaseContainer(settings);
   const orders =
     settings.sql.kind === "sqliteFile"
@@ -73,7 +84,8 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
     scanJournal: new BlobScanJournal(leases),
     queue,
     notifier: new QueueStatusNotifier(queue),
-    alerts: new LoggingAlertSink(logger),
+    alerts,
+    breaker,
     agent: createPartnerAgent({
       partnerUrl: settings.partnerUrl,
       clock,
@@ -85,6 +97,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
         ? { accessKey: settings.pipeline.partnerAccessKey }
         : {}),
       orders,
+      breaker,
     }),
     clock,
     random,

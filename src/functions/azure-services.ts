@@ -1,4 +1,5 @@
 import type { InvocationContext } from "@azure/functions";
+import type { SharedBreaker } from "../breaker/shared-breaker.js";
 import type { AzureSettings } from "../config/azure-settings.js";
 import type { AgentRequest, AgentResponse } from "../domain/agent-messages.js";
 import type { RandomSource } from "../domain/backoff.js";
@@ -33,6 +34,8 @@ export interface AzureServices {
   readonly notifier: StatusNotifier;
   readonly alerts: AlertSink;
   readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
+  /** The partner operations' circuit breakers (the Agents ask them before each call); absent in tests that need none. */
+  readonly breaker?: SharedBreaker;
   /** The partner's controls; absent, over HTTP at PARTNER_URL with PARTNER_ACCESS_KEY. */
   readonly partnerControls?: PartnerControls;
   readonly clock: Clock;

@@ -10,6 +10,7 @@ import type { DurableClient } from "../ports/durable-client.js";
 const SETTLING_ACTIVITIES: ReadonlySet<string> = new Set([
   ORDER_ACTIVITIES.advance.name,
   ORDER_ACTIVITIES.fail.name,
+  ORDER_ACTIVITIES.deferStep.name,
   ORDER_ACTIVITIES.beginCompensation.name,
 ]);
 

@@ -21,7 +21,7 @@
  *
  *   GET /api/stats    (the readings behind it: src/operator/stats.ts)
  *     200 { "counts", "inFlight", "workflowVersions", "oldestPending", "messages", "lastScan", "throughput",
- *           "unavailable" }:
+ *           "breakers", "unavailable" }:
  *       counts         { <process state>: n, ... }: the records in each state now.
  *       inFlight       { "processing", "max" }: the attempts in flight against MAX_IN_FLIGHT.
  *       workflowVersions { "default", "byVersion": { <version>: { "inFlight", "awaitingOperator" } } }:
@@ -51,11 +51,17 @@
  *                      minutes, so none is partial: the last is the minute up to and including `until`,
  *                      and `perSecondLastMinute` its rate. Counted by last change: an order an operator has since
  *                      moved out of its terminal state no longer counts.
- *       unavailable    the figures (`messages`, `lastScan`) whose service failed this time: they are null
- *                      and the failure is logged; the others are answered.
+ *       breakers       [{ "operation", "status": "closed" | "half-open" | "open", "since", "openedAt",
+ *                      "nextProbeAt", "consecutiveFailures", "windowCalls", "windowFailures" }] (BreakerView,
+ *                      src/domain/circuit-breaker.ts): each partner operation's circuit breaker as the
+ *                      breaker store has it now, the do and undo operations of every step first. Absent on
+ *                      a host without breakers.
+ *       unavailable    the figures (`messages`, `lastScan`, `breakers`) whose service failed this time: they
+ *                      are null and the failure is logged; the others are answered.
  *     503 { "error": "service unavailable", "message" }: the state store could not answer.
  *     Cost of a request: the counts (SQLite: one GROUP BY; Cosmos DB: one COUNT per state), one indexed
- *     TOP 1 for `oldestPending`, one read of the scan journal (a row; a small blob); and, at most once
+ *     TOP 1 for `oldestPending`, one read of the scan journal (a row; a small blob), one read of every
+ *     stored breaker (SQLite: a SELECT; Cosmos DB: a query of one partition); and, at most once
  *     per 5 seconds per host instance (a reading is reused in between): five indexed COUNTs for
  *     `throughput`, and per queue up to 1,000 messages peeked in batches of 250, bodies included, which
  *     is the dearest part.
@@ -328,11 +334,13 @@ async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAns
       failed.add(figure);
       return null;
     });
-  const [messages, lastScan] = await Promise.all([
+  const readBreakers = stats.breakers;
+  const [messages, lastScan, breakers] = await Promise.all([
     orNull("messages", () => stats.messages()),
     orNull("lastScan", () => stats.lastScan()),
+    readBreakers ? orNull("breakers", readBreakers) : undefined,
   ]);
-  const unavailable = ["messages", "lastScan"].filter((figure) => failed.has(figure));
+  const unavailable = ["messages", "lastScan", "breakers"].filter((figure) => failed.has(figure));
   const inFlight = { processing: counts.Processing, max: backend.maxInFlight };
   const body = {
     counts,
@@ -342,6 +350,7 @@ async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAns
     messages,
     lastScan,
     throughput,
+    ...(breakers === undefined ? {} : { breakers }),
     unavailable,
   };
   return { status: 200, body };

@@ -1,3 +1,4 @@
+import type { BreakerView } from "../domain/circuit-breaker.js";
 import type { RecordedScan } from "../domain/recorded-scan.js";
 import { isTerminal, PROCESS_STATES, RETIRED_STATES, TERMINAL_STATES } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, millisecondsBetween, toInstant } from "../domain/time.js";
@@ -86,6 +87,8 @@ export interface StatsReadings {
   messages(): Promise<MessageCounts>;
   lastScan(): Promise<RecordedScan | null>;
   throughput(): Promise<Throughput>;
+  /** Each partner operation's circuit breaker; absent on a host without breakers. */
+  readonly breakers?: () => Promise<readonly BreakerView[]>;
 }
 
 /** Where a host's statistics come from. */
@@ -103,6 +106,12 @@ export interface StatsSources {
    * from the broker's by that reason.
    */
   readonly parkedQueue: QueueReceiver | null;
+  /**
+   * The partner operations' circuit breakers as their store has them now, one per partner operation
+   * (`SharedBreaker.views` given every operation's name), read at each request: a breaker changes within
+   * seconds. Absent: the host has no breakers, and `GET /api/stats` has no `breakers` field.
+   */
+  readonly breakers?: () => Promise<readonly BreakerView[]>;
 }
 
 /** The statistics readings over a host's sources; the queues and the throughput are reused for a few seconds. */
@@ -119,6 +128,7 @@ export function createStatsReadings(sources: StatsSources): StatsReadings {
     messages: reusedReading(clock, STATS_REUSE_MS, () => countMessages(sources)),
     lastScan: () => sources.journal.last(),
     throughput: reusedReading(clock, STATS_REUSE_MS, () => readThroughput(sources)),
+    ...(sources.breakers ? { breakers: sources.breakers } : {}),
   };
 }
 

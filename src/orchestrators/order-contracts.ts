@@ -140,6 +140,20 @@ export const ORDER_ACTIVITIES = {
     }),
   ),
   fail: activity<UpdateResult>()("orderFail", z.strictObject({ ...attemptRef, failure: failureInput })),
+  /**
+   * The partner's circuit breaker for the step's operation is open: ends the attempt and lets the order
+   * wait until the breaker's next probe (`until`), with nothing charged (transitions.ts, `defer`).
+   */
+  deferStep: activity<UpdateResult>()(
+    "orderDeferStep",
+    z.strictObject({
+      ...attemptRef,
+      step,
+      until: isoInstantSchema,
+      callsMade: integer(0, 1_000),
+      reason: text(1, 2_000),
+    }),
+  ),
   beginCompensation: activity<CompensationStart>()(
     "orderBeginCompensation",
     z.strictObject({ ...attemptRef, failure: failureInput, completeBy: isoInstantSchema }),

@@ -33,7 +33,10 @@ interface StepReply extends Pick<AgentResponse, "outcome" | "reference"> {
     readonly kind: AgentFault["kind"] | "budget";
     readonly code: string;
     readonly message: string;
+    /** For `unavailable`: the circuit breaker's next probe. */
+    readonly retryAt?: string | undefined;
   } | null;
+  readonly callsMade?: number;
 }
 
 export type AttemptOutcome =
@@ -45,6 +48,8 @@ export type AttemptOutcome =
   | "timedOut"
   /** The Agent ran out of allowance on transient faults: also left for the Supervisor. */
   | "gaveUp"
+  /** The partner's circuit breaker was open: the order waits for its next probe, nothing charged. */
+  | "deferred"
   /** The record no longer belongs to this attempt. */
   | "notOwner";
 
@@ -63,6 +68,22 @@ export interface AttemptResult {
 interface DeadlinePassed {
   readonly deadlinePassed: true;
   readonly lateByMs: number;
+}
+
+/** The breaker is open: the attempt ends here and the order waits for the breaker's next probe. */
+function* deferStep(
+  attempt: Attempt,
+  step: StepName,
+  reply: StepReply,
+): Generator<Task, AttemptResult, unknown> {
+  const deferred = yield* attempt.activities.deferStep({
+    ...attempt.ref,
+    step,
+    until: reply.fault?.retryAt ?? deadlineAfter(attempt.context, 0),
+    callsMade: reply.callsMade ?? 0,
+    reason: reply.fault?.message || "the partner's circuit breaker is open",
+  });
+  return { outcome: deferred.ok ? "deferred" : "notOwner", step };
 }
 
 function timedOut(step: StepName, deadline: DeadlinePassed): AttemptResult {
@@ -144,6 +165,7 @@ function* orderProcessing(
           fault: { kind: "budget", code: "RetryBudgetExhausted", message: started.detail },
         };
     if (isDeadline(reply)) return timedOut(step, reply);
+    if (reply.fault?.kind === "unavailable") return yield* deferStep(attempt, step, reply);
     if (reply.outcome === "succeeded") {
       // One update records this step and starts the next (or finishes the order after the last).
       const nextStep = plan.pendingSteps[index + 1];
@@ -227,6 +249,7 @@ function* undoSteps(
       reference,
     });
     if (isDeadline(reply)) return timedOut(step, reply);
+    if (reply.fault?.kind === "unavailable") return yield* deferStep(attempt, step, reply);
     if (reply.fault?.kind === "transient") return { outcome: "gaveUp", step };
     const outcome = reply.outcome === "succeeded" ? "compensated" : "failed";
     const recorded = yield* activities.compensateStep({
@@ -270,6 +293,8 @@ function* resolveDoubt(
     reference: null,
   });
   if (isDeadline(reply)) return { kind: "stop", result: timedOut(step, reply) };
+  if (reply.fault?.kind === "unavailable")
+    return { kind: "stop", result: yield* deferStep(attempt, step, reply) };
   if (reply.fault?.kind === "transient") return { kind: "stop", result: { outcome: "gaveUp", step } };
   const applied = reply.outcome === "succeeded";
   const resolved = yield* attempt.activities.resolveDoubt({

@@ -1,6 +1,7 @@
 /**
  * Operator alerts: the events that need a person. Under the Functions host they become log records
  * that alert rules watch; on the embedded host they are logged and kept for the terminal and tests.
+ * `BreakerOpened` and `BreakerClosed` concern a partner operation, not an order: their `orderId` is null.
  */
 export const ALERT_KINDS = [
   "InvalidMessage",
@@ -8,6 +9,8 @@ export const ALERT_KINDS = [
   "OrderFailed",
   "RecoveriesExhausted",
   "CompensationFailed",
+  "BreakerOpened",
+  "BreakerClosed",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -1,4 +1,5 @@
 import type { Counter, Histogram, Meter } from "@opentelemetry/api";
+import { BREAKER_STATE_VALUES, type BreakerStatus } from "../domain/circuit-breaker.js";
 import type { Telemetry } from "./telemetry.js";
 
 /**
@@ -14,6 +15,8 @@ import type { Telemetry } from "./telemetry.js";
  *   sas.supervisor.scan.request_units   {RU}     what each scan cost the store (zero on SQLite)
  *   sas.supervisor.recoveries           {order}  recoveries arranged: `sas.recovery` (retry, error, compensate, stalled)
  *   sas.messages.dead_lettered          {message} messages a handler refused: `messaging.destination.name`, `sas.reason`
+ *   sas.breaker.state                   gauge    each partner operation's circuit breaker as this instance last
+ *                                                saw it, 0 closed, 1 half-open, 2 open: `sas.operation`
  */
 export interface Instruments {
   readonly stepDuration: Histogram;
@@ -77,6 +80,26 @@ export function observeOrderStates(
   gauge.addCallback(async (result) => {
     for (const [state, count] of Object.entries(await read())) {
       result.observe(count, { "sas.process_state": state });
+    }
+  });
+}
+
+/**
+ * Registers the `sas.breaker.state` gauge: per partner operation (`sas.operation`), its breaker's status
+ * as `BREAKER_STATE_VALUES` numbers it. `read` is asked at each collection and must answer from memory
+ * (`SharedBreaker.knownStatuses()`), so an export never waits on the breaker store.
+ */
+export function registerBreakerGauge(
+  telemetry: Telemetry,
+  read: () => ReadonlyMap<string, BreakerStatus>,
+): void {
+  const gauge = telemetry.meter.createObservableGauge("sas.breaker.state", {
+    unit: "1",
+    description: "Each partner operation's circuit breaker: 0 closed, 1 half-open, 2 open",
+  });
+  gauge.addCallback((result) => {
+    for (const [operation, status] of read()) {
+      result.observe(BREAKER_STATE_VALUES[status], { "sas.operation": operation });
     }
   });
 }

@@ -137,6 +137,7 @@ describe("sas orders", () => {
         "last scan       none recorded yet",
         // The ord-err every test starts with, last changed at T0: now.
         `finished/min    0 · 0 · 0 · 0 · 1 (oldest first, to ${T0}; 0.02/s over the last minute)`,
+        "breakers        all closed",
         "",
       ].join("\n"),
     );
@@ -173,6 +174,7 @@ describe("sas orders", () => {
       ),
       // ord-done and the ord-err every test starts with, both last changed at T0.
       `finished/min    0 · 0 · 2 · 0 · 0 (oldest first, to ${at}; 0/s over the last minute)`,
+      "breakers        all closed",
       "",
     ]);
     out = "";

@@ -3,6 +3,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { newKeyRingText } from "../../laptop/embedded/key-file.js";
 import { AZURE_SETTING_NAMES, loadAzureSettings } from "../../src/config/azure-settings.js";
+import {
+  BREAKER_ENABLED_SETTING,
+  BREAKER_NUMBER_SETTINGS,
+  BREAKER_SETTING_NAMES,
+} from "../../src/config/breaker-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { HOST_SETTING_NAMES } from "../../src/config/names.js";
 import {
@@ -124,6 +129,7 @@ describe("loadAzureSettings", () => {
       AGENT_MODE_SETTING,
       ON_RECOVERIES_EXHAUSTED_SETTING,
       ...Object.values(INTEGER_SETTINGS).map((s) => s.name),
+      ...BREAKER_SETTING_NAMES,
     ];
     const optionalInSample = new Set([
       "ServiceBusConnection__fullyQualifiedNamespace",
@@ -138,5 +144,11 @@ describe("loadAzureSettings", () => {
       if (!optionalInSample.has(name)) expect(Object.keys(sample), name).toContain(name);
     for (const name of Object.keys(sample))
       expect(read, `${name} is in the sample but nothing reads it`).toContain(name);
+  });
+
+  it("gives the circuit breaker settings their defaults in local.settings.sample.json", () => {
+    expect(sample[BREAKER_ENABLED_SETTING]).toBe("true");
+    for (const setting of Object.values(BREAKER_NUMBER_SETTINGS))
+      expect(sample[setting.name], setting.name).toBe(String(setting.defaultValue));
   });
 });

@@ -32,7 +32,8 @@ describe.runIf(available)("the dashboard in a browser", () => {
   it("shows the counts, opens an Error order's timeline, resubmits it with a reason, and sees it Processed", {
     timeout: 60_000,
   }, async () => {
-    const s = await openScenario({ MAX_RECOVERIES: "1" });
+    // No circuit breaker: a partner down through every call must spend the order's recoveries, not defer it.
+    const s = await openScenario({ MAX_RECOVERIES: "1", BREAKER_ENABLED: "false" });
     const backend = s.pipeline.apiBackend();
     const { stats } = backend;
     const api = await startHttpApi({ port: 0, logger: s.logger, backend });

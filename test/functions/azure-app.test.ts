@@ -151,6 +151,7 @@ describe("Azure app registrations", () => {
         FUNCTION_NAMES.supervisor,
         ORDER_ACTIVITIES.advance.name,
         ORDER_ACTIVITIES.fail.name,
+        ORDER_ACTIVITIES.deferStep.name,
         ORDER_ACTIVITIES.beginCompensation.name,
       ].sort(),
     );

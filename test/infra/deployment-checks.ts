@@ -4,6 +4,7 @@
  * check returns the problems it finds, so that a test can also show it failing on a doctored input.
  */
 import { AZURE_SETTING_DEFAULTS, AZURE_SETTING_NAMES } from "../../src/config/azure-settings.js";
+import { BREAKER_SETTING_NAMES } from "../../src/config/breaker-settings.js";
 import {
   CONNECTION_NAMES,
   HOST_SETTING_NAMES,
@@ -123,7 +124,8 @@ export function hasDefault(name: string): boolean {
     name in AZURE_SETTING_DEFAULTS ||
     name in INLINE_DEFAULTS ||
     name in PLATFORM_SETTINGS ||
-    Object.values(INTEGER_SETTINGS).some((setting) => setting.name === name)
+    Object.values(INTEGER_SETTINGS).some((setting) => setting.name === name) ||
+    BREAKER_SETTING_NAMES.includes(name)
   );
 }
 

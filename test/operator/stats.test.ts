@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
+import type { BreakerView } from "../../src/domain/circuit-breaker.js";
 import { createOrdersApi, type OrdersApiBackend } from "../../src/operator/orders-api.js";
 import { createStatsReadings, MESSAGE_COUNT_CAP, type StatsSources } from "../../src/operator/stats.js";
 import {
@@ -157,7 +158,31 @@ describe("workflow versions", () => {
   });
 });
 
-describe("GET /api/stats when a service fails", () => {
+/** A closed breaker that never opened, and an open one. */
+const BREAKERS: readonly BreakerView[] = [
+  {
+    operation: "reserveInventory",
+    status: "closed",
+    since: null,
+    openedAt: null,
+    nextProbeAt: null,
+    consecutiveFailures: 1,
+    windowCalls: 12,
+    windowFailures: 1,
+  },
+  {
+    operation: "chargePayment",
+    status: "open",
+    since: "2026-01-01T00:00:00.000Z",
+    openedAt: "2026-01-01T00:00:00.000Z",
+    nextProbeAt: "2026-01-01T00:00:05.000Z",
+    consecutiveFailures: 0,
+    windowCalls: 0,
+    windowFailures: 0,
+  },
+];
+
+describe("GET /api/stats", () => {
   function api(overrides: Partial<StatsSources>, countByState?: () => Promise<never>) {
     const logger = new MemoryLogger();
     const unused = () => Promise.reject(new Error("not used by the stats route"));
@@ -202,6 +227,33 @@ describe("GET /api/stats when a service fails", () => {
     });
     const logged = logger.events("http.backend-failed").map((line) => line.operation);
     expect(logged.sort()).toEqual(["stats.lastScan", "stats.messages"]);
+  });
+
+  it("answers the circuit breakers as the breakers source has them, read at every request", async () => {
+    let reads = 0;
+    const { api: withBreakers } = api({
+      breakers: async () => {
+        reads++;
+        return BREAKERS;
+      },
+    });
+    const first = await withBreakers.stats();
+    expect(first.body).toMatchObject({ breakers: BREAKERS, unavailable: [] });
+    await withBreakers.stats();
+    expect(reads).toBe(2);
+  });
+
+  it("has no breakers field on a host without breakers, and null with the reason logged when they fail", async () => {
+    const { api: without } = api({});
+    expect(Object.keys((await without.stats()).body as object)).not.toContain("breakers");
+
+    const { api: failing, logger } = api({
+      breakers: () => Promise.reject(new Error("the breaker store is unreachable")),
+    });
+    const answer = await failing.stats();
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ breakers: null, unavailable: ["breakers"] });
+    expect(logger.events("http.backend-failed").map((line) => line.operation)).toEqual(["stats.breakers"]);
   });
 
   it("answers 503 when the state store cannot count", async () => {

@@ -89,7 +89,7 @@ describe("a host's downtime is not the order's fault", () => {
       timeout: 120_000,
     },
     async (agentMode) => {
-      const env = { MAX_RECOVERIES: String(MAX_RECOVERIES), AGENT_MODE: agentMode };
+      const env = { MAX_RECOVERIES: String(MAX_RECOVERIES), AGENT_MODE: agentMode, LATE_TIMER_MS: "15000" };
       let run = await recording(env, HANGING_PARTNER);
       await post(run.scenario, orderMessage("ord-down"));
       let attempt = 0;

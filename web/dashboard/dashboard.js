@@ -1,7 +1,8 @@
 /*
  * The operator's dashboard over the orders API: it counts the orders per state and the attempts in
  * flight, shows the rest of GET /api/stats (the oldest Pending order's wait, dead-lettered and parked
- * messages, the Supervisor's last scan, orders finished per minute), lists the orders that need
+ * messages, the Supervisor's last scan, orders finished per minute, the partner operations' circuit
+ * breakers), lists the orders that need
  * attention (Error, CompensationFailed, Processing past their deadline), shows one order's timeline
  * from its history, and resubmits or compensates it after asking who and why. Its Partner panel shows
  * the simulated partner's fault rates, a running outage with a countdown and the recent control changes
@@ -80,6 +81,53 @@ function showHealth(stats) {
       return `v${version}${current}: ${use.inFlight} in flight, ${use.awaitingOperator} awaiting an operator`;
     })
     .join(" · ");
+  showBreakers(stats, missing("breakers"));
+}
+
+const BREAKER_STATES = { closed: "Closed", open: "Open", "half-open": "Half-open" };
+
+/**
+ * One row per partner operation: its breaker's state, the failed calls in its window (a closed breaker
+ * counts them; an open one has stopped calling), and when the next probe may go out. Hidden on a host
+ * without breakers.
+ */
+function showBreakers(stats, missing) {
+  $("breakers-panel").hidden = stats.breakers === undefined;
+  if (stats.breakers === undefined) return;
+  const breakers = stats.breakers || [];
+  const notClosed = breakers.filter((b) => b.status !== "closed").map((b) => b.operation);
+  $("breakers-summary").textContent =
+    missing ||
+    (notClosed.length === 0
+      ? "All closed: every partner operation is called."
+      : `Not called now: ${notClosed.join(", ")}.`);
+  $("breakers-table").hidden = breakers.length === 0;
+  const body = $("breakers");
+  body.replaceChildren();
+  for (const breaker of breakers) {
+    const row = document.createElement("tr");
+    row.dataset.operation = breaker.operation;
+    row.dataset.status = breaker.status;
+    cell(row, breaker.operation);
+    const since = breaker.openedAt ? ` since ${breaker.openedAt}` : "";
+    cell(row, `${BREAKER_STATES[breaker.status] || breaker.status}${since}`);
+    cell(row, describeWindow(breaker));
+    cell(row, describeProbe(breaker));
+    body.appendChild(row);
+  }
+}
+
+function describeWindow(breaker) {
+  if (breaker.status !== "closed") return "not calling";
+  const n = breaker.consecutiveFailures;
+  const run = n === 0 ? "" : n === 1 ? ", the last one failed" : `, the last ${n} in a row`;
+  return `${breaker.windowFailures} of ${breaker.windowCalls} calls${run}`;
+}
+
+function describeProbe(breaker) {
+  if (breaker.status === "open") return breaker.nextProbeAt;
+  if (breaker.status === "half-open") return `out now; its lease ends at ${breaker.nextProbeAt}`;
+  return "";
 }
 
 function describeScan(scan) {

@@ -21,6 +21,11 @@ export class Cast {
   private hostPort = "0";
   private partnerPort = "0";
 
+  /** The partner's port, kept across its restarts (0 before its first start). */
+  get partnerPortNumber(): number {
+    return Number(this.partnerPort);
+  }
+
   constructor(
     private readonly options: CastOptions,
     private readonly dir: string,

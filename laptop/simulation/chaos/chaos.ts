@@ -8,6 +8,7 @@ import type { StoredEvidence } from "./chaos-evidence.js";
 import type { ChaosOptions } from "./chaos-options.js";
 import { chaosSchedule, firstThird } from "./chaos-schedule.js";
 import { type OrderSender, type OutgoingOrder, type SenderReport, startSender } from "./order-sender.js";
+import { type OutageCalls, outageCallSummary, startOutageStandIn } from "./outage-stand-in.js";
 import { RunStage } from "./run-stage.js";
 
 export interface KillRecord {
@@ -33,6 +34,8 @@ export interface ChaosSummary {
   readonly killsDuring: Readonly<Record<"submission" | "processing" | "compensation", number>>;
   readonly partnerOutages: number;
   readonly outageSeconds: number;
+  /** What the host did while the partner was down, and how soon everything finished once it was back. */
+  readonly outages?: OutageReport;
   readonly outcomes: Readonly<Record<string, number>>;
   /** The records pinned to each workflow version. */
   readonly workflowVersions: Readonly<Record<string, number>>;
@@ -52,6 +55,21 @@ export interface ChaosSummary {
   readonly data: string | null;
 }
 
+export interface OutageReport {
+  /**
+   * Per outage and partner operation: the calls the host still made, and the most in any probe window
+   * (BREAKER_OPEN_MS at its default) once the breaker's opening run was over.
+   */
+  readonly calls: readonly Readonly<Record<string, { calls: number; mostPerWindowAfterOpening: number }>>[];
+  /** From the partner's return after the last outage until every order was final (with the drain's polling). */
+  readonly finishedSecondsAfterReturn: number | null;
+}
+
+/** The breaker's first open time at its default: once open, at most one probe per operation in it. */
+const PROBE_WINDOW_MS = 5_000;
+/** Calls under way, and the run of failures that opens a breaker, are over within this. */
+const OPENING_MS = 10_000;
+
 export async function runChaos(
   options: ChaosOptions,
   progress?: (line: string) => void,
@@ -61,16 +79,24 @@ export async function runChaos(
   let ok = false;
   try {
     await stage.start();
-    const { report, kills } = await playChaos(options, stage.cast, progress);
+    const { report, kills, outageCalls, lastOutageEnd } = await playChaos(options, stage.cast, progress);
     if (stage.cast.host)
       await settle(stage.cast.host.url, report.accepted.length, options.drainSeconds, progress);
+    const returned = lastOutageEnd();
+    const outageReport: OutageReport = {
+      calls: outageCalls.map((calls) => outageCallSummary(calls, PROBE_WINDOW_MS, OPENING_MS)),
+      finishedSecondsAfterReturn: returned === null ? null : round((performance.now() - returned) / 1_000),
+    };
     const { stored, violations } = await stage.finish(report.accepted);
     violations.unshift(
       ...[...report.refused].map(([orderId, answer]) => `${orderId}: a valid order was refused: ${answer}`),
       ...(options.upgrade ? upgradeViolations(stored.records.values()) : []),
     );
     ok = violations.length === 0;
-    return summarize(options, report, kills, stored, violations, started, stage.kept(ok));
+    return {
+      ...summarize(options, report, kills, stored, violations, started, stage.kept(ok)),
+      outages: outageReport,
+    };
   } finally {
     await stage.cleanUp(ok, progress);
   }
@@ -81,7 +107,12 @@ async function playChaos(
   options: ChaosOptions,
   cast: Cast,
   progress?: (line: string) => void,
-): Promise<{ report: SenderReport; kills: KillRecord[] }> {
+): Promise<{
+  report: SenderReport;
+  kills: KillRecord[];
+  outageCalls: OutageCalls[];
+  lastOutageEnd: () => number | null;
+}> {
   const random = seededRandom(options.seed);
   const prefix = `chaos-${options.seed}-${Date.now().toString(36)}`;
   const schedule = chaosSchedule(options, random);
@@ -108,17 +139,22 @@ async function playChaos(
       await cast.startHost(n + 1);
     }
   })();
+  const outageCalls: OutageCalls[] = [];
+  let lastOutageEnd: number | null = null;
   const outages = (async () => {
     for (const [n, outage] of schedule.outages.entries()) {
       await at(outage);
       await cast.partner?.kill();
+      const standIn = await startOutageStandIn(cast.partnerPortNumber);
       progress?.(`partner down (${n + 1}/${schedule.outages.length}) for ${options.outageSeconds} s`);
       await sleep(options.outageSeconds * 1_000);
+      outageCalls.push(await standIn.close());
       await cast.startPartner();
+      lastOutageEnd = performance.now();
     }
   })();
   await Promise.all([killing, outages]);
-  return { report: await sender.done, kills };
+  return { report: await sender.done, kills, outageCalls, lastOutageEnd: () => lastOutageEnd };
 }
 
 /** How long a kill aimed at a compensation waits for one to be under way before it strikes anyway. */

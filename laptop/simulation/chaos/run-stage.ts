@@ -8,11 +8,12 @@ import { checkChaos } from "./chaos-check.js";
 import { prepareHostDatabase, readStoredEvidence, type StoredEvidence } from "./chaos-evidence.js";
 
 /**
- * Recoveries the host allows an order in a chaos or soak run: every kill and every outage may cost
- * the orders in flight one or more, and none of that is the order's fault. The budget of partner
- * calls grows to match, as the settings check demands. Both can be overridden from the environment.
+ * What a chaos or soak run changes of the host's settings: nothing. Kills and outages are not the
+ * orders' fault, and the shipped defaults must show it (the Supervisor spares attempts their host's
+ * downtime cost, the circuit breakers defer calls to a partner that is down). Any setting can still be
+ * given in the environment.
  */
-export const CHAOS_ENVIRONMENT: Environment = { MAX_RECOVERIES: "20", RETRY_BUDGET_PER_ORDER: "1800" };
+export const CHAOS_ENVIRONMENT: Environment = {};
 
 /** `base`, overridden by this process's environment, so MAX_RECOVERIES and the like can be set as usual. */
 export function hostEnvironment(base: Environment): Environment {

@@ -1,6 +1,9 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { DASHBOARD_FILES, webFolder } from "../../adapters/web/web-assets.js";
+import { PARTNER_OPERATION_NAMES } from "../../agents/partner-agent.js";
+import type { SharedBreaker } from "../../breaker/shared-breaker.js";
 import { QUEUE_NAMES } from "../../config/names.js";
+import type { BreakerView } from "../../domain/circuit-breaker.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
 import type { OperatorCommand, OperatorCommands } from "../../operator/operator-commands.js";
 import {
@@ -97,7 +100,12 @@ function statsReadings(services: AzureServices): StatsReadings {
     deadLetterQueues: Object.fromEntries(queues.map((name) => [name, services.queue(name).deadLetterQueue])),
     parkedQueue: services.queue(QUEUE_NAMES.invalidMessages),
     defaultWorkflowVersion: services.settings.pipeline.workflowVersion,
+    ...(services.breaker ? { breakers: viewsOf(services.breaker) } : {}),
   });
+}
+
+function viewsOf(breaker: SharedBreaker): () => Promise<readonly BreakerView[]> {
+  return () => breaker.views(PARTNER_OPERATION_NAMES);
 }
 
 /** The body, or undefined when it is longer than `maxBytes` (by its Content-Length, before it is read). */

@@ -8,8 +8,29 @@ import type { RecordActions } from "./record-actions.js";
 export function createFailureActivities(
   deps: OrderActivityDeps,
   actions: RecordActions,
-): Pick<ActivityImplementations<OrderActivityContracts>, "fail"> {
+): Pick<ActivityImplementations<OrderActivityContracts>, "fail" | "deferStep"> {
   return {
+    async deferStep({ step, until, callsMade, reason, ...ref }, invocation) {
+      const now = actions.now();
+      const outcome = await actions.apply(
+        ref,
+        () => ({
+          type: "defer",
+          instanceId: ref.instanceId,
+          step,
+          now,
+          // A probe time already past (a slow reply, a clock apart) is as good as now.
+          until: until > now ? until : now,
+          callsMade,
+          amplification: deps.settings.agentAmplification,
+          reason,
+        }),
+        "order.deferred",
+        { step, until, callsMade },
+      );
+      if (outcome.ok && outcome.changed) await deps.onOrderSettled(invocation.durableClient());
+      return actions.result(outcome);
+    },
     async fail({ failure, ...ref }, invocation) {
       const outcome = await actions.apply(
         ref,

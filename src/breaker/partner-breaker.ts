@@ -1,0 +1,39 @@
+import type { BreakerPolicy } from "../domain/circuit-breaker.js";
+import type { AlertSink } from "../ports/alerts.js";
+import type { BreakerStore } from "../ports/breaker-store.js";
+import type { Clock } from "../ports/clock.js";
+import type { Logger } from "../ports/logger.js";
+import { breakerAlertOf } from "./breaker-alerts.js";
+import { type BreakerChange, SharedBreaker } from "./shared-breaker.js";
+
+export interface PartnerBreakerDeps {
+  readonly store: BreakerStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly settings: BreakerPolicy & { readonly enabled: boolean };
+  readonly alerts: AlertSink;
+}
+
+/**
+ * The breakers of the partner's operations as a host runs them: one per operation, shared through
+ * `store` by every Agent of the app, an operator alert when one opens and when it closes.
+ */
+export function createPartnerBreaker(deps: PartnerBreakerDeps): SharedBreaker {
+  const raise = (change: BreakerChange) => {
+    const alert = breakerAlertOf(change);
+    if (!alert) return;
+    deps.alerts
+      .raise(alert)
+      .catch((error: unknown) =>
+        deps.logger.error("breaker.alert.failed", { operation: change.operation, kind: alert.kind, error }),
+      );
+  };
+  return new SharedBreaker({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger,
+    policy: deps.settings,
+    enabled: deps.settings.enabled,
+    onTransition: raise,
+  });
+}
