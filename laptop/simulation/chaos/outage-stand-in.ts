@@ -17,7 +17,9 @@ export async function startOutageStandIn(port: number): Promise<{ close(): Promi
   const calls: Record<string, number[]> = {};
   const server = createServer((req, res) => {
     const operation = /^\/operations\/([A-Za-z]+)/.exec(req.url ?? "")?.[1] ?? "other";
-    (calls[operation] ??= []).push(Math.round(performance.now() - began));
+    const times = calls[operation] ?? [];
+    times.push(Math.round(performance.now() - began));
+    calls[operation] = times;
     req.resume();
     res.writeHead(503, { "content-type": "application/json" }).end('{"error":"unavailable"}');
   });
