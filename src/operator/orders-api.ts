@@ -21,7 +21,7 @@
  *
  *   GET /api/stats    (the readings behind it: src/operator/stats.ts)
  *     200 { "counts", "inFlight", "workflowVersions", "oldestPending", "messages", "lastScan", "throughput",
- *           "breakers", "unavailable" }:
+ *           "finishedLastHour", "breakers", "unavailable" }:
  *       counts         { <process state>: n, ... }: the records in each state now.
  *       inFlight       { "processing", "max" }: the attempts in flight against MAX_IN_FLIGHT.
  *       workflowVersions { "default", "byVersion": { <version>: { "inFlight", "awaitingOperator" } } }:
@@ -51,6 +51,10 @@
  *                      minutes, so none is partial: the last is the minute up to and including `until`,
  *                      and `perSecondLastMinute` its rate. Counted by last change: an order an operator has since
  *                      moved out of its terminal state no longer counts.
+ *       finishedLastHour { "from", "until", "byState": { <terminal state>: [60 counts] } }: the same records,
+ *                      per clock minute (UTC) of their last change and per terminal state, over the 60
+ *                      minutes from `from` (a minute's start) to `until` (the reading; the last minute is
+ *                      the current one, partial), oldest first: the dashboard's chart.
  *       breakers       [{ "operation", "status": "closed" | "half-open" | "open", "since", "openedAt",
  *                      "nextProbeAt", "consecutiveFailures", "windowCalls", "windowFailures" }] (BreakerView,
  *                      src/domain/circuit-breaker.ts): each partner operation's circuit breaker as the
@@ -63,7 +67,8 @@
  *     TOP 1 for `oldestPending`, one read of the scan journal (a row; a small blob), one read of every
  *     stored breaker (SQLite: a SELECT; Cosmos DB: a query of one partition); and, at most once
  *     per 5 seconds per host instance (a reading is reused in between): five indexed COUNTs for
- *     `throughput`, and per queue up to 1,000 messages peeked in batches of 250, bodies included, which
+ *     `throughput`, one grouped read of the hour's finished records for `finishedLastHour` (SQLite: a
+ *     GROUP BY over the index; Cosmos DB: a query answering two fields of each), and per queue up to 1,000 messages peeked in batches of 250, bodies included, which
  *     is the dearest part.
  *
  *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
@@ -322,11 +327,12 @@ async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAns
         stats.oldestPending(),
         stats.throughput(),
         stats.workflowVersions(),
+        stats.finishedLastHour(),
       ]),
     "the counts could not be read; try again",
   );
   if (!store.ok) return store.answer;
-  const [counts, oldestPending, throughput, workflowVersions] = store.value;
+  const [counts, oldestPending, throughput, workflowVersions, finishedLastHour] = store.value;
   const failed = new Set<string>();
   const orNull = <T>(figure: string, read: () => Promise<T>): Promise<T | null> =>
     read().catch((error: unknown) => {
@@ -350,6 +356,7 @@ async function statsAnswer({ backend, ask, logger }: ApiContext): Promise<ApiAns
     messages,
     lastScan,
     throughput,
+    finishedLastHour,
     ...(breakers === undefined ? {} : { breakers }),
     unavailable,
   };

@@ -15,6 +15,8 @@ import { reusedReading } from "./reused-reading.js";
 
 /** How many minutes the throughput covers, one count per minute. */
 export const THROUGHPUT_WINDOW_MINUTES = 5;
+/** How many clock minutes the finished orders per state cover: the last is the current one, partial. */
+export const FINISHED_HOUR_MINUTES = 60;
 /** Messages counted per queue at most: a count that reaches it is reported as capped. */
 export const MESSAGE_COUNT_CAP = 1_000;
 /** How long a reading of the queues, or of the throughput, is reused before it is taken again. */
@@ -57,6 +59,19 @@ export interface Throughput {
   readonly perSecondLastMinute: number;
 }
 
+/** Orders finished per clock minute over the last hour, per terminal state: the dashboard's chart. */
+export interface FinishedLastHour {
+  /** The start of the first minute, a clock minute (UTC); each minute after it is one count. */
+  readonly from: IsoInstant;
+  /** The time of the reading: the last minute, the current one, runs up to it, included. */
+  readonly until: IsoInstant;
+  /**
+   * Per terminal state, the records now in it whose last change falls in each minute, oldest first
+   * (FINISHED_HOUR_MINUTES counts): counted by last change, as `Throughput` is.
+   */
+  readonly byState: Readonly<Record<string, readonly number[]>>;
+}
+
 /** Orders of one workflow version that may still run its code. */
 export interface WorkflowVersionUse {
   /** `Pending`, `Processing` or `Compensating`: they will run again without anyone's help. */
@@ -87,6 +102,7 @@ export interface StatsReadings {
   messages(): Promise<MessageCounts>;
   lastScan(): Promise<RecordedScan | null>;
   throughput(): Promise<Throughput>;
+  finishedLastHour(): Promise<FinishedLastHour>;
   /** Each partner operation's circuit breaker; absent on a host without breakers. */
   readonly breakers?: () => Promise<readonly BreakerView[]>;
 }
@@ -94,7 +110,10 @@ export interface StatsReadings {
 /** Where a host's statistics come from. */
 export interface StatsSources {
   readonly clock: Clock;
-  readonly states: Pick<StateReadModel, "oldestInState" | "countFinishedBetween" | "countByWorkflowVersion">;
+  readonly states: Pick<
+    StateReadModel,
+    "oldestInState" | "countFinishedBetween" | "countFinishedPerMinute" | "countByWorkflowVersion"
+  >;
   /** The WORKFLOW_VERSION setting. */
   readonly defaultWorkflowVersion: number;
   readonly journal: ScanJournal;
@@ -128,6 +147,7 @@ export function createStatsReadings(sources: StatsSources): StatsReadings {
     messages: reusedReading(clock, STATS_REUSE_MS, () => countMessages(sources)),
     lastScan: () => sources.journal.last(),
     throughput: reusedReading(clock, STATS_REUSE_MS, () => readThroughput(sources)),
+    finishedLastHour: reusedReading(clock, STATS_REUSE_MS, () => readFinishedLastHour(sources)),
     ...(sources.breakers ? { breakers: sources.breakers } : {}),
   };
 }
@@ -170,6 +190,26 @@ async function readThroughput({ clock, states }: StatsSources): Promise<Throughp
     finishedPerMinute,
     perSecondLastMinute: Math.round((last / 60) * 100) / 100,
   };
+}
+
+/** One grouped read of the hour: the store counts per minute and state, placed here in the hour's minutes. */
+async function readFinishedLastHour({ clock, states }: StatsSources): Promise<FinishedLastHour> {
+  const until = toInstant(clock.now());
+  const now = Date.parse(until);
+  const from = toInstant(new Date(now - (now % MINUTE_MS) - (FINISHED_HOUR_MINUTES - 1) * MINUTE_MS));
+  const byState = Object.fromEntries(
+    TERMINAL_STATES.map((state) => [state, new Array<number>(FINISHED_HOUR_MINUTES).fill(0)]),
+  );
+  // Up to `until` included, as the throughput's last window.
+  for (const { minute, processState, count } of await states.countFinishedPerMinute(
+    from,
+    addMilliseconds(until, 1),
+  )) {
+    const index = (Date.parse(`${minute}:00.000Z`) - Date.parse(from)) / MINUTE_MS;
+    const counts = byState[processState];
+    if (counts && index >= 0 && index < FINISHED_HOUR_MINUTES) counts[index] = count;
+  }
+  return { from, until, byState };
 }
 
 async function countMessages(sources: StatsSources): Promise<MessageCounts> {

@@ -17,6 +17,14 @@ export interface RecordAge {
   readonly updatedAt: IsoInstant;
 }
 
+/** Orders finished in one clock minute (UTC), in one terminal state: what `countFinishedPerMinute` answers. */
+export interface FinishedInMinute {
+  /** The minute as its instant's first 16 characters, `YYYY-MM-DDTHH:MM` (UTC). */
+  readonly minute: string;
+  readonly processState: ProcessState;
+  readonly count: number;
+}
+
 export interface WorkflowVersionCount {
   readonly workflowVersion: number;
   readonly processState: ProcessState;
@@ -48,5 +56,11 @@ export interface StateReadModel {
    * operator has since moved out of its terminal state no longer counts.
    */
   countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number>;
+  /**
+   * The records `countFinishedBetween` counts for [`from`, `to`), per clock minute of their last change
+   * and terminal state: one entry per pair with at least one record, in no promised order. What the
+   * dashboard's chart of orders finished per minute over the last hour is drawn from.
+   */
+  countFinishedPerMinute(from: IsoInstant, to: IsoInstant): Promise<readonly FinishedInMinute[]>;
   listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>>;
 }

@@ -61,6 +61,8 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
   oldestInState: StateReadModel["oldestInState"] = (state) => this.inner.oldestInState(state);
   countFinishedBetween: StateReadModel["countFinishedBetween"] = (from, to) =>
     this.inner.countFinishedBetween(from, to);
+  countFinishedPerMinute: StateReadModel["countFinishedPerMinute"] = (from, to) =>
+    this.inner.countFinishedPerMinute(from, to);
 
   // A retired record's key, attempt count and ETag hold nothing sealed.
   queryRetired: RetentionStore["queryRetired"] = (query) => this.inner.queryRetired(query);

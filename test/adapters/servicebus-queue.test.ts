@@ -177,6 +177,7 @@ describe("ServiceBusMessageQueue", () => {
       states: {
         oldestInState: async () => null,
         countFinishedBetween: async () => 0,
+        countFinishedPerMinute: async () => [],
         countByWorkflowVersion: async () => [],
       },
       journal: { record: async () => undefined, last: async () => null },

@@ -213,4 +213,11 @@ describe("SQLite statistics queries", () => {
       "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=? AND updated_at>? AND updated_at<?)",
     ]);
   });
+
+  it("counts an hour's finished records per minute from the same ranges, grouped without a scan", () => {
+    expect(planOf("finishedPerMinute", "2026-01-01T00:10:00.000Z", "2026-01-01T01:10:00.000Z")).toEqual([
+      "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=? AND updated_at>? AND updated_at<?)",
+      "USE TEMP B-TREE FOR GROUP BY",
+    ]);
+  });
 });

@@ -63,6 +63,7 @@ function erroredRecord(orderId: string): StateRecord {
   };
 }
 
+const zeros = (n: number): number[] => new Array<number>(n).fill(0);
 const who = (reason = "customer called") => JSON.stringify({ operator: "alice", reason });
 
 /** Sends a message and abandons each delivery until the queue's broker dead-letters it. */
@@ -242,6 +243,17 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
             until: T0,
             finishedPerMinute: [0, 0, 0, 0, 2],
             perSecondLastMinute: 0.03,
+          },
+          // The same two, in the current minute (the last of the hour) of their terminal states.
+          finishedLastHour: {
+            from: "2025-12-31T23:01:00.000Z",
+            until: T0,
+            byState: {
+              Processed: [...zeros(59), 1],
+              Error: [...zeros(59), 1],
+              Compensated: zeros(60),
+              CompensationFailed: zeros(60),
+            },
           },
           unavailable: [],
         },

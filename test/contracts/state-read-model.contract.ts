@@ -106,6 +106,34 @@ export function describeStateReadModelContract(
         expect(await store.countFinishedBetween(at(15_000), at(25_000))).toBe(1);
         expect(await store.countFinishedBetween(at(61_000), at(120_000))).toBe(0);
       });
+
+      it("counts the same records per clock minute of their last change and terminal state", async () => {
+        const seeded = [
+          ["ord-m1", "Processed", 0],
+          ["ord-m2", "Processed", 59_999],
+          ["ord-m3", "Error", 30_000],
+          ["ord-m4", "Processed", 60_000],
+          ["ord-m5", "CompensationFailed", 119_999],
+          ["ord-m6", "Compensated", 120_000], // at `to`: left out
+          ["ord-m7", "Error", -1], // before `from`: left out
+          ["ord-m8", "Processing", 10_000], // not finished
+          ["ord-m9", "Compensating", 70_000],
+        ] as const;
+        for (const [orderId, processState, ms] of seeded) {
+          await create(pendingRecord(orderId, { processState, updatedAt: at(ms) }));
+        }
+        const counts = await store.countFinishedPerMinute(at(0), at(120_000));
+        const sorted = [...counts].sort(
+          (a, b) => a.minute.localeCompare(b.minute) || a.processState.localeCompare(b.processState),
+        );
+        expect(sorted).toEqual([
+          { minute: "2026-01-01T00:00", processState: "Error", count: 1 },
+          { minute: "2026-01-01T00:00", processState: "Processed", count: 2 },
+          { minute: "2026-01-01T00:01", processState: "CompensationFailed", count: 1 },
+          { minute: "2026-01-01T00:01", processState: "Processed", count: 1 },
+        ]);
+        expect(await store.countFinishedPerMinute(at(200_000), at(260_000))).toEqual([]);
+      });
     });
 
     describe("recent list", () => {

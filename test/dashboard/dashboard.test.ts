@@ -69,7 +69,7 @@ describe.runIf(available)("the dashboard in a browser", () => {
       );
       await page.screenshot({ path: join(ARTIFACTS, "dashboard-counts.png"), fullPage: true });
 
-      await page.getByRole("button", { name: "Show order ord-stuck" }).click();
+      await page.locator("#attention").getByRole("button", { name: "Show order ord-stuck" }).click();
       await expect
         .poll(() => page.locator("#timeline").textContent())
         .toContain("supervisor recover: Processing → Error");

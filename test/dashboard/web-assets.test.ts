@@ -23,7 +23,10 @@ describe("the web/ folder's files", () => {
     expect((await dashboard(undefined))?.contentType).toBe("text/html; charset=utf-8");
     expect((await dashboard("index.html"))?.body).toContain("<h1>Orders</h1>");
     expect((await dashboard("dashboard.css"))?.contentType).toBe("text/css; charset=utf-8");
-    expect((await dashboard("dashboard.js"))?.contentType).toBe("text/javascript; charset=utf-8");
+    // The page's own modules, which dashboard.js loads with the page's key.
+    for (const file of ["dashboard.js", "charts.js", "order-life.js"]) {
+      expect((await dashboard(file))?.contentType, file).toBe("text/javascript; charset=utf-8");
+    }
     for (const file of ["..", "../../package.json", "../dashboard/index.html", "other.js", ""]) {
       expect(await dashboard(file), file).toBeUndefined();
     }

@@ -34,6 +34,7 @@ class FakeBackend implements OrdersApiBackend {
     messages: () => Promise.reject(new Error("not used here")),
     lastScan: () => Promise.reject(new Error("not used here")),
     throughput: () => Promise.reject(new Error("not used here")),
+    finishedLastHour: () => Promise.reject(new Error("not used here")),
     workflowVersions: () => Promise.reject(new Error("not used here")),
   };
   readonly maxInFlight = 1;

@@ -51,6 +51,7 @@ function sources(overrides: Partial<StatsSources> = {}): StatsSources {
     states: {
       oldestInState: async () => null,
       countFinishedBetween: async () => 0,
+      countFinishedPerMinute: async () => [],
       countByWorkflowVersion: async () => [],
     },
     journal: NO_SCAN,
@@ -63,6 +64,45 @@ function sources(overrides: Partial<StatsSources> = {}): StatsSources {
 
 const broker = (n: number) => Array.from({ length: n }, () => MAX_DELIVERY_COUNT_EXCEEDED);
 const refused = (n: number) => Array.from({ length: n }, () => "InvalidOrderMessage");
+
+describe("orders finished over the last hour", () => {
+  it("asks the store for the hour up to the reading, included, and places each minute's count in it", async () => {
+    // 12:34:56.789: the hour's minutes are 11:35 to 12:34, the last one partial.
+    const clock = new VirtualClock("2026-01-01T12:34:56.789Z");
+    const asked: string[][] = [];
+    const stats = createStatsReadings(
+      sources({
+        clock,
+        states: {
+          oldestInState: async () => null,
+          countFinishedBetween: async () => 0,
+          countByWorkflowVersion: async () => [],
+          countFinishedPerMinute: async (from, to) => {
+            asked.push([from, to]);
+            return [
+              { minute: "2026-01-01T11:35", processState: "Processed", count: 4 },
+              { minute: "2026-01-01T12:34", processState: "Processed", count: 2 },
+              { minute: "2026-01-01T12:00", processState: "CompensationFailed", count: 1 },
+            ];
+          },
+        },
+      }),
+    );
+    const hour = await stats.finishedLastHour();
+    expect(asked).toEqual([["2026-01-01T11:35:00.000Z", "2026-01-01T12:34:56.790Z"]]);
+    expect(hour.from).toBe("2026-01-01T11:35:00.000Z");
+    expect(hour.until).toBe("2026-01-01T12:34:56.789Z");
+    expect(Object.keys(hour.byState)).toEqual(["Processed", "Error", "Compensated", "CompensationFailed"]);
+    expect(hour.byState.Processed?.length).toBe(60);
+    expect([hour.byState.Processed?.[0], hour.byState.Processed?.[59]]).toEqual([4, 2]);
+    expect(hour.byState.CompensationFailed?.[25]).toBe(1);
+    expect(hour.byState.Error?.every((n) => n === 0)).toBe(true);
+    // Read again within five seconds: the same reading, no second query.
+    await clock.advance(4_000);
+    expect(await stats.finishedLastHour()).toBe(hour);
+    expect(asked).toHaveLength(1);
+  });
+});
 
 describe("message counts", () => {
   it("counts up to the cap per queue, in batches, and says when a count reached it", async () => {
@@ -132,6 +172,7 @@ describe("workflow versions", () => {
         states: {
           oldestInState: async () => null,
           countFinishedBetween: async () => 0,
+          countFinishedPerMinute: async () => [],
           countByWorkflowVersion: async (states) => {
             expect([...states].sort()).toEqual(
               ["Compensating", "CompensationFailed", "Error", "Pending", "Processing"].sort(),

@@ -1,19 +1,35 @@
 /*
  * The operator's dashboard over the orders API: it counts the orders per state and the attempts in
- * flight, shows the rest of GET /api/stats (the oldest Pending order's wait, dead-lettered and parked
+ * flight, draws them over time (orders finished per minute by terminal state over the last hour from
+ * GET /api/stats; the backlog and each partner operation's breaker as sampled by this page since it
+ * opened), shows the rest of GET /api/stats (the oldest Pending order's wait, dead-lettered and parked
  * messages, the Supervisor's last scan, orders finished per minute, the partner operations' circuit
- * breakers), lists the orders that need
- * attention (Error, CompensationFailed, Processing past their deadline), shows one order's timeline
- * from its history, and resubmits or compensates it after asking who and why. Its Partner panel shows
- * the simulated partner's fault rates, a running outage with a countdown and the recent control changes
+ * breakers), finds an order by id and lists the orders of any state page by page, lists the orders that
+ * need attention (Error, CompensationFailed, Processing past their deadline), draws one order's life
+ * from its history (charts.js, order-life.js) above its compensation log and its history as text, and
+ * resubmits or compensates it after asking who and why. Its Partner panel shows the simulated
+ * partner's fault rates, a running outage with a countdown and the recent control changes
  * (GET /api/partner), and sets the rates, takes the partner down or brings it back. No framework and
  * no build step: plain DOM code, every value written as text. In Azure the page passes on the function
- * key it was opened with (?code=), and sends the admin key (or, on the embedded host, the API token)
- * with each command. Loaded as a module by index.html.
+ * key it was opened with (?code=), to its API calls and to the modules it loads, and sends the admin
+ * key (or, on the embedded host, the API token) with each command. Loaded as a module by index.html.
  */
 const $ = (id) => document.getElementById(id);
 const code = new URLSearchParams(location.search).get("code");
 const readHeaders = code ? { "x-functions-key": code } : {};
+// A module's own imports would not carry the key the host asks for, so this one loads them with it.
+const moduleUrl = (file) =>
+  new URL(`./${file}${code ? `?code=${encodeURIComponent(code)}` : ""}`, import.meta.url).href;
+const [charts, life] = await Promise.all([
+  import(moduleUrl("charts.js")),
+  import(moduleUrl("order-life.js")),
+]);
+const TERMINAL_STATES = ["Processed", "Error", "Compensated", "CompensationFailed"];
+/** Samples of the backlog and the breakers kept for the chart: the last hour, across reloads of the tab. */
+const SAMPLES_KEY = "sas-dashboard-samples";
+const SAMPLE_SPAN_MS = 3_600_000;
+/** The host's clock at its last reading: running bars end there. */
+let hostNow = Date.now();
 let selected = null;
 let pendingCommand = null;
 
@@ -43,7 +59,97 @@ async function refreshCounts() {
     list.appendChild(li);
   }
   $("inflight").textContent = `In flight: ${stats.inFlight.processing} of ${stats.inFlight.max}`;
+  hostNow = Date.parse(stats.throughput.until);
   showHealth(stats);
+  showOverTime(stats);
+}
+
+function showOverTime(stats) {
+  if (stats.finishedLastHour) showFinished(stats.finishedLastHour);
+  const samples = sampled(stats);
+  charts.drawLines($("pending-plot"), {
+    label: "Pending orders",
+    series: [
+      {
+        name: "Pending",
+        className: "state-Pending",
+        points: samples.map((s) => ({ at: s.at, value: s.pending })),
+      },
+    ],
+  });
+  charts.drawLines($("in-flight-plot"), {
+    label: "Attempts in flight",
+    series: [
+      {
+        name: "Processing",
+        className: "state-Processing",
+        points: samples.map((s) => ({ at: s.at, value: s.processing })),
+      },
+    ],
+    ceiling: { value: stats.inFlight.max, label: "MAX_IN_FLIGHT" },
+  });
+  const breakers = stats.breakers || [];
+  $("partner-chart").hidden = breakers.length === 0;
+  if (breakers.length)
+    charts.drawBreakers(
+      $("partner-plot"),
+      breakers,
+      samples.filter((s) => s.breakers),
+    );
+}
+
+function showFinished(finished) {
+  const sums = charts.drawFinished($("finished-plot"), finished, TERMINAL_STATES);
+  const legend = $("finished-legend");
+  legend.replaceChildren();
+  for (const state of TERMINAL_STATES) {
+    const li = document.createElement("li");
+    li.dataset.state = state;
+    const swatch = document.createElement("span");
+    swatch.className = `swatch state-${state}`;
+    li.append(swatch, document.createTextNode(`${state} ${sums[state]}`));
+    legend.appendChild(li);
+  }
+  const body = $("finished-table");
+  body.replaceChildren();
+  const from = Date.parse(finished.from);
+  finished.byState[TERMINAL_STATES[0]].forEach((_, i) => {
+    const counts = TERMINAL_STATES.map((state) => finished.byState[state][i]);
+    if (counts.every((n) => n === 0)) return;
+    const row = document.createElement("tr");
+    cell(row, charts.clockTime(from + i * 60_000));
+    for (const n of counts) cell(row, String(n));
+    body.appendChild(row);
+  });
+  $("finished-table-empty").hidden = body.children.length > 0;
+}
+
+/**
+ * This reading added to the samples kept in the tab's session storage (one per host instant: a reading
+ * reused by the host is not counted twice), the last hour of them answered, oldest first.
+ */
+function sampled(stats) {
+  let samples = [];
+  try {
+    samples = JSON.parse(sessionStorage.getItem(SAMPLES_KEY) || "[]");
+  } catch {
+    samples = [];
+  }
+  const sample = {
+    at: hostNow,
+    pending: stats.counts.Pending,
+    processing: stats.inFlight.processing,
+    max: stats.inFlight.max,
+    breakers: stats.breakers ? Object.fromEntries(stats.breakers.map((b) => [b.operation, b.status])) : null,
+  };
+  samples = samples.filter((s) => s.at < sample.at && s.at >= sample.at - SAMPLE_SPAN_MS);
+  samples.push(sample);
+  try {
+    sessionStorage.setItem(SAMPLES_KEY, JSON.stringify(samples));
+  } catch {
+    // Storage full or refused: the chart still has this reading.
+  }
+  return samples.map((s) => (s.breakers ? { ...s, status: s.breakers } : s));
 }
 
 function age(ms) {
@@ -141,6 +247,25 @@ function describeScan(scan) {
   );
 }
 
+/** A row of an order list: its id as the button that shows it, its state, last change and cause. */
+function orderRow(record, state, withAttempt) {
+  const row = document.createElement("tr");
+  row.dataset.orderId = record.orderId;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = record.orderId;
+  button.setAttribute("aria-label", `Show order ${record.orderId}`);
+  button.addEventListener("click", () => select(record.orderId));
+  cell(row, "").appendChild(button);
+  const inDoubt = record.steps.filter((s) => s.status === "InDoubt").map((s) => s.name);
+  cell(row, state);
+  cell(row, record.updatedAt);
+  if (withAttempt) cell(row, String(record.attempt));
+  const cause = record.lastError ? `${record.lastError.code}: ${record.lastError.message}` : "";
+  cell(row, cause + (inDoubt.length ? ` (in doubt: ${inDoubt.join(", ")})` : ""));
+  return row;
+}
+
 async function refreshAttention() {
   const [errors, failed, processing] = await Promise.all([
     getJson("/api/orders?state=Error&limit=50"),
@@ -153,21 +278,61 @@ async function refreshAttention() {
   const body = $("attention");
   body.replaceChildren();
   for (const record of rows) {
-    const row = document.createElement("tr");
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = record.orderId;
-    button.setAttribute("aria-label", `Show order ${record.orderId}`);
-    button.addEventListener("click", () => select(record.orderId));
-    cell(row, "").appendChild(button);
-    const inDoubt = record.steps.filter((s) => s.status === "InDoubt").map((s) => s.name);
-    cell(row, record.processState === "Processing" ? "Processing, past its deadline" : record.processState);
-    cell(row, record.updatedAt);
-    const cause = record.lastError ? `${record.lastError.code}: ${record.lastError.message}` : "";
-    cell(row, cause + (inDoubt.length ? ` (in doubt: ${inDoubt.join(", ")})` : ""));
-    body.appendChild(row);
+    const state =
+      record.processState === "Processing" ? "Processing, past its deadline" : record.processState;
+    body.appendChild(orderRow(record, state, false));
   }
   $("attention-empty").hidden = rows.length > 0;
+}
+
+/** The list of one state (or all), page by page: the tokens of the pages before the one shown. */
+const browsing = { tokens: [null], next: null };
+
+async function showBrowsePage() {
+  const state = $("browse-state").value;
+  const limit = $("browse-limit").value;
+  const token = browsing.tokens[browsing.tokens.length - 1];
+  const query = new URLSearchParams({ limit });
+  if (state) query.set("state", state);
+  if (token) query.set("continuation", token);
+  const page = await getJson(`/api/orders?${query}`);
+  const body = $("browse");
+  body.replaceChildren(...page.items.map((record) => orderRow(record, record.processState, true)));
+  browsing.next = page.continuation;
+  const number = browsing.tokens.length;
+  $("browse-page").textContent =
+    page.items.length === 0
+      ? `Page ${number}: no orders${state ? ` in ${state}` : ""}.`
+      : `Page ${number}: ${page.items.length} order(s)${state ? ` in ${state}` : ""}${page.continuation ? "" : ", the last page"}.`;
+  $("browse-next").disabled = !page.continuation;
+  $("browse-prev").disabled = number === 1;
+  $("browse-first").disabled = number === 1;
+}
+
+function browse(move) {
+  if (move === "first") browsing.tokens = [null];
+  if (move === "next" && browsing.next) browsing.tokens.push(browsing.next);
+  if (move === "previous" && browsing.tokens.length > 1) browsing.tokens.pop();
+  showBrowsePage().catch((error) => ($("browse-page").textContent = `Could not list: ${error.message}`));
+}
+
+/** Finds the order with exactly this id; says so when there is none. */
+async function search(event) {
+  event.preventDefault();
+  const orderId = $("search-id").value.trim();
+  if (!orderId) return;
+  const response = await fetch(`/api/orders/${encodeURIComponent(orderId)}`, { headers: readHeaders });
+  if (response.status === 404) {
+    $("search-result").textContent = `No order ${orderId}.`;
+    return;
+  }
+  if (!response.ok) {
+    const answer = await response.json().catch(() => ({}));
+    $("search-result").textContent = `Could not look it up: ${response.status} ${answer.error || ""}`.trim();
+    return;
+  }
+  $("search-result").textContent = `Found ${orderId}; shown below.`;
+  select(orderId);
 }
 
 async function refreshDetail() {
@@ -181,6 +346,8 @@ async function refreshDetail() {
   const steps = record.steps.map((s) => `${s.name} ${s.status}`).join(", ");
   $("detail-state").textContent =
     `${record.processState} · workflow v${record.workflowVersion} · attempt ${record.attempt} · steps: ${steps}`;
+  showPicture(record, history);
+  showCompensationLog(record);
   const list = $("timeline");
   list.replaceChildren();
   if (history.earlier) {
@@ -199,6 +366,42 @@ async function refreshDetail() {
   }
 }
 
+/** What the picture was last drawn from: an order not in flight is redrawn only when it changed. */
+let drawnFrom = null;
+
+function showPicture(record, history) {
+  const from = `${record.orderId} ${record.updatedAt} ${history.entries.length}`;
+  if (from === drawnFrom && record.lockedBy === null) return;
+  drawnFrom = from;
+  // The keyboard's place among the bars and marks is kept across a redraw.
+  const focusable = () => [...$("order-picture").querySelectorAll("[tabindex]")];
+  const focused = focusable().indexOf(document.activeElement);
+  const model = life.orderLife(record, history, Math.max(hostNow, Date.now()));
+  charts.drawOrderPicture($("order-picture"), model);
+  if (focused >= 0) focusable()[focused]?.focus();
+  const notes = [];
+  if (model.lanes.length === 0) notes.push("No attempt yet: nothing to draw.");
+  if (model.earlier > 0)
+    notes.push(`${model.earlier} earlier transitions are folded into the history's summary and not drawn.`);
+  $("order-picture-note").textContent = notes.join(" ");
+}
+
+/** The steps that applied (or may have applied) their effect, in the order they ran, and where each is now. */
+function showCompensationLog(record) {
+  const list = $("compensation-log");
+  list.replaceChildren();
+  for (const entry of record.compensationLog) {
+    const step = record.steps.find((s) => s.name === entry.step);
+    const li = document.createElement("li");
+    li.dataset.step = entry.step;
+    li.textContent =
+      `${entry.step}, logged ${entry.recordedAt}: ${step ? step.status : "unknown"}` +
+      (entry.reference === null ? " (no reference yet: in doubt)" : "");
+    list.appendChild(li);
+  }
+  $("compensation-log-empty").hidden = record.compensationLog.length > 0;
+}
+
 async function refresh() {
   try {
     await Promise.all([refreshCounts(), refreshAttention(), refreshDetail()]);
@@ -211,7 +414,10 @@ async function refresh() {
 function select(orderId) {
   selected = orderId;
   refreshDetail().then(
-    () => $("detail-title").scrollIntoView(),
+    () => {
+      $("detail-title").scrollIntoView();
+      $("detail-title").focus({ preventScroll: true });
+    },
     (error) => ($("error").textContent = error.message),
   );
 }
@@ -406,13 +612,31 @@ function startPartnerPanel() {
   setInterval(showCountdown, 1000);
 }
 
+function startFind() {
+  $("search-form").addEventListener("submit", (event) => void search(event));
+  $("browse-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    browse("first");
+  });
+  $("browse-state").addEventListener("change", () => browse("first"));
+  $("browse-limit").addEventListener("change", () => browse("first"));
+  $("browse-first").addEventListener("click", () => browse("first"));
+  $("browse-prev").addEventListener("click", () => browse("previous"));
+  $("browse-next").addEventListener("click", () => browse("next"));
+  browse("first");
+}
+
 function start() {
   $("resubmit").addEventListener("click", () => ask("resubmit"));
   $("compensate").addEventListener("click", () => ask("compensate"));
   $("confirm-cancel").addEventListener("click", () => $("confirm").close());
   $("confirm-form").addEventListener("submit", (event) => void confirm(event));
   startPartnerPanel();
-  refresh();
+  startFind();
+  refresh().then(() => {
+    // When the first reading is on the page: what the page's load time is measured by.
+    document.documentElement.dataset.drawnAtMs = String(Math.round(performance.now()));
+  });
   setInterval(refresh, 2000);
 }
 

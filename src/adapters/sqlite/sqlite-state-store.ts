@@ -15,6 +15,7 @@ import {
 import { type IsoInstant, toInstant } from "../../domain/time.js";
 import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
 import type {
+  FinishedInMinute,
   RecentQuery,
   RecordAge,
   StateReadModel,
@@ -83,9 +84,9 @@ const RECENT_QUERIES = {
 };
 
 /**
- * The operator's statistics, both read from the (process_state, updated_at, order_id) index alone: the
+ * The operator's statistics, each read from the (process_state, updated_at, order_id) index alone: the
  * oldest record of one state is its first entry under that state (the index is walked backwards), and
- * the finished records of a window are one range of it per terminal state.
+ * the finished records of a window, in all or per minute, are one range of it per terminal state.
  */
 export const STATS_QUERIES = {
   oldest: `SELECT order_id, updated_at FROM state_records INDEXED BY state_records_recent_by_state
@@ -93,6 +94,12 @@ export const STATS_QUERIES = {
   finished: `SELECT COUNT(*) AS n FROM state_records INDEXED BY state_records_recent_by_state
      WHERE process_state IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")})
        AND updated_at >= ? AND updated_at < ?`,
+  // An instant's first 16 characters are its minute (`YYYY-MM-DDTHH:MM`): instants are fixed-width ISO text.
+  finishedPerMinute: `SELECT process_state, substr(updated_at, 1, 16) AS minute, COUNT(*) AS n
+     FROM state_records INDEXED BY state_records_recent_by_state
+     WHERE process_state IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")})
+       AND updated_at >= ? AND updated_at < ?
+     GROUP BY process_state, minute`,
 };
 
 /**
@@ -146,6 +153,10 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
   private readonly recentByState: Statement<[string, string, string, number], KeyedRow>;
   private readonly oldest: Statement<[string], { order_id: string; updated_at: string }>;
   private readonly finished: Statement<[string, string], { n: number }>;
+  private readonly finishedPerMinute: Statement<
+    [string, string],
+    { process_state: string; minute: string; n: number }
+  >;
   private readonly retired: Statement<
     [string, number],
     { order_id: string; etag: string; updated_at: string; attempt: number }
@@ -177,6 +188,7 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     this.recentByState = db.prepare(RECENT_QUERIES.byState);
     this.oldest = db.prepare(STATS_QUERIES.oldest);
     this.finished = db.prepare(STATS_QUERIES.finished);
+    this.finishedPerMinute = db.prepare(STATS_QUERIES.finishedPerMinute);
     this.retired = db.prepare(RETENTION_QUERIES.retired);
     this.removeOne = db.prepare(RETENTION_QUERIES.remove);
     this.tombstones = new SqliteRetiredOrders(db, this.removeOne);
@@ -261,6 +273,14 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
 
   async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {
     return this.finished.get(from, to)?.n ?? 0;
+  }
+
+  async countFinishedPerMinute(from: IsoInstant, to: IsoInstant): Promise<readonly FinishedInMinute[]> {
+    return this.finishedPerMinute.all(from, to).map((row) => ({
+      minute: row.minute,
+      processState: row.process_state as ProcessState,
+      count: row.n,
+    }));
   }
 
   async listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>> {

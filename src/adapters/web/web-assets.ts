@@ -17,7 +17,13 @@ export interface WebAsset {
 export type WebFolder = (file: string | undefined) => Promise<WebAsset | undefined>;
 
 /** The operator's dashboard, `web/dashboard/`. */
-export const DASHBOARD_FILES = ["index.html", "dashboard.css", "dashboard.js"] as const;
+export const DASHBOARD_FILES = [
+  "index.html",
+  "dashboard.css",
+  "dashboard.js",
+  "charts.js",
+  "order-life.js",
+] as const;
 
 /** The storefront's page, `web/storefront/` (served by the storefront application, storefront/). */
 export const STOREFRONT_FILES = ["index.html", "store.css", "store.js"] as const;
