@@ -7,7 +7,42 @@ targetScope = 'subscription'
 param environmentName string
 
 @minLength(1)
-@description('Region of every resource; it must offer Flex Consumption.')
+// The regions that offer Flex Consumption, as Microsoft's Flex Consumption quickstart lists them (its canary region
+// left out); `az functionapp list-flexconsumption-locations` prints the current list. azd offers only these.
+@description('Region of every resource; one that offers Flex Consumption.')
+@allowed([
+  'australiaeast'
+  'australiasoutheast'
+  'brazilsouth'
+  'canadacentral'
+  'centralindia'
+  'centralus'
+  'eastasia'
+  'eastus'
+  'eastus2'
+  'francecentral'
+  'germanywestcentral'
+  'italynorth'
+  'japaneast'
+  'koreacentral'
+  'northcentralus'
+  'northeurope'
+  'norwayeast'
+  'southafricanorth'
+  'southcentralus'
+  'southeastasia'
+  'southindia'
+  'spaincentral'
+  'swedencentral'
+  'uaenorth'
+  'uksouth'
+  'ukwest'
+  'westcentralus'
+  'westeurope'
+  'westus'
+  'westus2'
+  'westus3'
+])
 @metadata({ azd: { type: 'location' } })
 param location string
 
@@ -31,9 +66,17 @@ param protectData bool = true
 @description('Days a Processed or Compensated order\'s state record and orchestration history are kept (RETENTION_DAYS); Error and CompensationFailed orders are kept until an operator acts.')
 param retentionDays int = 30
 
-@description('Node.js major version of the Functions worker and of the storefront: one Azure Functions supports and CI tests (package.json engines). Node 20 left Azure Functions support on 30 April 2026.')
-@allowed(['22'])
-param nodeVersion string = '22'
+@description('The Durable Functions backend (DURABLE_BACKEND): azureStorage, the task hub in the host\'s storage account (the default); or dts, the Durable Task Scheduler (docs/deploy.md compares them).')
+@allowed(['azureStorage', 'dts'])
+param durableBackend string = 'azureStorage'
+
+@description('How the Key Vault is deployed (KEY_VAULT_CREATE_MODE, set by the preprovision hook): recover brings back this environment\'s vault after `azd down`, which keeps it, and its name, for 90 days.')
+@allowed(['default', 'recover'])
+param keyVaultCreateMode string = 'default'
+
+@description('Node.js major version of the Functions worker, the storefront and the simulated partner: one Azure Functions supports and CI tests (package.json engines). The newest by default (Node.js 24, supported to 30 April 2028); 22 is supported to 30 April 2027. Node 20 left Azure Functions support on 30 April 2026.')
+@allowed(['22', '24'])
+param nodeVersion string = '24'
 
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
 var tags = { 'azd-env-name': environmentName }
@@ -52,6 +95,8 @@ var dataProtectionSecretName = 'data-protection-keys'
 // The Key Vault secret holding the simulated partner's access key, created by infra/scripts/create-partner-access-key.sh.
 var partnerAccessKeySecretName = 'partner-access-key'
 var partnerStorageAccountName = 'stpt${resourceToken}'
+var useScheduler = durableBackend == 'dts'
+var schedulerName = 'dts-${resourceToken}'
 
 resource rg 'Microsoft.Resources/resourceGroups@2025-04-01' = {
   name: 'rg-${environmentName}'
@@ -127,6 +172,20 @@ module keyVault 'modules/key-vault.bicep' = {
     location: location
     tags: tags
     protect: protectData
+    createMode: keyVaultCreateMode
+  }
+}
+
+// Only with DURABLE_BACKEND=dts. Switching back to azureStorage later leaves it in place (azd provision deploys
+// incrementally); the app then no longer uses it.
+module durableTask 'modules/durable-task.bicep' = if (useScheduler) {
+  name: 'durable-task'
+  scope: rg
+  params: {
+    name: schedulerName
+    location: location
+    tags: tags
+    taskHubName: taskHubName
   }
 }
 
@@ -156,6 +215,8 @@ module functionApp 'modules/function-app.bicep' = {
     retentionDays: retentionDays
     keyVaultName: keyVault.outputs.name
     dataProtectionSecretName: dataProtectionSecretName
+    durableBackend: durableBackend
+    durableTaskSchedulerEndpoint: useScheduler ? durableTask!.outputs.endpoint : ''
   }
 }
 
@@ -224,6 +285,8 @@ module access 'modules/access.bicep' = {
     partnerDeployed: simulatePartner
     partnerPrincipalId: simulatePartner ? partner!.outputs.principalId : ''
     partnerStorageAccountName: partnerStorageAccountName
+    useScheduler: useScheduler
+    schedulerName: schedulerName
   }
 }
 
@@ -266,4 +329,8 @@ output AZURE_PARTNER_PRINCIPAL_ID string = simulatePartner ? partner!.outputs.pr
 output AZURE_PARTNER_URL string = simulatePartner ? 'https://${partner!.outputs.defaultHostName}' : partnerUrl
 output AZURE_PARTNER_ACCESS_SECRET_NAME string = simulatePartner ? partnerAccessKeySecretName : ''
 output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
+output AZURE_DURABLE_BACKEND string = durableBackend
+// Empty with the azureStorage backend. The dashboard needs a Durable Task data role, which the deployer holds.
+output AZURE_DURABLE_TASK_SCHEDULER_ENDPOINT string = useScheduler ? durableTask!.outputs.endpoint : ''
+output AZURE_DURABLE_TASK_DASHBOARD_URL string = useScheduler ? durableTask!.outputs.dashboardUrl : ''
 output ServiceBusConnection__fullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace

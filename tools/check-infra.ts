@@ -3,9 +3,21 @@
  * infra/bicepconfig.json, and fails on any error or warning. On success it leaves the ARM template where
  * test/infra reads it (.build/infra/main.json), with a digest of the sources it came from.
  *
+ * Both durable backends are in the one template (DURABLE_BACKEND picks one at deployment; the Durable Task
+ * Scheduler's resources, role and settings are conditional), so this builds and lints both; it also fails if
+ * the template stops offering either (test/infra/durable-backend.test.ts expands it for each).
+ *
  *   tsx tools/check-infra.ts [--infra <dir>] [--no-output]
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
@@ -24,6 +36,17 @@ export interface BicepDiagnostic {
   readonly level: "Error" | "Warning" | "Info";
   readonly code: string;
   readonly message: string;
+}
+
+/** The values of DURABLE_BACKEND the deployment offers. */
+const DURABLE_BACKENDS = ["azureStorage", "dts"] as const;
+
+/** The durable backends a compiled template's `durableBackend` parameter allows. */
+function durableBackends(templateJson: string): string[] {
+  const template = JSON.parse(templateJson) as {
+    parameters?: { durableBackend?: { allowedValues?: unknown[] } };
+  };
+  return (template.parameters?.durableBackend?.allowedValues ?? []).map(String);
 }
 
 const DIAGNOSTIC = /^(.+)\((\d+),(\d+)\) : (Error|Warning|Info) ([\w-]+): (.*)$/;
@@ -94,6 +117,14 @@ function main(): void {
           : ""),
     );
     if (failed) process.exit(1);
+    const backends = durableBackends(readFileSync(template, "utf8"));
+    if (backends.join() !== DURABLE_BACKENDS.join()) {
+      console.log(
+        `check:infra: the template's durableBackend allows ${backends.join(", ") || "nothing"}; expected ${DURABLE_BACKENDS.join(", ")}`,
+      );
+      process.exit(1);
+    }
+    console.log(`check:infra: durable backends in the template: ${backends.join(", ")}`);
 
     if (!values["no-output"]) {
       mkdirSync(dirname(COMPILED_TEMPLATE), { recursive: true });

@@ -34,6 +34,10 @@ param partnerDeployed bool
 param partnerPrincipalId string
 @description('The simulated partner\'s own storage account, where it keeps its books.')
 param partnerStorageAccountName string
+@description('Whether the Durable Task Scheduler is the durable backend (DURABLE_BACKEND=dts, durable-task.bicep).')
+param useScheduler bool
+@description('The Durable Task Scheduler\'s name, whether or not it is deployed.')
+param schedulerName string
 
 // Built-in Azure role definition ids: https://learn.microsoft.com/azure/role-based-access-control/built-in-roles
 var roles = {
@@ -47,6 +51,7 @@ var roles = {
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
   keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
   keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
+  durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402'
 }
 
 // Cosmos DB's data plane has its own RBAC, not Azure's: its built-in Data Contributor role definition.
@@ -87,6 +92,11 @@ resource storefrontStatusQueue 'Microsoft.ServiceBus/namespaces/queues@2026-01-0
 // Named whether or not the partner is deployed, so that the scope below is a well-formed id either way.
 resource partnerStorage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: partnerStorageAccountName
+}
+
+// Named whether or not it is deployed, so that the scope below is a well-formed id either way.
+resource scheduler 'Microsoft.DurableTask/schedulers@2025-11-01' existing = {
+  name: schedulerName
 }
 
 resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2026-03-15' existing = {
@@ -235,5 +245,27 @@ resource partnerLedgerRole 'Microsoft.Authorization/roleAssignments@2022-04-01' 
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.storageBlobDataContributor)
     principalId: partnerPrincipalId
     principalType: 'ServicePrincipal'
+  }
+}
+
+// The Durable Task Scheduler: the app runs its orchestrations there; the deployer sees them in its dashboard
+// (and may act on them there, as the operator API does).
+resource appSchedulerRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (useScheduler) {
+  name: guid(scheduler.id, appPrincipalId, roles.durableTaskDataContributor)
+  scope: scheduler
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.durableTaskDataContributor)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource deployerSchedulerRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (useScheduler && !empty(deployerPrincipalId)) {
+  name: guid(scheduler.id, deployerPrincipalId, roles.durableTaskDataContributor)
+  scope: scheduler
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.durableTaskDataContributor)
+    principalId: deployerPrincipalId
+    principalType: deployerPrincipalType
   }
 }

@@ -27,9 +27,15 @@ param partnerUrl string
 @description('The Key Vault secret holding the simulated partner\'s access key (PARTNER_ACCESS_KEY); empty for a partner of the user\'s, which takes no key from this deployment.')
 param partnerAccessKeySecretName string
 param agentRequestMaxDeliveries int
+// Slower than the code's defaults (10 s and 1 min), which suit a laptop. A timer firing every few seconds or every
+// minute keeps an instance, and with Azure Storage the task hub's polling, alive around the clock: Flex
+// Consumption takes an app to zero instances only after a few idle minutes. Every 5 minutes, and at the same
+// moment, lets it scale in between ticks. The starter's timer is its fallback: a submission and every settled
+// order start it at once; only a claim put back after a failed start, or a recovery's retry, waits for the
+// timer. The Supervisor notices an attempt past its deadline up to 5 minutes later instead of 1.
 @description('NCRONTAB schedules of the starter and the Supervisor; the host resolves %STARTER_SCHEDULE% and %SUPERVISOR_SCHEDULE% from these settings.')
-param starterSchedule string = '*/10 * * * * *'
-param supervisorSchedule string = '0 */1 * * * *'
+param starterSchedule string = '0 */5 * * * *'
+param supervisorSchedule string = '0 */5 * * * *'
 @description('NCRONTAB schedule of the retention timer, which purges the histories of expired orders (%RETENTION_SCHEDULE%).')
 param retentionSchedule string = '0 5 * * * *'
 @minValue(1)
@@ -39,6 +45,11 @@ param retentionDays int
 param keyVaultName string
 @description('The secret in it that holds the key ring.')
 param dataProtectionSecretName string
+@description('The Durable Functions backend: azureStorage (the task hub in the host\'s storage account) or dts.')
+@allowed(['azureStorage', 'dts'])
+param durableBackend string
+@description('The Durable Task Scheduler\'s endpoint (durable-task.bicep) with dts; empty otherwise.')
+param durableTaskSchedulerEndpoint string
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
@@ -93,7 +104,27 @@ var partnerKeySettings = empty(partnerAccessKeySecretName)
       }
     ]
 
-var appSettings = concat(commonSettings, partnerKeySettings)
+// With the Durable Task Scheduler: its connection (the app's system-assigned identity, so no ClientID; a
+// user-assigned one would add `;ClientID=<client id>`), and host.json's storage provider switched to it. host.json is
+// one file for both backends and names none (Azure Storage is the extension's default); the host reads an app
+// setting AzureFunctionsJobHost__<path> in place of that path of host.json. AzureWebJobsStorage stays: the host
+// keeps its keys, timers' schedules and the deployment package there.
+var schedulerConnectionName = 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
+var schedulerSettings = durableBackend != 'dts'
+  ? []
+  : [
+      {
+        name: schedulerConnectionName
+        value: 'Endpoint=${durableTaskSchedulerEndpoint};Authentication=ManagedIdentity'
+      }
+      { name: 'AzureFunctionsJobHost__extensions__durableTask__storageProvider__type', value: 'azureManaged' }
+      {
+        name: 'AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName'
+        value: schedulerConnectionName
+      }
+    ]
+
+var appSettings = concat(commonSettings, partnerKeySettings, schedulerSettings)
 
 resource plan 'Microsoft.Web/serverfarms@2025-03-01' = {
   name: planName

@@ -11,12 +11,16 @@ param location string
 param tags tagsType
 @description('Purge protection: a deleted vault, and the keys that open the stored records, stay recoverable for 90 days.')
 param protect bool
+@description('recover: bring back this environment\'s vault, deleted by `azd down` and still held for 90 days under its name (infra/scripts/key-vault-create-mode.sh decides); default: create or update it.')
+@allowed(['default', 'recover'])
+param createMode string
 
 resource vault 'Microsoft.KeyVault/vaults@2026-05-15' = {
   name: name
   location: location
   tags: tags
   properties: {
+    createMode: createMode
     tenantId: tenant().tenantId
     sku: { family: 'A', name: 'standard' }
     enableRbacAuthorization: true

@@ -19,14 +19,16 @@ done
 vault=$AZURE_KEY_VAULT_NAME
 secret=$AZURE_DATA_PROTECTION_SECRET_NAME
 
-# The deployer's role on the vault is new after a first provision and takes a while to apply: try for 3 minutes.
+# The deployer's role on the vault is new after a first provision, and a Key Vault role assignment can take up to
+# about 10 minutes to apply: ask every 10 seconds for 10 minutes (61 tries, 60 waits).
 attempt=1
 while :; do
   if found=$(az keyvault secret list --vault-name "$vault" --query "[?name=='$secret'].name" --output tsv 2>/dev/null); then
     break
   fi
-  if [ "$attempt" -ge "${KEY_VAULT_ATTEMPTS:-18}" ]; then
-    echo "create-data-protection-keys: cannot list the secrets of $vault (is the Key Vault Secrets Officer role applied yet?)" >&2
+  if [ "$attempt" -ge "${KEY_VAULT_ATTEMPTS:-61}" ]; then
+    echo "create-data-protection-keys: cannot list the secrets of $vault after $attempt tries (is the Key Vault Secrets Officer" \
+      "role applied yet? It can take about 10 minutes); once it is: azd hooks run postprovision" >&2
     exit 1
   fi
   attempt=$((attempt + 1))

@@ -29,14 +29,16 @@ secret=$AZURE_PARTNER_ACCESS_SECRET_NAME
 role=4633458b-17de-408a-b874-0445c86b69e6
 scope="$AZURE_KEY_VAULT_ID/secrets/$secret"
 
-# The deployer's role on the vault is new after a first provision and takes a while to apply: try for 3 minutes.
+# The deployer's role on the vault is new after a first provision, and a Key Vault role assignment can take up to
+# about 10 minutes to apply: ask every 10 seconds for 10 minutes (61 tries, 60 waits).
 attempt=1
 while :; do
   if found=$(az keyvault secret list --vault-name "$vault" --query "[?name=='$secret'].name" --output tsv 2>/dev/null); then
     break
   fi
-  if [ "$attempt" -ge "${KEY_VAULT_ATTEMPTS:-18}" ]; then
-    echo "create-partner-access-key: cannot list the secrets of $vault (is the Key Vault Secrets Officer role applied yet?)" >&2
+  if [ "$attempt" -ge "${KEY_VAULT_ATTEMPTS:-61}" ]; then
+    echo "create-partner-access-key: cannot list the secrets of $vault after $attempt tries (is the Key Vault Secrets Officer" \
+      "role applied yet? It can take about 10 minutes); once it is: azd hooks run postprovision" >&2
     exit 1
   fi
   attempt=$((attempt + 1))

@@ -7,9 +7,13 @@
 #
 # The server admits only Azure-internal traffic, so the hook opens a firewall rule for this machine's
 # public address (SQL_CLIENT_IP, or looked up) and removes it when done.
+#
+# Every az call names azd's subscription (AZURE_SUBSCRIPTION_ID): az's default subscription is its own choice
+# (az account set), not necessarily the one azd deployed to.
 set -eu
 
-: "${AZURE_RESOURCE_GROUP:?is not set: run this through azd (azd provision), or load the azd environment first}"
+: "${AZURE_SUBSCRIPTION_ID:?is not set: run this through azd (azd provision), or load the azd environment first}"
+: "${AZURE_RESOURCE_GROUP:?is not set}"
 : "${AZURE_SQL_SERVER_NAME:?is not set}"
 : "${AZURE_SQL_SERVER_FQDN:?is not set}"
 : "${AZURE_SQL_DATABASE:?is not set}"
@@ -32,14 +36,22 @@ if ! sqlcmd --help 2>&1 | grep -q -- '--authentication-method'; then
   exit 1
 fi
 
-# The object id (oid claim) of whoever az is signed in as, read from an access token: no directory lookup.
-signed_in=$(az account get-access-token --query accessToken --output tsv | node -e '
+subscription=$AZURE_SUBSCRIPTION_ID
+if ! az account show --subscription "$subscription" --query id --output tsv >/dev/null 2>&1; then
+  echo "grant-sql-access: az cannot use subscription $subscription, the one azd deployed to" \
+    "(AZURE_SUBSCRIPTION_ID). Sign az in to its tenant (az login --tenant ...), then: azd hooks run postprovision" >&2
+  exit 1
+fi
+
+# The object id (oid claim) of whoever az is signed in as, read from an access token for the subscription's
+# tenant: no directory lookup.
+signed_in=$(az account get-access-token --subscription "$subscription" --query accessToken --output tsv | node -e '
   let token = ""; process.stdin.on("data", (c) => (token += c)).on("end", () => {
     const payload = token.trim().split(".")[1] ?? "";
     process.stdout.write(String(JSON.parse(Buffer.from(payload, "base64url").toString()).oid ?? ""));
   });')
-admin=$(az sql server ad-admin list --resource-group "$AZURE_RESOURCE_GROUP" --server "$AZURE_SQL_SERVER_NAME" \
-  --query "[0].sid" --output tsv)
+admin=$(az sql server ad-admin list --subscription "$subscription" --resource-group "$AZURE_RESOURCE_GROUP" \
+  --server "$AZURE_SQL_SERVER_NAME" --query "[0].sid" --output tsv)
 if [ -z "$signed_in" ] || [ "$(printf '%s' "$signed_in" | tr 'A-F' 'a-f')" != "$(printf '%s' "$admin" | tr 'A-F' 'a-f')" ]; then
   echo "grant-sql-access: az is signed in as object id '${signed_in:-unknown}', but the SQL administrator of" \
     "$AZURE_SQL_SERVER_NAME is '$admin', the principal azd deployed with (AZURE_PRINCIPAL_ID). Sign az in as" \
@@ -51,13 +63,14 @@ client_ip=${SQL_CLIENT_IP:-$(curl -fsS https://api.ipify.org)}
 rule="azd-postprovision-$(printf '%s' "$client_ip" | tr '.:' '--')"
 
 remove_rule() {
-  az sql server firewall-rule delete --resource-group "$AZURE_RESOURCE_GROUP" --server "$AZURE_SQL_SERVER_NAME" \
-    --name "$rule" --output none || echo "grant-sql-access: could not remove firewall rule $rule; remove it by hand" >&2
+  az sql server firewall-rule delete --subscription "$subscription" --resource-group "$AZURE_RESOURCE_GROUP" \
+    --server "$AZURE_SQL_SERVER_NAME" --name "$rule" --output none || echo "grant-sql-access: could not remove firewall rule $rule; remove it by hand" >&2
 }
 
 echo "grant-sql-access: allowing $client_ip on $AZURE_SQL_SERVER_NAME for this step"
-az sql server firewall-rule create --resource-group "$AZURE_RESOURCE_GROUP" --server "$AZURE_SQL_SERVER_NAME" \
-  --name "$rule" --start-ip-address "$client_ip" --end-ip-address "$client_ip" --output none
+az sql server firewall-rule create --subscription "$subscription" --resource-group "$AZURE_RESOURCE_GROUP" \
+  --server "$AZURE_SQL_SERVER_NAME" --name "$rule" --start-ip-address "$client_ip" --end-ip-address "$client_ip" \
+  --output none
 trap remove_rule EXIT
 
 # A new firewall rule can take a little while to apply.

@@ -50,7 +50,8 @@ while :; do
     echo "refresh-key-vault-references: every Key Vault reference resolved"
     exit 0
   fi
-  if [ "$attempt" -ge "${REFERENCE_ATTEMPTS:-40}" ]; then
+  # 41 tries 15 seconds apart: 10 minutes of waits, about as long as a Key Vault role can take to apply.
+  if [ "$attempt" -ge "${REFERENCE_ATTEMPTS:-41}" ]; then
     echo "refresh-key-vault-references: still unresolved after $attempt tries:$pending." \
       "Once the roles apply, run: azd hooks run postprovision" >&2
     exit 1

@@ -5,7 +5,8 @@ import type { ServiceBusClient } from "@azure/service-bus";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createServiceBusClient } from "../../src/adapters/servicebus/service-bus-client.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { loadAzureSettings } from "../../src/config/azure-settings.js";
+import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
+import { HOSTED_ORDERS, loadAzureSettings } from "../../src/config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { CONNECTION_NAMES } from "../../src/config/names.js";
 import { SettingsError } from "../../src/config/settings.js";
@@ -67,21 +68,20 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
   const given = hostSettings(appRoot, options.env);
   const sql = await embeddedOrders(given, options.data);
   const dataKeys = localKeys(given, options.data, new Date());
-  const settings = withoutSettings(
-    { ...given, ...sql.settings, [DATA_PROTECTION_KEYS_SETTING]: dataKeys.text },
-    sql.removed,
-  );
-  checkSettings(settings, appRoot);
-  const storefront = await plannedStorefront(options, settings);
+  const settings = withoutSettings({ ...given, [DATA_PROTECTION_KEYS_SETTING]: dataKeys.text }, sql.removed);
   const clock = new SystemClock();
-  const resolve = resolverOf(settings);
-  const hostJson = readHostJson(appRoot, resolve);
-  const standIns = await startStandIns({ settings, appRoot, data: options.data, logger });
-  const closers: (() => Promise<void>)[] = [() => stopAll(standIns)];
+  const closers: (() => Promise<void>)[] = [];
   const close = async () => {
     for (const closer of closers.splice(0).reverse()) await closer();
   };
   try {
+    if (sql.file) closers.push(handOrders(sql.file, clock));
+    checkSettings(settings, appRoot);
+    const storefront = await plannedStorefront(options, settings);
+    const resolve = resolverOf(settings);
+    const hostJson = readHostJson(appRoot, resolve);
+    const standIns = await startStandIns({ settings, appRoot, data: options.data, logger });
+    closers.push(() => stopAll(standIns));
     setEnvironment({ ...settings, ...standInSettings(standIns) }, sql.removed);
     const keys = hostKeys(options.data);
     const api = await startDurableExtensionApi({
@@ -138,6 +138,20 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     await close();
     throw error;
   }
+}
+
+/**
+ * Hands the app the orders table in a SQLite file (src/config/azure-settings.ts, HOSTED_ORDERS), before it
+ * loads; the returned closer takes it back and closes the file.
+ */
+function handOrders(file: string, clock: SystemClock): () => Promise<void> {
+  const db = openDatabase(file);
+  const slot = globalThis as { [HOSTED_ORDERS]?: unknown };
+  slot[HOSTED_ORDERS] = new SqliteOrdersRepository(db, clock);
+  return async () => {
+    delete slot[HOSTED_ORDERS];
+    db.close();
+  };
 }
 
 /** The storefront's settings when it is asked for, after checking nothing holds its port. */

@@ -5,9 +5,16 @@ import { answers } from "../http/port-probe.js";
 const sql = CONNECTION_NAMES.sql;
 const SQL_SETTINGS = [sql, `${sql}__server`, `${sql}__database`];
 
+/**
+ * The host's own setting naming the SQLite file of the orders table it hands the app. Read by `sas host`
+ * only, never by the app, which takes the table itself (src/config/azure-settings.ts, HOSTED_ORDERS).
+ */
+export const ORDERS_FILE_SETTING = `${sql}__sqliteFile`;
+
 export interface SqlChoice {
-  /** Settings to add, and settings to remove, before the app loads. */
-  readonly settings: Readonly<Record<string, string>>;
+  /** The SQLite file whose orders table the host hands the app; undefined: the app connects to SQL Server. */
+  readonly file: string | undefined;
+  /** Settings to remove before the app loads: its SQL settings, when the host hands it a table instead. */
   readonly removed: readonly string[];
   /** What `sas host` says about it on start. */
   readonly note: string;
@@ -15,29 +22,28 @@ export interface SqlChoice {
 
 /**
  * SQL Server cannot run everywhere `sas host` does. Without a SQL connection, or with one naming a
- * server on this machine that does not answer, the app gets the orders table in a SQLite file in the
- * data folder instead (`OrdersSql__sqliteFile`), and the host says so.
+ * server on this machine that does not answer, the host hands the app an orders table in a SQLite file in
+ * the data folder instead (or in the file `OrdersSql__sqliteFile` names), and says so.
  */
 export async function embeddedOrders(
   settings: Readonly<Record<string, string>>,
   data: string,
 ): Promise<SqlChoice> {
-  const file = join(data, "orders.db");
-  const embedded = (why: string): SqlChoice => ({
-    settings: { [`${sql}__sqliteFile`]: file },
-    removed: SQL_SETTINGS.filter((name) => settings[name] !== undefined),
+  const removed = [...SQL_SETTINGS, ORDERS_FILE_SETTING].filter((name) => settings[name] !== undefined);
+  const embedded = (why: string, file = join(data, "orders.db")): SqlChoice => ({
+    file,
+    removed,
     note: `SQL: ${why}, so the orders table is the embedded one in ${file}`,
   });
-  if (settings[`${sql}__sqliteFile`]) {
-    return { settings: {}, removed: [], note: `SQL: the orders table in ${settings[`${sql}__sqliteFile`]}` };
-  }
+  const named = settings[ORDERS_FILE_SETTING];
+  if (named) return embedded(`${ORDERS_FILE_SETTING} names a file`, named);
   const connectionString = settings[sql];
   const server = connectionString ? serverOf(connectionString) : settings[`${sql}__server`];
   if (!server) return embedded(`no ${sql} connection is set`);
   const local = localServer(server);
-  if (!local) return { settings: {}, removed: [], note: `SQL: ${server}, as ${sql} says` };
+  if (!local) return { file: undefined, removed: [], note: `SQL: ${server}, as ${sql} says` };
   if (await answers(local.host, local.port)) {
-    return { settings: {}, removed: [], note: `SQL: the server answering at ${local.host}:${local.port}` };
+    return { file: undefined, removed: [], note: `SQL: the server answering at ${local.host}:${local.port}` };
   }
   return embedded(`nothing answers at ${local.host}:${local.port}, where ${sql} points`);
 }

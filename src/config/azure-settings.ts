@@ -28,8 +28,27 @@ export type CosmosConnection =
 export type SqlConnection =
   | { readonly kind: "connectionString"; readonly connectionString: string }
   | { readonly kind: "identity"; readonly server: string; readonly database: string }
-  /** Local only: the orders table in a SQLite file, for a laptop without SQL Server (`sas host` sets it). */
-  | { readonly kind: "sqliteFile"; readonly file: string };
+  /**
+   * Local only: the host that loaded the app handed it an orders table of its own (`sas host`, on a laptop
+   * without SQL Server, hands it one in a SQLite file), under HOSTED_ORDERS.
+   */
+  | { readonly kind: "hosted" };
+
+/**
+ * Where a host that runs the app in its own process puts the orders repository it hands the app: a key in the
+ * process-wide symbol registry, because the host and the built app it imports are separate module graphs (the
+ * host's sources, the app's dist/) and share nothing else. Nothing sets it in Azure; the app itself imports no
+ * SQLite driver, so its package carries none.
+ */
+export const HOSTED_ORDERS: unique symbol = Symbol.for("scheduler-agent-supervisor.hosted-orders");
+
+/** What the host put under HOSTED_ORDERS, if anything. */
+export function hostedOrders(): unknown {
+  return (globalThis as { [HOSTED_ORDERS]?: unknown })[HOSTED_ORDERS];
+}
+
+/** The first characters of an App Service Key Vault reference, which the platform replaces by the secret. */
+const KEY_VAULT_REFERENCE = "@Microsoft.KeyVault(";
 
 export type StorageConnection =
   | { readonly kind: "connectionString"; readonly connectionString: string }
@@ -82,7 +101,6 @@ export const AZURE_SETTING_NAMES = [
   sql,
   `${sql}__server`,
   `${sql}__database`,
-  `${sql}__sqliteFile`,
   storage,
   `${storage}__blobServiceUri`,
   LEASE_CONTAINER_SETTING,
@@ -102,6 +120,7 @@ export const AZURE_SETTING_NAMES = [
 export function loadAzureSettings(env: Environment): AzureSettings {
   const problems: string[] = [];
   const pipeline = readPipelineSettings(env, problems);
+  const unresolved = unresolvedReferences(env, problems);
   const read = settingsReader(env, problems);
   const serviceBus = readServiceBusConnection(read);
   const cosmosConnection = readCosmosConnection(read);
@@ -112,7 +131,9 @@ export function loadAzureSettings(env: Environment): AzureSettings {
   const starterSchedule = readSchedule(read, TIMER_SCHEDULE_SETTINGS.starter);
   const supervisorSchedule = readSchedule(read, TIMER_SCHEDULE_SETTINGS.supervisor);
   const retentionSchedule = readSchedule(read, TIMER_SCHEDULE_SETTINGS.retention);
-  const dataProtectionKeys = readDataProtectionKeys(read);
+  const dataProtectionKeys = unresolved.includes(DATA_PROTECTION_KEYS_SETTING)
+    ? undefined
+    : readDataProtectionKeys(read);
   const leaseContainer = readLeaseContainer(read);
 
   if (
@@ -141,6 +162,23 @@ export function loadAzureSettings(env: Environment): AzureSettings {
     retentionSchedule,
     dataProtectionKeys,
   };
+}
+
+/**
+ * The settings that still read `@Microsoft.KeyVault(...)`: App Service could not resolve the reference (the
+ * app's identity may not read the secret yet, or the secret does not exist yet), so the setting holds the
+ * reference's text instead of the secret. Each is named, with how to resolve it; the pipeline's own
+ * settings (PARTNER_ACCESS_KEY) say so themselves.
+ */
+function unresolvedReferences(env: Environment, problems: string[]): string[] {
+  const pipelineChecks: readonly string[] = [PARTNER_ACCESS_KEY_SETTING];
+  const unresolved = AZURE_SETTING_NAMES.filter((name) => env[name]?.trim().startsWith(KEY_VAULT_REFERENCE));
+  for (const name of unresolved.filter((n) => !pipelineChecks.includes(n))) {
+    problems.push(
+      `${name}: an unresolved Key Vault reference; App Service could not read the secret it names (the app's identity lacks Key Vault Secrets User on the vault, the role is still applying, or the secret does not exist yet). Once it can, have App Service fetch it again: azd hooks run postprovision`,
+    );
+  }
+  return unresolved;
 }
 
 /** The pipeline's settings, or undefined with their problems added to the Azure app's. */
@@ -226,17 +264,15 @@ function readSqlConnection(read: SettingsReader): SqlConnection | undefined {
   const sqlString = read.value(sql);
   const sqlServer = read.value(`${sql}__server`);
   const sqlDatabase = read.value(`${sql}__database`);
-  const sqliteFile = read.value(`${sql}__sqliteFile`);
-  if (sqliteFile && (sqlString || sqlServer || sqlDatabase)) {
-    read.problems.push(`${sql}__sqliteFile: replaces SQL Server; remove it or the other ${sql} settings`);
-  } else if (sqliteFile && read.env.WEBSITE_INSTANCE_ID) {
+  const hosted = hostedOrders() !== undefined;
+  if (hosted && (sqlString || sqlServer || sqlDatabase)) {
     read.problems.push(
-      `${sql}__sqliteFile: only for a local host; in Azure set ${sql}__server and ${sql}__database`,
+      `${sql}: the host handed the app an orders table of its own; remove the ${sql} settings or have the host hand none`,
     );
   }
   if (sqlString) return { kind: "connectionString", connectionString: sqlString };
   if (sqlServer && sqlDatabase) return { kind: "identity", server: sqlServer, database: sqlDatabase };
-  if (sqliteFile) return { kind: "sqliteFile", file: sqliteFile };
+  if (hosted) return { kind: "hosted" };
   read.missing("SQL connection", sql, `${sql}__server with ${sql}__database`);
   return undefined;
 }

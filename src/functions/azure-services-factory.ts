@@ -21,7 +21,7 @@ import { BlobLease } from "../adapters/storage/blob-lease.js";
 import { BlobScanJournal } from "../adapters/storage/blob-scan-journal.js";
 import { createPartnerAgent } from "../agents/partner-agent.js";
 import { createPartnerBreaker } from "../breaker/partner-breaker.js";
-import type { AzureSettings } from "../config/azure-settings.js";
+import { type AzureSettings, HOSTED_ORDERS, hostedOrders } from "../config/azure-settings.js";
 import { QUEUE_NAMES } from "../config/names.js";
 import type { Lease } from "../ports/lease.js";
 import type { MessageQueue } from "../ports/message-queue.js";
@@ -72,9 +72,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   });
   const leases = leaseContainer(settings);
   const orders =
-    settings.sql.kind === "sqliteFile"
-      ? embeddedOrders(settings.sql.file, clock)
-      : lazyOrders(toPoolConnection(settings.sql), clock);
+    settings.sql.kind === "hosted" ? handedOrders() : lazyOrders(toPoolConnection(settings.sql), clock);
   return {
     settings,
     states,
@@ -106,7 +104,7 @@ export function createAzureServices(settings: AzureSettings): AzureServices {
   };
 }
 
-function toPoolConnection(sql: Exclude<AzureSettings["sql"], { kind: "sqliteFile" }>): SqlPoolConnection {
+function toPoolConnection(sql: Exclude<AzureSettings["sql"], { kind: "hosted" }>): SqlPoolConnection {
   return sql.kind === "connectionString"
     ? { kind: "connectionString", connectionString: sql.connectionString }
     : { kind: "entra", server: sql.server, database: sql.database };
@@ -132,25 +130,15 @@ function lazyOrders(connection: SqlPoolConnection, clock: SystemClock): OrdersRe
   };
 }
 
-/**
- * The orders table in a local SQLite file, opened on first use. The module is loaded only then, so an
- * app in Azure never loads the native SQLite binding.
- */
-function embeddedOrders(file: string, clock: SystemClock): OrdersRepository {
-  let repository: Promise<OrdersRepository> | undefined;
-  const get = () => {
-    repository ??= Promise.all([
-      import("../adapters/sqlite/database.js"),
-      import("../adapters/sqlite/sqlite-orders-repository.js"),
-    ]).then(([{ openDatabase }, { SqliteOrdersRepository }]) => {
-      return new SqliteOrdersRepository(openDatabase(file), clock);
-    });
-    return repository;
-  };
-  return {
-    insertIfAbsent: async (order) => (await get()).insertIfAbsent(order),
-    get: async (orderId) => (await get()).get(orderId),
-  };
+/** The orders table the host handed the app (see HOSTED_ORDERS), checked for the repository's methods. */
+function handedOrders(): OrdersRepository {
+  const handed = hostedOrders() as Partial<OrdersRepository> | undefined;
+  if (typeof handed?.insertIfAbsent !== "function" || typeof handed.get !== "function") {
+    throw new Error(
+      `${String(HOSTED_ORDERS.description)}: the host handed the app no orders repository (insertIfAbsent and get)`,
+    );
+  }
+  return handed as OrdersRepository;
 }
 
 /** The container of the Supervisor's lease blob and of its scan journal. */

@@ -2,7 +2,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { newKeyRingText } from "../../laptop/embedded/key-file.js";
-import { AZURE_SETTING_NAMES, loadAzureSettings } from "../../src/config/azure-settings.js";
+import {
+  AZURE_SETTING_NAMES,
+  HOSTED_ORDERS,
+  hostedOrders,
+  loadAzureSettings,
+} from "../../src/config/azure-settings.js";
 import {
   BREAKER_ENABLED_SETTING,
   BREAKER_NUMBER_SETTINGS,
@@ -71,15 +76,39 @@ describe("loadAzureSettings", () => {
     });
   });
 
-  it("takes the orders table from a local SQLite file in place of SQL Server, on a local host only", () => {
+  it("takes the orders table a host hands it in place of SQL Server, and refuses both at once", () => {
     const { OrdersSql: _, ...withoutSql } = sample;
-    const local = { ...withoutSql, OrdersSql__sqliteFile: ".sas-host/orders.db" };
-    expect(loadAzureSettings(local).sql).toEqual({ kind: "sqliteFile", file: ".sas-host/orders.db" });
-    expect(problemsOf({ ...local, OrdersSql: sample.OrdersSql ?? "" })).toEqual([
-      "OrdersSql__sqliteFile: replaces SQL Server; remove it or the other OrdersSql settings",
+    const slot = globalThis as { [HOSTED_ORDERS]?: unknown };
+    slot[HOSTED_ORDERS] = { insertIfAbsent: async () => "inserted", get: async () => undefined };
+    try {
+      expect(hostedOrders()).toBe(slot[HOSTED_ORDERS]);
+      expect(loadAzureSettings(withoutSql).sql).toEqual({ kind: "hosted" });
+      expect(problemsOf(sample)).toEqual([
+        "OrdersSql: the host handed the app an orders table of its own; remove the OrdersSql settings or have the host hand none",
+      ]);
+    } finally {
+      delete slot[HOSTED_ORDERS];
+    }
+    expect(problemsOf(withoutSql)).toEqual([
+      "SQL connection: set OrdersSql or OrdersSql__server with OrdersSql__database",
     ]);
-    expect(problemsOf({ ...local, WEBSITE_INSTANCE_ID: "abc" })).toEqual([
-      "OrdersSql__sqliteFile: only for a local host; in Azure set OrdersSql__server and OrdersSql__database",
+    // The app no longer reads the file setting `sas host` used to pass it.
+    expect(AZURE_SETTING_NAMES).not.toContain("OrdersSql__sqliteFile");
+  });
+
+  it("names a setting App Service left as an unresolved Key Vault reference, and how to resolve it", () => {
+    const reference = "@Microsoft.KeyVault(VaultName=kv-orders;SecretName=data-protection-keys)";
+    expect(problemsOf({ ...identityBased, DATA_PROTECTION_KEYS: reference })).toEqual([
+      "DATA_PROTECTION_KEYS: an unresolved Key Vault reference; App Service could not read the secret it names (the app's identity lacks Key Vault Secrets User on the vault, the role is still applying, or the secret does not exist yet). Once it can, have App Service fetch it again: azd hooks run postprovision",
+    ]);
+    const both = problemsOf({
+      ...identityBased,
+      DATA_PROTECTION_KEYS: reference,
+      PARTNER_ACCESS_KEY: reference.replace("data-protection-keys", "partner-access-key"),
+    });
+    expect(both.map((problem) => problem.split(":")[0])).toEqual([
+      "PARTNER_ACCESS_KEY",
+      "DATA_PROTECTION_KEYS",
     ]);
   });
 
@@ -136,7 +165,6 @@ describe("loadAzureSettings", () => {
       "OrdersSql__server",
       "OrdersSql__database",
       "AzureWebJobsStorage__blobServiceUri",
-      "OrdersSql__sqliteFile",
       // Optional, and a secret: a local partner stand-in gets one generated (sas host).
       "PARTNER_ACCESS_KEY",
     ]);

@@ -111,8 +111,17 @@ describe("the host's settings", () => {
 describe("the host's choice of orders table", () => {
   it("is the embedded one without a SQL connection", async () => {
     const choice = await embeddedOrders({}, "/data");
-    expect(choice.settings).toEqual({ OrdersSql__sqliteFile: join("/data", "orders.db") });
+    expect(choice.file).toBe(join("/data", "orders.db"));
     expect(choice.note).toMatch(/no OrdersSql connection is set/);
+  });
+
+  it("is the file OrdersSql__sqliteFile names, a setting of the host's that the app never sees", async () => {
+    const choice = await embeddedOrders(
+      { OrdersSql__sqliteFile: "/elsewhere/orders.db", OrdersSql__server: "localhost" },
+      "/data",
+    );
+    expect(choice.file).toBe("/elsewhere/orders.db");
+    expect([...choice.removed].sort()).toEqual(["OrdersSql__server", "OrdersSql__sqliteFile"]);
   });
 
   it("is the embedded one when the SQL Server on this machine does not answer, the SQL settings removed", async () => {
@@ -134,13 +143,13 @@ describe("the host's choice of orders table", () => {
     const port = typeof address === "object" && address ? address.port : 0;
     try {
       const local = await embeddedOrders({ OrdersSql: `Server=127.0.0.1,${port};Database=orders` }, "/data");
-      expect(local).toMatchObject({ settings: {}, removed: [] });
+      expect(local).toMatchObject({ file: undefined, removed: [] });
       const remote = await embeddedOrders(
         { OrdersSql__server: "sql.example.net", OrdersSql__database: "o" },
         "/data",
       );
       expect(remote).toMatchObject({
-        settings: {},
+        file: undefined,
         removed: [],
         note: expect.stringContaining("sql.example.net"),
       });

@@ -183,6 +183,13 @@ function call(name: string, args: unknown[], node: Node, scope: Scope): unknown 
       return args[0] === "" || args[0] === null || (Array.isArray(args[0]) && args[0].length === 0);
     case "not":
       return anyUnresolved ? new Unresolved(text(node)) : !args[0];
+    // A known false (and) or true (or) decides, whatever the other operands; otherwise an unknown one leaves it open.
+    case "and":
+      if (args.includes(false)) return false;
+      return anyUnresolved ? new Unresolved(text(node)) : args.every(Boolean);
+    case "or":
+      if (args.includes(true)) return true;
+      return anyUnresolved ? new Unresolved(text(node)) : args.some(Boolean);
     case "equals":
       return anyUnresolved ? new Unresolved(text(node)) : JSON.stringify(args[0]) === JSON.stringify(args[1]);
     case "if":

@@ -31,26 +31,44 @@ case "$*" in
 esac`,
 );
 chmodSync(join(bin, "az"), 0o755);
+// Records how long the hook would wait, without waiting.
+writeFileSync(join(bin, "sleep"), `#!/bin/sh\necho "$1" >> "\${STUB_SLEEPS:-/dev/null}"\n`);
+chmodSync(join(bin, "sleep"), 0o755);
 
-function run(name: string, env: Record<string, string> = {}) {
+/** Runs the hook in a folder of its own; a variable given as undefined is left unset. */
+function run(name: string, env: Record<string, string | undefined> = {}) {
   const dir = mkdtempSync(join(bin, `${name}-`));
-  const paths = { log: join(dir, "calls.log"), secret: join(dir, "secret"), count: join(dir, "count") };
+  const paths = {
+    log: join(dir, "calls.log"),
+    secret: join(dir, "secret"),
+    count: join(dir, "count"),
+    sleeps: join(dir, "sleeps"),
+  };
   writeFileSync(paths.log, "");
   const exec = () =>
     spawnSync("sh", [script], {
       encoding: "utf8",
-      env: {
+      env: definedOnly({
         PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
         STUB_LOG: paths.log,
         STUB_SECRET: paths.secret,
         STUB_COUNT: paths.count,
+        STUB_SLEEPS: paths.sleeps,
         AZURE_KEY_VAULT_NAME: "kv-orders",
         AZURE_DATA_PROTECTION_SECRET_NAME: "data-protection-keys",
         KEY_VAULT_RETRY_SECONDS: "0",
         ...env,
-      },
+      }),
     });
-  return { exec, paths, calls: () => readFileSync(paths.log, "utf8").split("\n").filter(Boolean) };
+  const lines = (path: string) =>
+    existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
+  return { exec, paths, calls: () => lines(paths.log), sleeps: () => lines(paths.sleeps).map(Number) };
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 describe("create-data-protection-keys.sh", () => {
@@ -78,6 +96,14 @@ describe("create-data-protection-keys.sh", () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/cannot list the secrets of kv-orders/);
     expect(existsSync(never.paths.secret)).toBe(false);
+  });
+
+  it("waits 10 minutes by default for the role, as long as a Key Vault role assignment can take", () => {
+    const hook = run("ten-minutes", { LIST_FAILS: "999", KEY_VAULT_RETRY_SECONDS: undefined });
+    const result = hook.exec();
+    expect(result.status).toBe(1);
+    expect(hook.sleeps().reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(600);
+    expect(result.stderr).toMatch(/after 61 tries .*about 10 minutes.*azd hooks run postprovision/s);
   });
 
   it("refuses to run outside azd, naming the variable", () => {

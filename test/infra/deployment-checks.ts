@@ -65,12 +65,21 @@ export const IDENTITY_FORMS: Readonly<Record<string, readonly string[]>> = {
   [storage]: [`${storage}__blobServiceUri`, `${storage}__queueServiceUri`, `${storage}__tableServiceUri`],
 };
 
+/** The Durable Task Scheduler's connection, which host.json's storage provider names (DURABLE_BACKEND=dts). */
+export const SCHEDULER_CONNECTION_SETTING = "DURABLE_TASK_SCHEDULER_CONNECTION_STRING";
+
+/** An app setting that stands for a path of host.json (`AzureFunctionsJobHost__extensions__durableTask__...`). */
+export const HOST_JSON_OVERRIDE = /^AzureFunctionsJobHost__/;
+
 /** Settings read by the Functions host or the telemetry set-up (src/functions/telemetry-setup.ts) rather than by src/config. */
 export const HOST_ONLY_SETTINGS: readonly string[] = [
   `${storage}__queueServiceUri`,
   `${storage}__tableServiceUri`,
   "APPLICATIONINSIGHTS_CONNECTION_STRING",
   "APPLICATIONINSIGHTS_AUTHENTICATION_STRING",
+  SCHEDULER_CONNECTION_SETTING,
+  "AzureFunctionsJobHost__extensions__durableTask__storageProvider__type",
+  "AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName",
 ];
 
 /** Settings Flex Consumption rejects or ignores (its runtime and deployment are in functionAppConfig). */
@@ -138,7 +147,10 @@ export const HOST_RESOLVED_SETTINGS: readonly string[] = [
   "TASKHUB_NAME",
 ];
 
-/** Settings for a host on a laptop only, which the code refuses in Azure: the Bicep must never set them. */
+/**
+ * Settings of the laptop's hosts, which the app itself does not read (`sas host` hands the app its SQLite orders
+ * table, laptop/functions-host/sql-choice.ts): the Bicep must never set them.
+ */
 export const LOCAL_ONLY_SETTINGS: readonly string[] = [`${sql}__sqliteFile`];
 
 /** Every setting the code reads is set, defaulted in code, or provided by the platform. */
@@ -152,15 +164,15 @@ export function coverageProblems(settings: AppSettings): string[] {
     if (forms) {
       const unset = forms.filter((form) => !settings.has(form));
       if (unset.length > 0) problems.push(`${name}: its identity-based form needs ${unset.join(", ")}`);
-    } else if (LOCAL_ONLY_SETTINGS.includes(name)) {
-      if (settings.has(name)) problems.push(`${name}: for a local host only, and refused in Azure`);
     } else if (!settings.has(name) && !hasDefault(name)) {
       problems.push(`${name}: read by src/config, but neither set by the Bicep nor defaulted in code`);
     }
   }
   const known = new Set([...SETTINGS_READ, ...Object.values(IDENTITY_FORMS).flat(), ...HOST_ONLY_SETTINGS]);
   for (const name of settings.keys()) {
-    if (!known.has(name)) problems.push(`${name}: set by the Bicep, but nothing reads it`);
+    if (LOCAL_ONLY_SETTINGS.includes(name))
+      problems.push(`${name}: a setting of the laptop's host, not the app's`);
+    else if (!known.has(name)) problems.push(`${name}: set by the Bicep, but nothing reads it`);
     if (FLEX_UNSUPPORTED_SETTINGS.includes(name))
       problems.push(`${name}: not an app setting on Flex Consumption`);
   }
@@ -226,7 +238,8 @@ function scopeName(value: unknown): string | undefined {
 
 /**
  * The role assignments of the compiled deployment, Azure RBAC and Cosmos DB data plane, each with the
- * role id it grants, the type of resource it is scoped to, and to whom.
+ * role id it grants, the type of resource it is scoped to, and to whom. One whose condition is false for these
+ * parameters is left out: it is not made.
  */
 export function roleAssignments(
   resources: readonly DeployedResource[],
@@ -234,6 +247,7 @@ export function roleAssignments(
 ): RoleAssignment[] {
   const result: RoleAssignment[] = [];
   for (const resource of resources) {
+    if (resource.body.condition === false) continue;
     const properties = (resource.body.properties ?? {}) as Record<string, unknown>;
     if (resource.type === "Microsoft.Authorization/roleAssignments") {
       const role = /^subscriptionResourceId\(Microsoft\.Authorization\/roleDefinitions, ([\w-]+)\)$/.exec(
@@ -387,9 +401,14 @@ export function schedulePeriodMs(expression: string): number {
 /**
  * The longest an order can keep the pipeline retrying, with the default settings: every attempt runs to
  * its deadline, every recovery waits its longest backoff, and each expiry and each claim waits a whole
- * Supervisor and starter period to be noticed.
+ * Supervisor and starter period to be noticed (the code's default schedules, or those given).
  */
-export function retryHorizonMs(): {
+export function retryHorizonMs(
+  schedules: { readonly starter: string; readonly supervisor: string } = {
+    starter: AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE,
+    supervisor: AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE,
+  },
+): {
   readonly totalMs: number;
   readonly parts: Readonly<Record<string, number>>;
 } {
@@ -409,8 +428,8 @@ export function retryHorizonMs(): {
   const parts = {
     attempts: attempts * value("attemptTimeoutMs"),
     backoffs,
-    supervisorDetection: recoveries * schedulePeriodMs(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE),
-    starterPickup: attempts * schedulePeriodMs(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE),
+    supervisorDetection: recoveries * schedulePeriodMs(schedules.supervisor),
+    starterPickup: attempts * schedulePeriodMs(schedules.starter),
   };
   return { totalMs: Object.values(parts).reduce((a, b) => a + b, 0), parts };
 }

@@ -14,11 +14,11 @@ import {
 } from "../../src/adapters/cosmos/container-definition.js";
 import { AZURE_SETTING_DEFAULTS, loadAzureSettings } from "../../src/config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
-import { CONNECTION_NAMES, QUEUE_NAMES } from "../../src/config/names.js";
+import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
 import { INTEGER_SETTINGS } from "../../src/config/settings.js";
 import { ALERT_KINDS } from "../../src/ports/alerts.js";
 import { Unresolved } from "./arm-expressions.js";
-import { azdServices } from "./azd-project.js";
+import { AZD_OWN_VARIABLES, azdServices } from "./azd-project.js";
 import {
   type DeployedResource,
   expand,
@@ -69,6 +69,15 @@ const DEPLOYER_NEEDS: readonly RoleNeed[] = [
 ];
 
 const queues = JSON.parse(infra("queues.json")) as Record<string, QueueDefinition>;
+
+/** Flex Consumption scales an app in after a few idle minutes: a timer that fires more often keeps it up. */
+const IDLE_GAP_MS = 5 * 60_000;
+const timerProblems = (schedules: readonly string[]) =>
+  schedules
+    .filter((schedule) => schedulePeriodMs(schedule) < IDLE_GAP_MS)
+    .map(
+      (schedule) => `${schedule} fires every ${schedulePeriodMs(schedule) / 1000} s: an instance never idles`,
+    );
 const stateContainer = JSON.parse(infra("state-container.json")) as Record<string, unknown>;
 const recoveryContainer = JSON.parse(infra("recovery-container.json")) as Record<string, unknown>;
 
@@ -341,10 +350,31 @@ describeCompiled("compiled template: app settings", () => {
     expect(propertiesOf(one("Microsoft.KeyVault/vaults"))).toMatchObject({ enableRbacAuthorization: true });
   });
 
-  it("schedule the timers as the code's defaults do", () => {
-    expect(appSettings.get("STARTER_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE);
-    expect(appSettings.get("SUPERVISOR_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE);
+  it("leave the app idle between timer ticks, so that Flex Consumption can scale it in", () => {
+    const schedules = Object.values(TIMER_SCHEDULE_SETTINGS).map((name) => appSettings.get(name) ?? "");
+    // Every few minutes at most; the code's defaults (every 10 s, every minute) suit a laptop only.
+    expect(timerProblems(schedules)).toEqual([]);
+    expect(
+      timerProblems([AZURE_SETTING_DEFAULTS.STARTER_SCHEDULE, AZURE_SETTING_DEFAULTS.SUPERVISOR_SCHEDULE]),
+    ).toEqual([
+      "*/10 * * * * * fires every 10 s: an instance never idles",
+      "0 */1 * * * * fires every 60 s: an instance never idles",
+    ]);
+    // The starter and the Supervisor tick together: one wake-up, not two.
+    expect(appSettings.get("STARTER_SCHEDULE")).toBe(appSettings.get("SUPERVISOR_SCHEDULE"));
     expect(appSettings.get("RETENTION_SCHEDULE")).toBe(AZURE_SETTING_DEFAULTS.RETENTION_SCHEDULE);
+  });
+
+  it("keep the slower schedules' retry horizon within the broker's duplicate detection window", () => {
+    const horizon = retryHorizonMs({
+      starter: appSettings.get("STARTER_SCHEDULE") ?? "",
+      supervisor: appSettings.get("SUPERVISOR_SCHEDULE") ?? "",
+    });
+    expect(horizon.totalMs).toBeGreaterThan(retryHorizonMs().totalMs);
+    for (const queue of Object.values(queues))
+      expect(isoDurationMs(queue.duplicateDetectionHistoryTimeWindow), queue.name).toBeGreaterThanOrEqual(
+        horizon.totalMs,
+      );
   });
 
   it("keep finished orders as long as the code's default, bounded as the code bounds it", () => {
@@ -505,7 +535,10 @@ describeCompiled("compiled template: azd wiring", () => {
 
   it("deploys the one Functions service azure.yaml names to the app tagged with its name", () => {
     const functions = azdServices(read("azure.yaml")).filter((s) => s.properties.host === "function");
-    expect(functions.map((s) => s.properties)).toEqual([{ project: ".", language: "ts", host: "function" }]);
+    expect(functions.map((s) => s.properties)).toEqual([
+      // Built here into its own folder, deployed as built (./function-package.test.ts).
+      { project: ".", language: "ts", host: "function", dist: ".build/function-app", remoteBuild: "false" },
+    ]);
     expect(one("Microsoft.Web/sites", FUNCTION_APP).body.tags).toEqual({
       "azd-env-name": MAIN_PARAMETERS.environmentName,
       "azd-service-name": functions[0]?.name,
@@ -541,7 +574,9 @@ describeCompiled("compiled template: azd wiring", () => {
       [...read(step).matchAll(/\$\{(AZURE_\w+)[:}]/g)].map((m) => m[1] ?? ""),
     );
     expect(used.length).toBeGreaterThan(0);
-    expect(used.filter((name) => !(name in outputs()))).toEqual([]);
+    // azd writes its own (the subscription, the environment, the region) into every environment.
+    const azdOwn = [...AZD_OWN_VARIABLES, "AZURE_SUBSCRIPTION_ID"];
+    expect(used.filter((name) => !(name in outputs()) && !azdOwn.includes(name))).toEqual([]);
     expect(moduleOutput(outputs().AZURE_FUNCTION_APP_CLIENT_ID)).toBe("function-app.outputs.clientId");
     const identity = resources.find((r) => r.type === "Microsoft.ManagedIdentity/identities");
     // The system-assigned identity of the site, as an extension resource: ARM's only source of its client id.
@@ -603,7 +638,7 @@ describeCompiled("the checks catch a doctored deployment", () => {
     const doctored = new Map(appSettings);
     doctored.set("OrdersSql__sqliteFile", "/home/site/orders.db");
     expect(coverageProblems(doctored)).toEqual([
-      "OrdersSql__sqliteFile: for a local host only, and refused in Azure",
+      "OrdersSql__sqliteFile: a setting of the laptop's host, not the app's",
     ]);
   });
 

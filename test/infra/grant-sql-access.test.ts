@@ -27,10 +27,14 @@ function stub(name: string, body: string): void {
   chmodSync(path, 0o755);
 }
 
+// `account show --subscription S` succeeds only for the subscriptions az is signed in to ($STUB_SUBSCRIPTIONS).
 stub(
   "az",
   `echo "az $*" >> "$STUB_LOG"
 case "$*" in
+  "account show --subscription "*)
+    for known in $STUB_SUBSCRIPTIONS; do [ "$4" = "$known" ] && { echo "$known"; exit 0; }; done
+    echo "Subscription '$4' not found. Check the spelling and casing and try again." >&2; exit 1 ;;
   "account get-access-token"*) echo "$STUB_TOKEN" ;;
   "sql server ad-admin list"*) echo "$STUB_ADMIN_SID" ;;
 esac`,
@@ -46,8 +50,13 @@ stub("curl", `echo "curl $*" >> "$STUB_LOG"; echo 203.0.113.7`);
 const token = (oid: string) =>
   ["e30", Buffer.from(JSON.stringify({ oid, tid: "tenant" })).toString("base64url"), "signature"].join(".");
 
-function runHook(signedInAs: string): { status: number | null; stderr: string; calls: string[] } {
-  const log = join(bin, `calls-${signedInAs}.log`);
+const SUBSCRIPTION = "3c4d5e6f-5555-4a6b-9c7d-8e9f0a1b2c3d";
+
+function runHook(
+  signedInAs: string,
+  subscriptions = `${SUBSCRIPTION} 11111111-6666-4b7c-8d9e-0f1a2b3c4d5e`,
+): { status: number | null; stderr: string; calls: string[] } {
+  const log = join(bin, `calls-${signedInAs}-${subscriptions.length}.log`);
   writeFileSync(log, "");
   const result = spawnSync("sh", [hook], {
     encoding: "utf8",
@@ -56,6 +65,8 @@ function runHook(signedInAs: string): { status: number | null; stderr: string; c
       STUB_LOG: log,
       STUB_TOKEN: token(signedInAs),
       STUB_ADMIN_SID: ADMIN,
+      STUB_SUBSCRIPTIONS: subscriptions,
+      AZURE_SUBSCRIPTION_ID: SUBSCRIPTION,
       AZURE_RESOURCE_GROUP: "rg-orders",
       AZURE_SQL_SERVER_NAME: "sql-orders",
       AZURE_SQL_SERVER_FQDN: "sql-orders.database.example",
@@ -90,6 +101,21 @@ describe("grant-sql-access.sh", () => {
     expect(steps[1]).toMatch(
       /--authentication-method ActiveDirectoryDefault .*-i \S*app-database-user\.sql$/,
     );
+  });
+
+  it("names azd's subscription on every az call that reaches a resource, whatever az's default is", () => {
+    const { status, calls } = runHook(ADMIN);
+    expect(status).toBe(0);
+    const azCalls = calls.filter((call) => call.startsWith("az "));
+    expect(azCalls.length).toBeGreaterThanOrEqual(5);
+    expect(azCalls.filter((call) => !call.includes(`--subscription ${SUBSCRIPTION}`))).toEqual([]);
+  });
+
+  it("stops before touching the server when az cannot use azd's subscription, naming it", () => {
+    const { status, stderr, calls } = runHook(ADMIN, "11111111-6666-4b7c-8d9e-0f1a2b3c4d5e");
+    expect(status).toBe(1);
+    expect(stderr).toContain(`az cannot use subscription ${SUBSCRIPTION}, the one azd deployed to`);
+    expect(calls.filter((call) => /^az sql|^sqlcmd|^curl/.test(call))).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * The Node.js version the deployment runs is one Azure Functions supports and one CI tests: package.json
- * `engines` names the tested majors, .ci/run runs the suite on each, and infra/main.bicep deploys one of them.
+ * `engines` names the tested majors, .ci/run runs the suite on each, and infra/main.bicep deploys one of them,
+ * the newest by default.
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -12,10 +13,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
 
 /**
- * Node.js majors Azure Functions supports, as of this deployment's writing: Node 20 reached end of support
- * on 30 April 2026. Update when a major is added or retired.
+ * Node.js majors Azure Functions supports, as of this deployment's writing: 22 (to 30 April 2027) and 24 (to 30
+ * April 2028); Node 20 reached end of support on 30 April 2026. Update when a major is added or retired.
  */
-const AZURE_FUNCTIONS_NODE_MAJORS = ["22"];
+const AZURE_FUNCTIONS_NODE_MAJORS = ["22", "24"];
 
 /** The majors an `engines.node` range of `^x.y.z` alternatives allows. */
 function engineMajors(range: string): string[] {
@@ -34,6 +35,11 @@ interface NodeVersionFacts {
 
 function nodeVersionProblems(facts: NodeVersionFacts): string[] {
   const problems: string[] = [];
+  const newest = [...facts.deployable].sort((a, b) => Number(b) - Number(a))[0];
+  if (newest !== undefined && facts.deployedDefault !== newest)
+    problems.push(
+      `the deployment runs Node ${facts.deployedDefault} by default, not the newest it allows (${newest})`,
+    );
   for (const version of new Set([facts.deployedDefault, ...facts.deployable])) {
     if (!facts.tested.includes(version)) problems.push(`Node ${version} is deployable but not tested`);
     if (!AZURE_FUNCTIONS_NODE_MAJORS.includes(version))
@@ -43,16 +49,24 @@ function nodeVersionProblems(facts: NodeVersionFacts): string[] {
 }
 
 const engines = (JSON.parse(read("package.json")) as { engines: { node: string } }).engines.node;
-// The machine's Node.js (20) runs the first pass; .ci/run installs the second from npm, at a pinned version.
-const ciNodeMajors = [
-  "20",
-  ...[...read(".ci/run").matchAll(/^node22_version=(\d+)\./gm)].map((m) => m[1] ?? ""),
-];
+// .ci/run installs each from npm (the machine's own Node.js is older), at a pinned version, and runs the tests
+// on each: `node22_version=22.x.y`, then its PATH set to that Node.js for the first pass.
+const ciRun = read(".ci/run");
+const ciNodeMajors = [...ciRun.matchAll(/^node(\d+)_version=(\d+)\.\d+\.\d+$/gm)].map((m) => {
+  if (m[1] !== m[2]) throw new Error(`.ci/run: node${m[1]}_version names Node ${m[2]}`);
+  return m[2] ?? "";
+});
 
 describe("Node.js versions", () => {
-  it("engines names exactly the majors CI runs the tests on: the machine's Node 20, and Node 22", () => {
+  it("engines names exactly the majors CI runs the tests on: Node 22 and Node 24, both from npm", () => {
     expect(engineMajors(engines)).toEqual(ciNodeMajors);
-    expect(ciNodeMajors).toEqual(["20", "22"]);
+    expect(ciNodeMajors).toEqual(["22", "24"]);
+    for (const major of ciNodeMajors) {
+      expect(ciRun, major).toMatch(new RegExp(`install_node ${major} "\\$node${major}_version"`));
+      expect(ciRun, major).toMatch(new RegExp(`PATH="\\$node${major}_home/bin:\\$PATH"`));
+    }
+    // Nothing runs on the machine's own Node.js but the fetching of these.
+    expect(ciRun).not.toMatch(/npm_config_nodedir=\/usr/);
   });
 
   const compiled = loadCompiledTemplate();
@@ -70,10 +84,16 @@ describe("Node.js versions", () => {
     },
   );
 
-  it("the check fails on the old values: Node 20 by default, 20 or 22 allowed", () => {
+  it("the check fails on the old values: Node 20 by default, 20 or 22 allowed; and on 22 by default when 24 is allowed", () => {
     expect(
       nodeVersionProblems({ deployedDefault: "20", deployable: ["20", "22"], tested: ["20", "22"] }),
-    ).toEqual(["Node 20 is deployable but Azure Functions no longer supports it"]);
+    ).toEqual([
+      "the deployment runs Node 20 by default, not the newest it allows (22)",
+      "Node 20 is deployable but Azure Functions no longer supports it",
+    ]);
+    expect(
+      nodeVersionProblems({ deployedDefault: "22", deployable: ["22", "24"], tested: ["22", "24"] }),
+    ).toEqual(["the deployment runs Node 22 by default, not the newest it allows (24)"]);
     expect(() => engineMajors(">=20.11")).toThrow();
   });
 });

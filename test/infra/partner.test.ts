@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { FAULT_SETTINGS, loadPartnerSettings, PARTNER_SETTINGS } from "../../partner/settings.js";
 import { PARTNER_ACCESS_KEY_SETTING, PARTNER_URL_SETTING } from "../../src/config/names.js";
+import { functionAppPackage } from "../../tools/function-app-package.js";
 import { Unresolved } from "./arm-expressions.js";
 import {
   askedParameters,
@@ -329,7 +330,9 @@ describeCompiled("compiled template, partnerUrl given: nothing of the simulated 
     const modules = Object.values(template?.resources ?? {}).filter(
       (r) => r.type === "Microsoft.Resources/deployments",
     );
+    // The other conditional module is the Durable Task Scheduler's (test/infra/durable-backend.test.ts).
     expect(modules.filter((m) => m.condition !== undefined).map((m) => [m.name, m.condition])).toEqual([
+      ["durable-task", "[variables('useScheduler')]"],
       ["partner", "[variables('simulatePartner')]"],
     ]);
   });
@@ -376,7 +379,8 @@ describe("azd env new x && azd up", () => {
     expect(azdConditionHolds(condition, {})).toBe(true);
     expect(azdConditionHolds(condition, { PARTNER_URL: "" })).toBe(true);
     expect(azdConditionHolds(condition, { PARTNER_URL: GIVEN_PARTNER_URL })).toBe(false);
-    expect(read("azure.yaml")).toMatch(/requiredVersions:\s*\n\s+azd: ">= 1\.23\.4"/);
+    // 1.23.4 brought `condition`; the Function App's `remoteBuild: false` needs 1.23.12 (./function-package.test.ts).
+    expect(read("azure.yaml")).toMatch(/requiredVersions:\s*\n\s+azd: ">= 1\.23\.12"/);
   });
 
   it("builds the partner on this machine first, so a type error stops before anything is uploaded", () => {
@@ -388,7 +392,7 @@ describe("azd env new x && azd up", () => {
 
 describe("the packages azd makes, with the partner", () => {
   const webPackage = packagedFiles(root, ".webappignore");
-  const functionPackage = packagedFiles(root, ".funcignore");
+  const functionPackage = functionAppPackage(root).files;
   const under = (files: readonly string[], folder: string) => files.filter((f) => f.startsWith(`${folder}/`));
 
   it("the App Service package (the storefront's and the partner's) carries the partner and its build", () => {
@@ -400,6 +404,7 @@ describe("the packages azd makes, with the partner", () => {
 
   it("the Function App's leaves the partner out", () => {
     expect(under(functionPackage, "partner")).toEqual([]);
+    expect(under(functionPackage, "dist/partner")).toEqual([]);
     expect(functionPackage).not.toContain("tsconfig.partner.json");
   });
 });

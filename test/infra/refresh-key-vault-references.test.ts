@@ -42,15 +42,20 @@ case "$method" in
 esac`,
 );
 chmodSync(join(bin, "az"), 0o755);
+// Records how long the hook would wait, without waiting.
+writeFileSync(join(bin, "sleep"), `#!/bin/sh\necho "$1" >> "$STUB_DIR/sleeps"\n`);
+chmodSync(join(bin, "sleep"), 0o755);
 
-function run(name: string, env: Record<string, string> = {}) {
+/** Runs the hook in a folder of its own; a variable given as undefined is left unset. */
+function run(name: string, env: Record<string, string | undefined> = {}) {
   const dir = mkdtempSync(join(bin, `${name}-`));
   const log = join(dir, "calls.log");
   writeFileSync(log, "");
   writeFileSync(join(dir, "queried"), "");
+  writeFileSync(join(dir, "sleeps"), "");
   const result = spawnSync("sh", [script], {
     encoding: "utf8",
-    env: {
+    env: definedOnly({
       PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
       STUB_LOG: log,
       STUB_DIR: dir,
@@ -58,10 +63,21 @@ function run(name: string, env: Record<string, string> = {}) {
       AZURE_PARTNER_ID: PARTNER,
       REFERENCE_RETRY_SECONDS: "0",
       ...env,
-    },
+    }),
   });
   const lines = (file: string) => readFileSync(join(dir, file), "utf8").split("\n").filter(Boolean);
-  return { ...result, calls: lines("calls.log"), queried: [...new Set(lines("queried"))].sort() };
+  return {
+    ...result,
+    calls: lines("calls.log"),
+    queried: [...new Set(lines("queried"))].sort(),
+    waited: lines("sleeps").reduce((sum, seconds) => sum + Number(seconds), 0),
+  };
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 const refreshes = (calls: readonly string[], site: string) =>
@@ -95,6 +111,12 @@ describe("refresh-key-vault-references.sh", () => {
     expect(result.stderr).toContain("func-orders/DATA_PROTECTION_KEYS (AccessToKeyVaultDenied)");
     expect(result.stderr).toContain("app-partner-orders/PARTNER_ACCESS_KEY (AccessToKeyVaultDenied)");
     expect(result.stderr).toContain("azd hooks run postprovision");
+  });
+
+  it("waits 10 minutes by default for the apps' roles, as long as a Key Vault role assignment can take", () => {
+    const result = run("ten-minutes", { RESOLVE_AFTER: "999", REFERENCE_RETRY_SECONDS: undefined });
+    expect(result.status).toBe(1);
+    expect(result.waited).toBeGreaterThanOrEqual(600);
   });
 
   const compiled = loadCompiledTemplate();

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { QUEUE_NAMES } from "../../src/config/names.js";
 import { loadStorefrontSettings, STOREFRONT_SETTINGS } from "../../storefront/settings.js";
+import { functionAppPackage } from "../../tools/function-app-package.js";
 import { Unresolved } from "./arm-expressions.js";
 import { azdServices, azdVariable, packagedFiles } from "./azd-project.js";
 import {
@@ -84,9 +85,9 @@ describeCompiled("compiled template: the storefront's site", () => {
     expect(moduleOutput(storefrontDeployment()?.parameters.planId)).toBe("app-service-plan.outputs.id");
   });
 
-  it("runs Node.js 22 (the deployment's nodeVersion) always on, with a health check the storefront answers", () => {
+  it("runs Node.js 24 (the deployment's nodeVersion) always on, with a health check the storefront answers", () => {
     const nodeVersion = deployments.find((d) => d.module === "main")?.parameters.nodeVersion;
-    expect(nodeVersion).toBe("22");
+    expect(nodeVersion).toBe("24");
     expect(siteConfig().linuxFxVersion).toBe(`NODE|${nodeVersion}-lts`);
     expect(siteConfig().alwaysOn).toBe(true);
     expect(siteConfig().healthCheckPath).toBe("/api/catalogue");
@@ -269,7 +270,10 @@ describe("azure.yaml and the packages azd makes", () => {
 
   it("names the Function App, the storefront and the partner, each a TypeScript service of this folder", () => {
     expect(services.map((s) => [s.name, s.properties])).toEqual([
-      ["api", { project: ".", language: "ts", host: "function" }],
+      [
+        "api",
+        { project: ".", language: "ts", host: "function", dist: ".build/function-app", remoteBuild: "false" },
+      ],
       ["storefront", { project: ".", language: "ts", host: "appservice" }],
       [
         "partner",
@@ -279,7 +283,7 @@ describe("azure.yaml and the packages azd makes", () => {
   });
 
   const storefrontPackage = packagedFiles(root, ".webappignore");
-  const functionPackage = packagedFiles(root, ".funcignore");
+  const functionPackage = functionAppPackage(root).files;
   const under = (files: readonly string[], folder: string) => files.filter((f) => f.startsWith(`${folder}/`));
 
   it("the storefront's: what App Service's build needs, without node_modules, tests or the laptop", () => {
@@ -309,12 +313,11 @@ describe("azure.yaml and the packages azd makes", () => {
       expect(under(storefrontPackage, folder), folder).toEqual([]);
   });
 
-  it("the Function App's: no storefront in it, and still its own files", () => {
+  it("the Function App's: no storefront in it, and still its own files (./function-package.test.ts)", () => {
     for (const folder of ["storefront", "web/storefront", "dist/storefront"])
       expect(under(functionPackage, folder), folder).toEqual([]);
-    expect(functionPackage).toContain("tsconfig.build.json");
     expect(functionPackage).not.toContain("tsconfig.storefront.json");
     expect(under(functionPackage, "web/dashboard")).toContain("web/dashboard/index.html");
-    expect(under(functionPackage, "src")).toContain("src/functions/index.ts");
+    expect(under(functionPackage, "dist")).toContain("dist/functions/index.js");
   });
 });
