@@ -4,6 +4,8 @@ import type { DemoSummary } from "../laptop/embedded/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
 import type { RateResult } from "./open-loop.js";
 import type { SideBySide } from "./side-by-side.js";
+import type { WorkResult } from "./work.js";
+import { capacityLines, workLines } from "./work-report.js";
 
 /** A child process's result, or why there is none; `seconds` is how long it ran either way. */
 export type RunOutcome<T> =
@@ -52,26 +54,31 @@ export interface Runs {
   readonly demoMemory?: RunOutcome<DemoSummary>;
   readonly openLoop?: RunOutcome<OpenLoopResult>;
   readonly runtime?: RunOutcome<RuntimeResult>;
+  /** The same, ours replaying every episode in full, as the peer does. */
+  readonly runtimeFullReplay?: RunOutcome<RuntimeResult>;
   readonly supervisor?: RunOutcome<SupervisorResult>;
   readonly sideBySide?: RunOutcome<{ readonly results: readonly SideBySide[] }>;
+  readonly work?: RunOutcome<WorkResult>;
 }
 
 /** The runs each yardstick reads. */
 export const RUNS_OF: Record<Yardstick, readonly (keyof Runs)[]> = {
   throughput: ["demoDisk", "demoMemory"],
   latency: ["openLoop"],
-  runtime: ["runtime"],
+  runtime: ["runtime", "runtimeFullReplay"],
   supervisor: ["supervisor"],
   memory: ["demoDisk"],
   ceiling: ["sideBySide"],
+  work: ["work"],
 };
 
-/** The floors the figures are held to. */
+/**
+ * The floors the figures are held to. Throughput has none: the work each order costs is what a build
+ * is judged by (the work yardstick, and `npm run bench:compare` against an earlier build).
+ */
 export const FLOORS = {
-  /** The size the throughput and memory floors are set for. */
+  /** The size the memory floor is set for. */
   orders: 5_000,
-  diskOrdersPerSecond: 600,
-  memoryOrdersPerSecond: 1_000,
   latencyRate: 200,
   latencyP99Ms: 250,
   runtimeRatio: 1,
@@ -162,8 +169,6 @@ export interface Summary {
   readonly missed: readonly string[];
   /** Floors this run could not check, and why. */
   readonly notChecked: readonly string[];
-  /** Throughput floors above what processes sharing nothing reached side by side on this machine. */
-  readonly outOfReach: readonly string[];
   readonly exitCode: 0 | 1;
 }
 
@@ -187,39 +192,26 @@ const RUN_TITLES: Record<keyof Runs, (options: BenchOptions) => string> = {
   demoMemory: (o) => `demo, ${count(o.orders)} orders, in memory: run failed`,
   openLoop: (o) => `open loop at ${o.rates.join(", ")} orders/s: run failed`,
   runtime: () => "runtime against durabletask-js: run failed",
+  runtimeFullReplay: () => "runtime against durabletask-js, ours replaying in full: run failed",
   supervisor: () => "Supervisor scan: run failed",
   sideBySide: () => "demos side by side: run failed",
+  work: (o) =>
+    `work per order (${count(o.orders)} orders embedded, ${count(o.azureOrders)} on the Azure path): run failed`,
 };
 
 type Figures = (options: BenchOptions, runs: Runs) => Row[];
 
 const FIGURES: Record<Yardstick, Figures> = {
   throughput: (options, runs) => [
-    ...demoFigures(options, runs.demoDisk, "on disk", FLOORS.diskOrdersPerSecond),
-    ...demoFigures(options, runs.demoMemory, "in memory", FLOORS.memoryOrdersPerSecond),
+    ...demoFigures(options, runs.demoDisk, "on disk"),
+    ...demoFigures(options, runs.demoMemory, "in memory"),
   ],
   latency: (_, runs) =>
     (succeeded(runs.openLoop) ?? { rates: [] }).rates.flatMap((r) => rateFigures(r, runs)),
-  runtime: (_, runs) => {
-    const result = succeeded(runs.runtime);
-    if (!result) return [];
-    const how = result.replaySessions === false ? "full replay every episode" : "replay sessions";
-    const row = rowMaker("runtime", `in memory, both engines; ours with ${how}`);
-    return [
-      ...result.scenarios.map((s) =>
-        row(
-          `${s.label}: ours / durabletask-js`,
-          `${s.ratio.toFixed(2)} (${count(s.ours.memory)} / ${count(s.theirs)} orchestrations/s)`,
-          `≥ ${FLOORS.runtimeRatio.toFixed(2)}`,
-          verdictOf(s.ratio >= FLOORS.runtimeRatio),
-        ),
-      ),
-      rowMaker("runtime", `file, ${result.file}`)(
-        "  ours on a file, same scenarios",
-        `${result.scenarios.map((s) => count(s.ours.file)).join(" and ")} orchestrations/s`,
-      ),
-    ];
-  },
+  runtime: (_, runs) => [
+    ...runtimeFigures(succeeded(runs.runtime), true),
+    ...runtimeFigures(succeeded(runs.runtimeFullReplay), false),
+  ],
   supervisor: (_, runs) => {
     const result = succeeded(runs.supervisor);
     return (result?.rows ?? []).map((r) =>
@@ -235,6 +227,11 @@ const FIGURES: Record<Yardstick, Figures> = {
     );
   },
   ceiling: (_, runs) => ceilingFigures(runs),
+  work: (_, runs) => {
+    const work = succeeded(runs.work);
+    if (!work) return [];
+    return workLines(work).map((line) => rowMaker("work", line.durability)(line.figure, line.value));
+  },
   memory: (options, runs) => {
     const demo = succeeded(runs.demoDisk);
     if (!demo) return [];
@@ -249,7 +246,7 @@ const FIGURES: Record<Yardstick, Figures> = {
   },
 };
 
-/** The side-by-side runs: figures without a floor of their own, read against the throughput floors. */
+/** The side-by-side runs: what this machine does with every core to itself, a ceiling for the demo's figures. */
 function ceilingFigures(runs: Runs): Row[] {
   return (succeeded(runs.sideBySide)?.results ?? []).map((result) =>
     rowMaker("ceiling", result.where === "memory" ? IN_MEMORY : "file, WAL, each process its own")(
@@ -262,32 +259,37 @@ function ceilingFigures(runs: Runs): Row[] {
   );
 }
 
-function throughputFloor(where: "memory" | "disk"): number {
-  return where === "memory" ? FLOORS.memoryOrdersPerSecond : FLOORS.diskOrdersPerSecond;
-}
-
 /**
- * The throughput floors above what this build did with every core to itself: a host that splits its
- * work over threads cannot beat processes that share nothing, so such a floor needs less CPU per order.
- * Judged on the sum of their rates, which can only overstate what they did together, and only for the
- * batch the floors are set for.
+ * Ours against durabletask-js: with replay sessions, as the embedded host runs it, held to its floor;
+ * replaying every episode in full, as the peer does, for information.
  */
-function outOfReach(options: BenchOptions, runs: Runs): string[] {
-  if (!options.only.includes("ceiling") || options.orders !== FLOORS.orders) return [];
-  return (succeeded(runs.sideBySide)?.results ?? [])
-    .filter((result) => result.summedOrdersPerSecond < throughputFloor(result.where))
-    .map(
-      (result) =>
-        `${result.where === "memory" ? "in memory" : "on disk"}: the floor of ${count(throughputFloor(result.where))} orders/s is above the ` +
-        `${decimal(result.summedOrdersPerSecond)} that ${result.processes} processes sharing nothing reached as the sum of their rates on this machine`,
-    );
+function runtimeFigures(result: RuntimeResult | undefined, sessions: boolean): Row[] {
+  if (!result) return [];
+  const row = rowMaker(
+    "runtime",
+    `in memory, both engines; ours ${sessions ? "with replay sessions" : "replaying every episode in full"}`,
+  );
+  const ours = sessions ? "ours" : "ours, full replay,";
+  return [
+    ...result.scenarios.map((s) =>
+      row(
+        `${s.label}: ${ours} / durabletask-js`,
+        `${s.ratio.toFixed(2)} (${count(s.ours.memory)} / ${count(s.theirs)} orchestrations/s)`,
+        sessions ? `≥ ${FLOORS.runtimeRatio.toFixed(2)}` : "",
+        sessions ? verdictOf(s.ratio >= FLOORS.runtimeRatio) : "",
+      ),
+    ),
+    rowMaker("runtime", `file, ${result.file}`)(
+      `  ${sessions ? "ours" : "ours, full replay,"} on a file, same scenarios`,
+      `${result.scenarios.map((s) => count(s.ours.file)).join(" and ")} orchestrations/s`,
+    ),
+  ];
 }
 
 function demoFigures(
   options: BenchOptions,
   outcome: RunOutcome<DemoSummary> | undefined,
   where: string,
-  floor: number,
 ): Row[] {
   const demo = succeeded(outcome);
   if (!demo) return [];
@@ -295,12 +297,7 @@ function demoFigures(
   const row = rowMaker("throughput", durabilityOf(demo));
   const ordersPerSecond = demo.throughput.ordersPerSecond;
   return [
-    row(
-      `demo, ${count(options.orders)} orders, ${where}`,
-      `${decimal(ordersPerSecond)} orders/s`,
-      `≥ ${count(floor)} orders/s`,
-      verdictOf(ordersPerSecond >= floor),
-    ),
+    row(`demo, ${count(options.orders)} orders, ${where}`, `${decimal(ordersPerSecond)} orders/s`),
     row(
       "  SQLite commits in that run",
       storage.commits === null || storage.commitsPerSecond === null
@@ -348,7 +345,7 @@ function rateFigures(result: RateResult, runs: Runs): Row[] {
 }
 
 /** The verdict over all rows: exit 0 only when every run succeeded and every figure checked met its floor. */
-export function summarise(options: BenchOptions, rows: readonly Row[], runs: Runs = {}): Summary {
+export function summarise(options: BenchOptions, rows: readonly Row[]): Summary {
   const failed = rows.filter((r) => r.verdict === "failed").map((r) => `${r.figure}: ${r.value}`);
   const missed = rows
     .filter((r) => r.verdict === "missed")
@@ -357,10 +354,6 @@ export function summarise(options: BenchOptions, rows: readonly Row[], runs: Run
   const skipped = (yardstick: Yardstick, floor: string) => {
     if (!options.only.includes(yardstick)) notChecked.push(`${floor}: not run (--only)`);
   };
-  skipped(
-    "throughput",
-    `throughput on disk ≥ ${count(FLOORS.diskOrdersPerSecond)} and in memory ≥ ${count(FLOORS.memoryOrdersPerSecond)} orders/s`,
-  );
   skipped("latency", `open loop at ${FLOORS.latencyRate}/s p99 ≤ ${FLOORS.latencyP99Ms} ms`);
   if (options.only.includes("latency") && !options.rates.includes(FLOORS.latencyRate)) {
     notChecked.push(
@@ -369,13 +362,7 @@ export function summarise(options: BenchOptions, rows: readonly Row[], runs: Run
   }
   skipped("runtime", `runtime ours / durabletask-js ≥ ${FLOORS.runtimeRatio.toFixed(2)}`);
   skipped("memory", `peak RSS < ${FLOORS.peakRssMb} MB`);
-  return {
-    failed,
-    missed,
-    notChecked,
-    outOfReach: outOfReach(options, runs),
-    exitCode: failed.length + missed.length === 0 ? 0 : 1,
-  };
+  return { failed, missed, notChecked, exitCode: failed.length + missed.length === 0 ? 0 : 1 };
 }
 
 /** The terminal's account: the table, then the verdict in words. */
@@ -407,19 +394,12 @@ function verdict(options: BenchOptions, summary: Summary): { groups: VerdictGrou
     { title: `${summary.failed.length} run(s) failed:`, items: summary.failed },
     { title: `${summary.missed.length} figure(s) below their floor:`, items: summary.missed },
     { title: "floors not checked:", items: summary.notChecked },
-    {
-      title: "out of this build's reach on this machine, whatever it does with threads:",
-      items: summary.outOfReach,
-    },
   ].filter((group) => group.items.length > 0);
-  if (
-    options.orders !== FLOORS.orders &&
-    (options.only.includes("throughput") || options.only.includes("memory"))
-  ) {
+  if (options.orders !== FLOORS.orders && options.only.includes("memory")) {
     groups.push({
       title: "note:",
       items: [
-        `the throughput and memory floors are set for ${count(FLOORS.orders)} orders; this run used ${count(options.orders)}`,
+        `the memory floor is set for ${count(FLOORS.orders)} orders; this run used ${count(options.orders)}`,
       ],
     });
   }
@@ -449,12 +429,13 @@ export interface Context {
   readonly seconds: number;
 }
 
-/** The generated page. */
+/** The generated page; the capacity and cost table comes from the work yardstick's run, when it ran. */
 export function renderPage(
   context: Context,
   options: BenchOptions,
   rows: readonly Row[],
   summary: Summary,
+  runs: Runs = {},
 ): string {
   const { machine } = context;
   const { groups, last } = verdict(options, summary);
@@ -487,8 +468,26 @@ export function renderPage(
     ]),
     `**${last}**`,
     "",
+    ...capacitySection(runs, cell),
     WHAT_EACH_FIGURE_IS,
   ].join("\n");
+}
+
+/** Azure's capacity and cost at this build's work per order: the work yardstick's Azure-path run. */
+function capacitySection(runs: Runs, cell: (text: string) => string): string[] {
+  const work = succeeded(runs.work);
+  if (!work) return [];
+  return [
+    "## Capacity and cost in Azure",
+    "",
+    `From the work yardstick's run of ${count(work.azure.orders)} orders through \`sas host\` (below, "Work per order"):`,
+    "Cosmos DB request units are an estimate from Microsoft's published cost model, not a measurement.",
+    "",
+    "| figure | value |",
+    "| --- | --- |",
+    ...capacityLines(work.azure).map((line) => `| ${cell(line.figure)} | ${cell(line.value)} |`),
+    "",
+  ];
 }
 
 /** The page's account of how each figure is measured. */
@@ -500,7 +499,9 @@ each in a process of its own).
 - **Throughput**: \`sas demo --orders N --json\` (no partner faults), on disk in a fresh temporary
   directory and with \`--data :memory:\`: the orders divided by the seconds from the first post to the
   moment every order was settled. The demo checks its invariants; a run that breaks one, or leaves an
-  order unsettled, counts as failed.
+  order unsettled, counts as failed. Throughput has no floor: it says as much about the machine that
+  day as about the build, which is judged instead by the work each order costs (below, and
+  \`npm run bench:compare\` against an earlier build in one sitting).
 - **SQLite commits in that run**: write transactions committed to the run's WAL over the same
   seconds, by every part of the pipeline, read from the change counter SQLite keeps in the WAL index
   (the \`-shm\` file) before and after: one per transaction that wrote, none for one that only read.
@@ -530,8 +531,10 @@ each in a process of its own).
   at \`MAX_PENDING\`); errors: any other answer, or none. The send rate is the one achieved.
 - **Runtime**: \`npm run bench:runtime -- --json\`, 500 instances of each scenario started at once:
   completed orchestrations per second on the local durable runtime with SQLite in memory, with replay
-  sessions as the embedded host runs it (\`--full-replay\` replays every episode instead), against the
-  in-memory test backend of \`@microsoft/durabletask-js\` in the same process. Each figure is the
+  sessions as the embedded host runs it, against the in-memory test backend of
+  \`@microsoft/durabletask-js\` in the same process; the floor holds these. Then the same with
+  \`--full-replay\`: ours replaying every episode from the start of its history, as the peer always
+  does, shown for a like-for-like comparison and held to no floor. Each figure is the
   median of three runs, the engines taking turns, after one unmeasured run of each; every run starts
   from a collected heap (the process runs with \`--expose-gc\`), so none pays for the garbage of the
   run before it, which had swung the event-vs-timer ratio between 0.5 and 1.0 from run to run.
@@ -546,11 +549,49 @@ each in a process of its own).
   from the first one's first post to the last one's settling, which can only understate what they did
   at once (they start apart, and one that has settled goes on to check its invariants); the sum of
   their own rates can only overstate it. Nothing is shared, so nothing is paid for coordination: a host
-  that spreads its work over threads or processes cannot do better on this machine with this build,
-  and a throughput floor above the sum can only be met with less CPU per order.
+  that spreads its work over threads or processes cannot do better on this machine with this build.
+  More throughput than this takes less CPU per order.
 - **Memory**: the peak resident set size (\`process.resourceUsage().maxRSS\`: the main thread, the
   partner's and the checkpoint thread together) of the on-disk throughput run, whose whole batch is
   posted in one burst (the figure says how many orders were not yet settled when the last was posted).
+- **Work per order** (\`bench/work.ts\`): counts, not times, so they hold whatever the machine's speed.
+  *Embedded host*: \`sas demo --orders N --data <dir> --json\` on disk, then its SQLite file read
+  (\`bench/work-counts.ts\`): activities (TaskScheduled events), durable timers (TimerCreated
+  events) and orchestration episodes (one \`df_history\` row each) per order; the history's events
+  and bytes (its JSON text); state-record writes (the demo's audit rows, one per write, the create
+  included); the partner's calls as the demo counts them; and SQLite's rows written over the run.
+  *Azure path*: this checkout's Azure Functions app, built as \`npm run build\` builds it, run by
+  \`sas host\` in a child process with Agents called from activities (\`AGENT_MODE=activity\`) and the
+  starter and Supervisor timers on the deployment's schedule (every 5 minutes; the starter is nudged
+  by each submission, not polled); \`sas send\` puts the orders on the orders queue. Cosmos DB and
+  Service Bus are stand-ins the bench starts itself and \`sas host\` uses as it finds them: the
+  \`@vercel/cosmosdb-server\` stand-in, every request it answers classified from its REST call
+  (point read, create, replace, upsert, patch, batch, delete, query) by container (\`records\`, the
+  state container; \`recovery\`, the Supervisor's recovery index), a refused one (412 on a stale
+  ETag, 404, 409) counted apart with its status, metadata requests left out of the per-container
+  figures; and the broker stand-in, each queue's messages sent, delivered under a lock, completed,
+  abandoned and dead-lettered, its lock renewals and peek requests. What the host did before the first
+  order was sent is not counted. The run ends once every record is final and the durable runtime has
+  nothing left to do; then the host is stopped, and its durable store (\`durable.db\`) is read as the
+  demo's is, and the simulated partner's ledger gives its calls. State-record writes on this path are
+  the successful writes to the state container (a batch, which writes a record with its tombstone,
+  counts once); bytes written are the documents' JSON as sent.
+  *Request units* are an estimate from Microsoft's published cost model ("Understand request units
+  consumption", learn.microsoft.com/azure/cosmos-db/understand-request-unit-consumption; "Optimize
+  request cost", learn.microsoft.com/azure/cosmos-db/optimize-cost-reads-writes), never a
+  measurement (the stand-in charges 1 RU a request and has no indexes): a point read by the item's
+  size (1 RU up to 1 KB); a create by its size (about 5 RU at 1 KB) plus 0.2 RU per index term the
+  container's indexing policy (as the app created the container) gives the document; a replace or an
+  upsert of an existing item twice the size-based charge plus 0.2 RU per index term removed or
+  added; a patch as a replace plus 0.4 RU per operation; a delete as a create; a query 1.8 RU plus a
+  point read of each item it returns (fitted to the published sample, 3.19 RU for one item of 9,963
+  bytes, and about 1,000 RU for 1,000 items of 1 KB); a refused request as a 1 KB point read, and
+  metadata nothing (both assumptions). One region, session consistency; the service's own charges
+  vary with its version, the document's stored size and the query's plan.
+- **Capacity and cost in Azure**: the Azure path's figures per 1,000 orders, and the orders per second
+  that 1,000 RU/s of provisioned throughput sustains at the estimated request units per order. Work
+  that depends on time rather than orders (the Supervisor's scans, retention) is in these figures only
+  as far as it happened during the run.
 `;
 
 /** Rows of one yardstick at one durability; a figure with a floor gives it and its verdict. */

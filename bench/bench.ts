@@ -1,10 +1,12 @@
-// npm run bench [-- --orders 5000 --rates 100,200,400 --seconds 20 --only <yardstick,...> --out docs --json]
+// npm run bench [-- --orders 5000 --azure-orders 1000 --rates 100,200,400 --seconds 20 --only <yardstick,...>
+//                  --out docs --json]
 // Every yardstick in one sitting, each in a fresh child process: throughput in memory and on disk with
-// the run's SQLite commits beside it, open-loop latency, the durable runtime against durabletask-js,
-// the Supervisor's scan cost, the peak memory with the whole batch posted at once, and as a ceiling as
-// many demos as cores side by side, sharing nothing. Prints the figures beside their floors, writes the
-// page and its JSON into --out, and exits 0 only when every yardstick ran and met its floor (1
-// otherwise, 2 on bad flags).
+// the run's SQLite commits beside it, open-loop latency, the durable runtime against durabletask-js
+// (ours with replay sessions and replaying in full), the Supervisor's scan cost, the peak memory with
+// the whole batch posted at once, as a ceiling as many demos as cores side by side, sharing nothing,
+// and the work each order costs on the laptop and on the Azure path. Prints the figures beside their
+// floors, writes the page and its JSON into --out, and exits 0 only when every yardstick ran and met
+// its floor (1 otherwise, 2 on bad flags).
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { arch, availableParallelism, cpus, platform, totalmem } from "node:os";
@@ -57,13 +59,8 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
       args: ["bench/open-loop.ts", "--rates", options.rates.join(","), "--seconds", String(options.seconds)],
       timeoutSeconds: options.rates.length * (DEFAULT_WARMUP_SECONDS + options.seconds + 300 + 120),
     },
-    runtime: {
-      title: "runtime against durabletask-js",
-      args: ["bench/runtime.ts", "--json"],
-      // It collects the heap before each run, so no run pays for the garbage of the one before.
-      nodeFlags: ["--expose-gc"],
-      timeoutSeconds: 600,
-    },
+    runtime: runtime(false),
+    runtimeFullReplay: runtime(true),
     supervisor: {
       title: "Supervisor scan",
       args: ["bench/supervisor.ts", "--sizes", "10000", "--stores", "sqlite,cosmos", "--json"],
@@ -74,6 +71,32 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
       args: ["bench/side-by-side.ts", "--orders", String(options.orders), "--timeout", String(demoTimeout)],
       timeoutSeconds: 2 * demoTimeout + 240,
     },
+    work: {
+      title: `work per order: a demo of ${options.orders} orders on disk, ${options.azureOrders} orders through sas host`,
+      args: [
+        ...[
+          "bench/work.ts",
+          "--orders",
+          String(options.orders),
+          "--azure-orders",
+          String(options.azureOrders),
+        ],
+        ...["--timeout", String(demoTimeout)],
+      ],
+      // The demo, building the app, and the Azure path's orders at no less than 2 a second.
+      timeoutSeconds: demoTimeout + 300 + Math.max(180, Math.ceil(options.azureOrders / 2)),
+    },
+  };
+}
+
+/** `npm run bench:runtime`, ours with replay sessions (as the embedded host runs it) or replaying in full. */
+function runtime(fullReplay: boolean): Plan {
+  return {
+    title: `runtime against durabletask-js, ours ${fullReplay ? "replaying every episode in full" : "with replay sessions"}`,
+    args: ["bench/runtime.ts", "--json", ...(fullReplay ? ["--full-replay"] : [])],
+    // It collects the heap before each run, so no run pays for the garbage of the one before.
+    nodeFlags: ["--expose-gc"],
+    timeoutSeconds: 600,
   };
 }
 
@@ -184,13 +207,13 @@ async function main(args: readonly string[]): Promise<number> {
     runs[name] = await run(planned[name]);
   }
   const rows = reportRows(options, runs as Runs);
-  const summary = summarise(options, rows, runs as Runs);
+  const summary = summarise(options, rows);
   const about = context(args, (performance.now() - started) / 1_000);
   const document = { ...about, options, runs, rows, summary };
   mkdirSync(options.out, { recursive: true });
   const page = join(options.out, `${PAGE_NAME}.md`);
   const json = join(options.out, `${PAGE_NAME}.json`);
-  writeFileSync(page, renderPage(about, options, rows, summary));
+  writeFileSync(page, renderPage(about, options, rows, summary, runs as Runs));
   writeFileSync(json, `${JSON.stringify(document, null, 2)}\n`);
   if (options.json) process.stdout.write(`${JSON.stringify(document)}\n`);
   else process.stdout.write(`\n${renderTable(options, rows, summary)}\nwrote ${page} and ${json}\n`);

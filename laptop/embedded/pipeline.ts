@@ -164,6 +164,7 @@ export class LocalPipeline {
       clock: options.clock,
       logger: options.logger,
       attemptTimeoutMs: options.settings.attemptTimeoutMs,
+      stepTimeoutMs: options.settings.stepTimeoutMs,
       maxInFlight: options.settings.maxInFlight,
       pageSize: options.settings.starterPageSize,
       startRetryDelayMs: options.settings.recovery.backoff.baseMs,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { traceparentSchema } from "./trace-context.js";
-import { integer, text } from "./validation.js";
+import { integer, oneOf, text } from "./validation.js";
 
 /** Every step any workflow version has, in the order the versions run them. */
 export const ORDER_STEPS = [
@@ -39,7 +39,21 @@ export const WORKFLOWS: readonly WorkflowDefinition[] = [
     orchestration: "orderProcessingV2",
     steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
   },
+  {
+    // Version 2's steps; its orchestrator lets the Agent's activity record each step (one activity a step).
+    version: 3,
+    orchestration: "orderProcessingV3",
+    steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
+  },
 ];
+
+/**
+ * The first version whose orchestrator lets the Agent's activity record each step and start the attempt
+ * (orchestrators/order-processing.ts), and whose attempts are handed the step timeout in their input.
+ * Older versions keep their activities and input as they were, so their histories replay, and a build
+ * rolled back still reads the inputs of their attempts.
+ */
+export const RECORDS_IN_AGENT_FROM = 3;
 
 /** The version new orders are pinned to unless the WORKFLOW_VERSION setting names another. */
 export const LATEST_WORKFLOW_VERSION = Math.max(...WORKFLOWS.map((w) => w.version));
@@ -90,5 +104,12 @@ export const attemptInputSchema = z.strictObject({
   attempt: integer(1, 1_000_000),
   /** The attempt's span, started by the starter: what the orchestration hands its Agent requests. */
   traceparent: traceparentSchema.optional(),
+  /**
+   * The step timeout the starter runs with: lets an orchestration of version 3 on start its first step's
+   * timer before the activity that reads its plan. Absent from older inputs: that activity comes first.
+   */
+  stepTimeoutMs: integer(1, 86_400_000).optional(),
+  /** The step the attempt starts with, as the starter saw the record: named if it times out before its plan. */
+  firstStep: oneOf(ORDER_STEPS).optional(),
 });
 export type AttemptInput = z.infer<typeof attemptInputSchema>;

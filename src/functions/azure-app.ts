@@ -29,6 +29,7 @@ export function createAzureApp(services: AzureServices) {
     clock: services.clock,
     logger: services.logger,
     attemptTimeoutMs: pipeline.attemptTimeoutMs,
+    stepTimeoutMs: pipeline.stepTimeoutMs,
     maxInFlight: pipeline.maxInFlight,
     pageSize: pipeline.starterPageSize,
     startRetryDelayMs: pipeline.recovery.backoff.baseMs,

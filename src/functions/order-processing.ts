@@ -9,6 +9,8 @@ import type { DurableClient } from "../ports/durable-client.js";
 /** The activities that can take an order out of `Processing`, and then nudge the starter. */
 const SETTLING_ACTIVITIES: ReadonlySet<string> = new Set([
   ORDER_ACTIVITIES.advance.name,
+  ORDER_ACTIVITIES.runStep.name,
+  ORDER_ACTIVITIES.startAttempt.name,
   ORDER_ACTIVITIES.fail.name,
   ORDER_ACTIVITIES.deferStep.name,
   ORDER_ACTIVITIES.beginCompensation.name,

@@ -1,3 +1,4 @@
+import { RecentRecords } from "../state/recent-records.js";
 import { createAgentActivities } from "./activities/agent.js";
 import { createAttemptActivities } from "./activities/attempt.js";
 import { createCompensationActivities } from "./activities/compensation.js";
@@ -17,7 +18,9 @@ export type OrderActivities = ActivityImplementations<OrderActivityContracts>;
  * state record through the transition table. Built from their dependencies so both hosts (and tests)
  * wire their own stores; the orchestrator only ever sees their results.
  */
-export function createOrderActivities(deps: OrderActivityDeps): OrderActivities {
+export function createOrderActivities(given: OrderActivityDeps): OrderActivities {
+  // An order's activities update its record one after the other: each starts from the last one's write.
+  const deps: OrderActivityDeps = { ...given, states: new RecentRecords(given.states) };
   const actions = createRecordActions(deps);
   return {
     ...createAttemptActivities(deps, actions),

@@ -2,6 +2,7 @@ import { type ZodType, z } from "zod";
 import { type AgentResponse, agentRequestInputSchema } from "../domain/agent-messages.js";
 import { FAILURE_KINDS, type ProcessState } from "../domain/state-record.js";
 import { isoInstantSchema } from "../domain/time.js";
+import { traceparentSchema } from "../domain/trace-context.js";
 import type { FailureInput } from "../domain/transitions.js";
 import { integer, oneOf, text } from "../domain/validation.js";
 import { ORDER_STEPS, type StepName, workflowOf } from "../domain/workflow.js";
@@ -84,6 +85,23 @@ export type Advance =
   | { readonly ok: true; readonly next: StepStart }
   | { readonly ok: false; readonly detail: string };
 
+/**
+ * What `runStep` did: the Agent's reply and, when the step succeeded in time, the step recorded and the
+ * next one started (or the order finished) in the same activity, with the deadline the next step got.
+ * `advanced` is null when nothing was recorded (a fault, or the reply came after the step's deadline):
+ * the orchestration then decides as after `callAgent`.
+ */
+export interface StepRun {
+  readonly reply: AgentResponse;
+  readonly advanced: (Advance & { readonly completeBy: string | null }) | null;
+}
+
+/** The plan of an attempt, and its first step's run when the activity that read the plan ran it. */
+export interface StartedAttempt {
+  readonly plan: AttemptPlan;
+  readonly firstRun: StepRun | null;
+}
+
 export interface UpdateResult {
   readonly ok: boolean;
   readonly detail?: string;
@@ -122,11 +140,34 @@ export const ORDER_ACTIVITIES = {
     }),
   ),
   /**
+   * Workflow version 3 on: `beginAttempt` with the first step's deadline chosen by the orchestration,
+   * and in the Agent's activity form the first step run and recorded too (`runStep`), so an attempt of
+   * n steps costs n activities.
+   */
+  startAttempt: activity<StartedAttempt>()(
+    "orderStartAttempt",
+    z.strictObject({
+      ...attemptRef,
+      attempt: integer(1, 1_000_000),
+      traceparent: traceparentSchema.optional(),
+      workflowVersion: integer(1, 1_000),
+      firstCompleteBy: isoInstantSchema,
+    }),
+  ),
+  /**
    * The Agent in its activity form: calls the partner and answers with its reply. Histories recorded
    * before Agent messages version 2 hold version-1 requests as this input and the next: upgraded on
    * arrival, like a message.
    */
   callAgent: activity<AgentResponse>()("orderCallAgent", agentRequestInputSchema),
+  /**
+   * The Agent in its activity form, and the step's outcome recorded by the same activity (workflow
+   * version 3 on): one activity and one orchestration episode per step instead of two.
+   */
+  runStep: activity<StepRun>()(
+    "orderRunStep",
+    z.strictObject({ request: agentRequestInputSchema, next: step.nullable() }),
+  ),
   /** The Agent in its queue form: puts the request on the Agent's request queue. */
   sendAgentRequest: activity<void>()("orderSendAgentRequest", agentRequestInputSchema),
   /** Records a completed step and starts the next one, or finishes the order after the last. */

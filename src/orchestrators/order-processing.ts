@@ -1,28 +1,26 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import {
-  AGENT_MESSAGE_SCHEMA_VERSION,
-  type AgentFault,
-  type AgentRequest,
-  type AgentResponse,
-  agentRequestIdFor,
-} from "../domain/agent-messages.js";
+import type { AgentFault, AgentResponse } from "../domain/agent-messages.js";
 import type { FailureInput } from "../domain/transitions.js";
 import { validate } from "../domain/validation.js";
 import {
   type AttemptInput,
   attemptInputSchema,
-  idempotencyKeyFor,
-  replyEventName,
+  RECORDS_IN_AGENT_FROM,
   type StepName,
   WORKFLOWS,
 } from "../domain/workflow.js";
 import { type ActivityProxy, proxyActivities } from "./activity-contract.js";
+import { type AgentAsk, agentRequestFor } from "./agent-request.js";
 import {
+  type Advance,
   type AttemptRef,
   type CompletedStep,
+  type ForwardPlan,
   ORDER_ACTIVITIES,
   type OrderActivityContracts,
   type OwnedPlan,
+  type StartedAttempt,
+  type StepRun,
   type UndoStep,
   type UndoWork,
 } from "./order-contracts.js";
@@ -37,6 +35,8 @@ interface StepReply extends Pick<AgentResponse, "outcome" | "reference"> {
     readonly retryAt?: string | undefined;
   } | null;
   readonly callsMade?: number;
+  /** Workflow version 3 on, activity form: the step recorded by the Agent's own activity (`runStep`). */
+  readonly advanced?: StepRun["advanced"];
 }
 
 export type AttemptOutcome =
@@ -101,6 +101,8 @@ interface Attempt {
   readonly input: AttemptInput;
   readonly ref: AttemptRef;
   readonly plan: OwnedPlan;
+  /** Whether the Agent's activity records a successful step itself (`runStep`): version 3 on. */
+  readonly recordsInAgent: boolean;
 }
 
 /** An orchestrator function as `df.app.orchestration` registers it. */
@@ -136,66 +138,133 @@ function* orderProcessing(
   const input = parsed.value;
   const activities = proxyActivities(context, ORDER_ACTIVITIES);
   const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
-  // The first step's deadline goes with the plan: reading the plan also starts that step.
-  const plan = yield* activities.beginAttempt({
-    ...ref,
-    firstDeadlineFrom: deadlineAfter(context, 0),
-    workflowVersion,
-  });
+  const begun = yield* openAttempt(context, activities, input, workflowVersion);
+  if ("outcome" in begun) return begun;
+  const { plan, firstRun } = begun;
   if (!plan.owned) return { outcome: "notOwner" };
-  const attempt: Attempt = { context, activities, input, ref, plan };
+  const recordsInAgent = workflowVersion >= RECORDS_IN_AGENT_FROM && plan.agentMode === "activity";
+  const attempt: Attempt = { context, activities, input, ref, plan, recordsInAgent };
   if (plan.mode === "compensate") return yield* undoSteps(attempt, plan, plan.compensateBy);
+  return yield* runSteps(attempt, plan, firstRun);
+}
 
+/**
+ * Reads the attempt's plan, which also starts its first step. Version 3 on, given the step timeout, the
+ * first step's deadline is chosen here and its timer races the activity that reads the plan, which
+ * also runs that step in the Agent's activity form: no activity of its own for the plan.
+ */
+function* openAttempt(
+  context: OrchestrationContext,
+  activities: ActivityProxy<OrderActivityContracts>,
+  input: AttemptInput,
+  workflowVersion: number,
+): Generator<Task, StartedAttempt | AttemptResult, unknown> {
+  const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
+  if (workflowVersion < RECORDS_IN_AGENT_FROM || input.stepTimeoutMs === undefined) {
+    // The first step's deadline goes with the plan: reading the plan also starts that step.
+    const plan = yield* activities.beginAttempt({
+      ...ref,
+      firstDeadlineFrom: deadlineAfter(context, 0),
+      workflowVersion,
+    });
+    return { plan, firstRun: null };
+  }
+  const firstCompleteBy = deadlineAfter(context, input.stepTimeoutMs);
+  const timer = context.df.createTimer(new Date(firstCompleteBy));
+  const start = context.df.callActivity(ORDER_ACTIVITIES.startAttempt.name, {
+    ...ref,
+    attempt: input.attempt,
+    ...(input.traceparent ? { traceparent: input.traceparent } : {}),
+    workflowVersion,
+    firstCompleteBy,
+  });
+  const winner = yield context.df.Task.any([start, timer]);
+  if (winner !== start) {
+    const late = { outcome: "timedOut", lateByMs: lateBy(context, firstCompleteBy) } as const;
+    return input.firstStep ? { ...late, step: input.firstStep } : late;
+  }
+  timer.cancel();
+  // The activity broke (its Agent call, or the store): left for the Supervisor, like an Agent that broke.
+  if (start.isFaulted) return { outcome: "gaveUp" };
+  return start.result as StartedAttempt;
+}
+
+/** The attempt's steps in order, the first one already run when `firstRun` is given. */
+function* runSteps(
+  attempt: Attempt,
+  plan: ForwardPlan,
+  firstRun: StepRun | null,
+): Generator<Task, AttemptResult, unknown> {
+  const { context, activities, ref } = attempt;
   const completed = [...plan.completed];
   let started = plan.firstStart;
   let completeBy = plan.firstCompleteBy;
   for (const [index, step] of plan.pendingSteps.entries()) {
     if (!started.ok && started.reason !== "budgetExhausted") return { outcome: "notOwner", step };
-    const reply: StepReply | DeadlinePassed = started.ok
-      ? yield* askAgent(attempt, {
-          step,
-          operation: "do",
-          completeBy,
-          maxCalls: started.allowance,
-          reference: null,
-        })
-      : {
+    const nextStep = plan.pendingSteps[index + 1];
+    const reply: StepReply | DeadlinePassed = !started.ok
+      ? {
           outcome: "failed",
           reference: null,
           fault: { kind: "budget", code: "RetryBudgetExhausted", message: started.detail },
-        };
+        }
+      : index === 0 && firstRun
+        ? { ...firstRun.reply, advanced: firstRun.advanced }
+        : yield* askAgent(attempt, {
+            step,
+            operation: "do",
+            completeBy,
+            maxCalls: started.allowance,
+            reference: null,
+            next: nextStep ?? null,
+          });
     if (isDeadline(reply)) return timedOut(step, reply);
     if (reply.fault?.kind === "unavailable") return yield* deferStep(attempt, step, reply);
     if (reply.outcome === "succeeded") {
       // One update records this step and starts the next (or finishes the order after the last).
-      const nextStep = plan.pendingSteps[index + 1];
-      completeBy = deadlineAfter(context, plan.stepTimeoutMs);
-      const advanced = yield* activities.advance({
-        ...ref,
-        step,
-        reference: reply.reference,
-        next: nextStep ? { step: nextStep, completeBy } : null,
-      });
+      let advanced: Advance;
+      if (reply.advanced) {
+        advanced = reply.advanced;
+        completeBy = reply.advanced.completeBy ?? completeBy;
+      } else {
+        completeBy = deadlineAfter(context, plan.stepTimeoutMs);
+        advanced = yield* activities.advance({
+          ...ref,
+          step,
+          reference: reply.reference,
+          next: nextStep ? { step: nextStep, completeBy } : null,
+        });
+      }
       if (!advanced.ok) return { outcome: "notOwner", step };
       completed.push({ step, reference: reply.reference });
       started = advanced.next;
       continue;
     }
     if (reply.fault?.kind === "transient") return { outcome: "gaveUp", step };
-    const failure: FailureInput = {
-      kind: reply.fault?.kind === "budget" ? "budget" : "permanent",
-      code: reply.fault?.code ?? "Unknown",
-      message: reply.fault?.message ?? "",
-      step,
-    };
-    if (completed.length === 0) {
-      yield* activities.fail({ ...ref, failure });
-      return { outcome: "failed", step };
-    }
-    return yield* compensate(attempt, failure, completed);
+    return yield* stepFailed(attempt, step, reply, completed);
   }
   if (plan.pendingSteps.length === 0) yield* activities.advance({ ...ref, step: null, next: null });
   return { outcome: "processed" };
+}
+
+/** A permanent refusal, or no budget left: the order fails, or its completed steps are undone. */
+function* stepFailed(
+  attempt: Attempt,
+  step: StepName,
+  reply: StepReply,
+  completed: readonly CompletedStep[],
+): Generator<Task, AttemptResult, unknown> {
+  const failure: FailureInput = {
+    kind: reply.fault?.kind === "budget" ? "budget" : "permanent",
+    code: reply.fault?.code ?? "Unknown",
+    message: reply.fault?.message ?? "",
+    step,
+  };
+  if (completed.length === 0) {
+    yield* attempt.activities.fail({ ...attempt.ref, failure });
+    return { outcome: "failed", step };
+  }
+  return yield* compensate(attempt, failure, completed);
 }
 
 /** Moves the order to `Compensating` and undoes what is applied or in doubt, newest first. */
@@ -307,13 +376,9 @@ function* resolveDoubt(
   return applied ? { kind: "undo", reference: reply.reference } : { kind: "notApplied" };
 }
 
-interface AgentAsk {
-  readonly step: StepName;
-  readonly operation: "do" | "undo";
-  readonly completeBy: string;
-  readonly maxCalls: number;
-  /** An undo's: the effect to undo. */
-  readonly reference: string | null;
+interface StepAsk extends AgentAsk {
+  /** A forward step's: the step after it (null after the last), for the Agent's activity to start. */
+  readonly next?: StepName | null;
 }
 
 /**
@@ -321,46 +386,39 @@ interface AgentAsk {
  * losing timer is cancelled. When the deadline won, how late its timer fired: `currentUtcDateTime` is
  * the replayed time of the episode that saw it, so this is deterministic.
  */
-function* askAgent(attempt: Attempt, ask: AgentAsk): Generator<Task, StepReply | DeadlinePassed, unknown> {
+function* askAgent(attempt: Attempt, ask: StepAsk): Generator<Task, StepReply | DeadlinePassed, unknown> {
   const { context, input, plan } = attempt;
-  const suffix = ask.operation === "undo" ? ":undo" : "";
-  const request: AgentRequest = {
-    schemaVersion: AGENT_MESSAGE_SCHEMA_VERSION,
-    requestId: agentRequestIdFor(input.orderId, input.attempt, ask.step, ask.operation),
-    orderId: input.orderId,
-    attempt: input.attempt,
-    step: ask.step,
-    operation: ask.operation,
-    idempotencyKey: `${idempotencyKeyFor(input.orderId, ask.step)}${suffix}`,
-    instanceId: context.df.instanceId,
-    replyEvent: replyEventName(ask.step, ask.operation),
-    completeBy: ask.completeBy,
-    maxCalls: ask.maxCalls,
-    reference: ask.reference,
-    // Data from the input, never a span: the orchestrator creates no telemetry of its own on replay.
-    ...(input.traceparent ? { traceparent: input.traceparent } : {}),
-  };
+  const request = agentRequestFor({ ...input, instanceId: context.df.instanceId }, ask);
   const timer = context.df.createTimer(new Date(ask.completeBy));
   let reply: Task;
-  if (plan.agentMode === "activity") {
+  const recordedByAgent = attempt.recordsInAgent && ask.next !== undefined;
+  if (recordedByAgent) {
+    reply = context.df.callActivity(ORDER_ACTIVITIES.runStep.name, { request, next: ask.next });
+  } else if (plan.agentMode === "activity") {
     reply = context.df.callActivity(ORDER_ACTIVITIES.callAgent.name, request);
   } else {
     yield* attempt.activities.sendAgentRequest(request);
     reply = context.df.waitForExternalEvent(request.replyEvent);
   }
   const winner = yield context.df.Task.any([reply, timer]);
-  if (winner !== reply) {
-    const lateByMs = Math.max(0, context.df.currentUtcDateTime.getTime() - Date.parse(ask.completeBy));
-    return { deadlinePassed: true, lateByMs };
-  }
+  if (winner !== reply) return { deadlinePassed: true, lateByMs: lateBy(context, ask.completeBy) };
   timer.cancel();
   if (reply.isFaulted) {
     // The Agent itself broke (not the partner): like no answer, left for the Supervisor to retry.
     const message = reply.result instanceof Error ? reply.result.message : String(reply.result);
     return { outcome: "failed", reference: null, fault: { kind: "transient", code: "AgentFailed", message } };
   }
+  if (recordedByAgent) {
+    const run = reply.result as StepRun;
+    return { ...run.reply, advanced: run.advanced };
+  }
   // Either form answers with the Agent's response: the activity returns it, the reply handler raises it.
   return reply.result as AgentResponse;
+}
+
+/** How long after `deadline` this episode runs: its replayed time, so deterministic. */
+function lateBy(context: OrchestrationContext, deadline: string): number {
+  return Math.max(0, context.df.currentUtcDateTime.getTime() - Date.parse(deadline));
 }
 
 function deadlineAfter(context: OrchestrationContext, ms: number): string {

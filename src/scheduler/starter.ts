@@ -1,6 +1,6 @@
 import type { StoredStateRecord } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, toInstant } from "../domain/time.js";
-import { type AttemptInput, workflowOf } from "../domain/workflow.js";
+import { type AttemptInput, RECORDS_IN_AGENT_FROM, type StepName, workflowOf } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import { type DurableClient, InstanceAlreadyRunningError } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
@@ -23,6 +23,8 @@ export interface StarterDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly attemptTimeoutMs: number;
+  /** Handed to each attempt (`AttemptInput.stepTimeoutMs`), so its first step needs no activity of its own. */
+  readonly stepTimeoutMs?: number;
   readonly maxInFlight: number;
   readonly pageSize: number;
   /** How long a claim whose orchestration could not be started waits before it is claimed again. */
@@ -170,6 +172,9 @@ async function startClaimed(
     orderId: claimed.orderId,
     attempt: claimed.attempt,
     ...(traceparent ? { traceparent } : {}),
+    ...(deps.stepTimeoutMs && claimed.workflowVersion >= RECORDS_IN_AGENT_FROM
+      ? { stepTimeoutMs: deps.stepTimeoutMs, ...firstStepOf(claimed) }
+      : {}),
   };
   const fields = {
     orderId: claimed.orderId,
@@ -222,4 +227,11 @@ export function createStarterRuns(deps: StarterDeps, stopped?: () => boolean) {
       return runs.running;
     },
   };
+}
+
+/** The first step a forward attempt runs: the first one not completed (one in doubt runs again). */
+function firstStepOf(record: StoredStateRecord): { firstStep?: StepName } {
+  if (record.processState !== "Processing") return {};
+  const step = record.steps.find((s) => s.status !== "Completed");
+  return step ? { firstStep: step.name } : {};
 }

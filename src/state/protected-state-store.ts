@@ -41,7 +41,8 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
     ifMatch: string,
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
     const result = await this.inner.replace(this.seal(record), ifMatch);
-    return result.ok ? { ok: true, value: this.open(result.value) } : result;
+    // What was written is the record given, in clear: nothing to open again.
+    return result.ok ? { ok: true, value: { ...record, _etag: result.value._etag } } : result;
   }
 
   // A tombstone holds the order's key, state, attempt and times: nothing sealed.

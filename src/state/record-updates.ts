@@ -1,6 +1,7 @@
 import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
 import { type Actor, applyTransition, type Command, type TransitionError } from "../domain/transitions.js";
 import type { StateStore } from "../ports/state-store.js";
+import { hasRecentRecords } from "./recent-records.js";
 
 export type UpdateOutcome =
   | {
@@ -48,7 +49,8 @@ export async function updateAsRead(
 }
 
 /**
- * Reads the record and applies the transitions, reading again when another writer got in between.
+ * Reads the record and applies the transitions, reading again when another writer got in between. A
+ * store that remembers the version this process last wrote lets the first try start from it.
  * A changed record is judged afresh each time, so a write fenced on `lockedBy` is refused as soon as
  * the record belongs to someone else.
  */
@@ -59,6 +61,12 @@ export async function updateRecord(
   commands: (record: StateRecord) => Command | readonly Command[],
   maxAttempts = 10,
 ): Promise<UpdateOutcome> {
+  const recent = hasRecentRecords(states) ? states.recent(orderId) : undefined;
+  if (recent) {
+    // Written only if still current; any other outcome is judged again on the record as stored.
+    const outcome = await updateAsRead(states, recent, actor, commands(recent));
+    if (outcome.ok && outcome.changed) return outcome;
+  }
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const record = await states.get(orderId);
     if (!record) return { ok: false, reason: "notFound" };

@@ -136,7 +136,7 @@ async function expiredIds(now: string, pageSize = 10, states: StateStore = store
 }
 
 describe("Cosmos DB recovery index: writes", () => {
-  it("holds one entry per record that can expire, at its deadline, and none for the others", async () => {
+  it("holds one entry per record that can expire, no later than its deadline, and none for the others", async () => {
     const pending = await create(pendingRecord("ord-pending"));
     const first = await owned("ord-a", at(60_000));
     await owned("ord-b", at(30_000));
@@ -144,11 +144,31 @@ describe("Cosmos DB recovery index: writes", () => {
 
     const sooner = await write(first, { completeBy: at(20_000) });
     expect((await entries())["ord-a"]).toBe(at(20_000));
-    const later = await write(sooner, { completeBy: at(90_000) });
+    // Moved later: the entry is left early (no index write), and the scan moves it when it comes due.
+    faults.entries.push(true);
+    await write(sooner, { completeBy: at(90_000) });
+    expect(faults.entries).toEqual([true]);
+    faults.entries.length = 0;
+    expect((await entries())["ord-a"]).toBe(at(20_000));
+    expect(await expiredIds(at(20_000))).toEqual([]);
     expect((await entries())["ord-a"]).toBe(at(90_000));
-    await write(later, released);
+    expect(await expiredIds(at(90_000))).toEqual(["ord-b", "ord-a"]);
+    const current = await store.get("ord-a");
+    if (!current) throw new Error("ord-a vanished");
+    await write(current, released);
     await write(pending, { replyTo: "another-queue" });
     expect(await entries()).toEqual({ "ord-b": at(30_000) });
+  });
+
+  it("writes the entry of a later deadline when the store does not know the version it replaces", async () => {
+    const record = await owned("ord-a", at(30_000));
+    const stranger = new CosmosStateStore({
+      records: failing(containers.records, "records"),
+      recovery: failing(containers.recovery, "entries"),
+    });
+    const written = await stranger.replace({ ...record, completeBy: at(80_000) }, record._etag);
+    expect(written.ok).toBe(true);
+    expect((await entries())["ord-a"]).toBe(at(80_000));
   });
 
   it("leaves an early entry, never a late one, when a write loses its race", async () => {
@@ -177,8 +197,15 @@ describe("Cosmos DB recovery index: writes", () => {
 
   it("keeps the record written when the entry cannot be settled after it: the entry stays early or stale", async () => {
     const record = await owned("ord-a", at(30_000));
+    // A writer that does not know the version it replaces takes every step of the write path.
+    const stranger = new CosmosStateStore({
+      records: failing(containers.records, "records"),
+      recovery: failing(containers.recovery, "entries"),
+    });
     faults.entries.push(false, true); // the entry is covered, then not raised
-    const later = await write(record, { completeBy: at(80_000) });
+    const written = await stranger.replace({ ...record, completeBy: at(80_000) }, record._etag);
+    if (!written.ok) throw written.error;
+    const later = written.value;
     expect(later.completeBy).toBe(at(80_000));
     expect((await entries())["ord-a"]).toBe(at(30_000));
     faults.entries.push(true); // the entry is not deleted

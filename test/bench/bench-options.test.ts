@@ -4,9 +4,10 @@ import { processedAt } from "../../bench/open-loop.js";
 import { distribution } from "../../laptop/simulation/distribution.js";
 
 describe("npm run bench options", () => {
-  it("default to every yardstick, 5,000 orders, 100, 200 and 400 orders/s for 20 s each, into docs", () => {
+  it("default to every yardstick, 5,000 orders (1,000 on the Azure path), 100, 200 and 400 orders/s for 20 s each, into docs", () => {
     expect(parseBenchOptions([])).toEqual({
       orders: 5_000,
+      azureOrders: 1_000,
       rates: [100, 200, 400],
       seconds: 20,
       only: [...YARDSTICKS],
@@ -16,12 +17,22 @@ describe("npm run bench options", () => {
   });
 
   it("take what is asked for, and run a subset in the usual order whatever order it is named in", () => {
-    const args = ["--orders", "300", "--rates", "50, 75", "--seconds", "3", "--only", "memory,throughput"];
-    expect(parseBenchOptions([...args, "--out", "/tmp/x", "--json"])).toEqual({
+    const args = [
+      "--orders",
+      "300",
+      "--rates",
+      "50, 75",
+      "--seconds",
+      "3",
+      "--only",
+      "work,memory,throughput",
+    ];
+    expect(parseBenchOptions([...args, "--azure-orders", "20", "--out", "/tmp/x", "--json"])).toEqual({
       orders: 300,
+      azureOrders: 20,
       rates: [50, 75],
       seconds: 3,
-      only: ["throughput", "memory"],
+      only: ["throughput", "memory", "work"],
       out: "/tmp/x",
       json: true,
     });
@@ -31,6 +42,9 @@ describe("npm run bench options", () => {
     [["--orders", "0"]],
     [["--orders", "5e3"]],
     [["--orders", "1000001"]],
+    [["--azure-orders", "0"]],
+    [["--azure-orders", "100001"]],
+    [["--azure-orders", "1e3"]],
     [["--rates", "100,0"]],
     [["--rates", "100,100"]],
     [["--rates", "1.5"]],

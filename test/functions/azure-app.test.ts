@@ -150,6 +150,8 @@ describe("Azure app registrations", () => {
         // Reads an expired attempt's orchestration: was its host down?
         FUNCTION_NAMES.supervisor,
         ORDER_ACTIVITIES.advance.name,
+        ORDER_ACTIVITIES.runStep.name,
+        ORDER_ACTIVITIES.startAttempt.name,
         ORDER_ACTIVITIES.fail.name,
         ORDER_ACTIVITIES.deferStep.name,
         ORDER_ACTIVITIES.beginCompensation.name,

@@ -22,6 +22,37 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
     }
   });
 
+  it("costs one activity and one orchestration episode per step in the Agent's activity form, three in its queue form", async () => {
+    const s = await openScenario({ AGENT_MODE: mode });
+    await post(s, orderMessage("ord-work"));
+    await runUntil(s, terminal(s, "ord-work"));
+    expect(await recordOf(s, "ord-work")).toMatchObject({ processState: "Processed", workflowVersion: 3 });
+    const episodes = s.db
+      .prepare<[], { events: string }>(
+        "SELECT events FROM df_history WHERE instance_id = 'ord-work:1' ORDER BY episode",
+      )
+      .all()
+      .map((row) => JSON.parse(row.events) as { EventType: number; Name?: string }[]);
+    const scheduled = episodes
+      .flat()
+      .filter((event) => event.EventType === 4)
+      .map((event) => event.Name);
+    expect(scheduled).toEqual(
+      mode === "activity"
+        ? ["orderStartAttempt", "orderRunStep", "orderRunStep", "orderRunStep"]
+        : [
+            "orderStartAttempt",
+            ...["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"].flatMap(() => [
+              "orderSendAgentRequest",
+              "orderAdvance",
+            ]),
+          ],
+    );
+    // The queue form: the request sent, the reply's event and the step recorded, an episode each at most.
+    if (mode === "activity") expect(episodes).toHaveLength(5);
+    else expect(episodes.length).toBeLessThanOrEqual(14);
+  });
+
   it("keeps the order's personal and payment fields out of the durable histories, undos included", async () => {
     const s = await openScenario({ AGENT_MODE: mode });
     s.partner.setFaults({ transient: 0.3, permanent: 0.2, slow: 0, lostReply: 0 });
@@ -37,7 +68,7 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
       .all()
       .map((row) => row.events)
       .join("\n");
-    expect(histories).toContain("orderBeginAttempt");
+    expect(histories).toContain("orderStartAttempt");
     expect(histories).not.toContain("cust-secret-4471");
     expect(histories).not.toContain("amountMinor");
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { checkInvariants } from "../../laptop/simulation/oracles/invariants.js";
 import { isTerminal, type StateRecord } from "../../src/domain/state-record.js";
-import { workflowOf } from "../../src/domain/workflow.js";
+import { LATEST_WORKFLOW_VERSION, workflowOf } from "../../src/domain/workflow.js";
 import {
   DURABLE_FIXTURE_ORDERS,
   type DurableFixture,
@@ -37,10 +37,10 @@ afterEach(async () => {
 });
 
 /**
- * The deployment that makes version 2 the default: a new process on what the old one left, with the
+ * The deployment that makes the newest version the default: a new process on what the old one left, with the
  * default WORKFLOW_VERSION, taking new orders while the old ones finish.
  */
-async function deployVersion2(fixture: DurableFixture, partner?: PartnerSetup): Promise<Scenario> {
+async function deployNewest(fixture: DurableFixture, partner?: PartnerSetup): Promise<Scenario> {
   open = await restoreScenario(fixture, { AGENT_MODE: fixture.agentMode }, partner);
   for (const id of NEW_ORDERS) await post(open, orderMessage(id));
   return open;
@@ -56,13 +56,17 @@ async function recordsOf(s: Scenario, ids: readonly string[]): Promise<Map<strin
 }
 
 /** Every order ended as its own version says, and the partner saw each effect once. */
-async function expectEachOrderOnItsVersion(s: Scenario, fixture: DurableFixture): Promise<void> {
+async function expectEachOrderOnItsVersion(
+  s: Scenario,
+  fixture: DurableFixture,
+  fixtureVersion: 1 | 2 = 1,
+): Promise<void> {
   const ids = [...Object.keys(fixture.states), ...NEW_ORDERS];
   await runUntil(s, terminal(s, ...ids), { maxMs: 30 * 60_000 });
   const records = await recordsOf(s, ids);
   const ledger = s.partner.ledger();
   for (const [id, record] of records) {
-    const version = NEW_ORDERS.includes(id) ? 2 : 1;
+    const version = NEW_ORDERS.includes(id) ? LATEST_WORKFLOW_VERSION : fixtureVersion;
     expect(record.workflowVersion, id).toBe(version);
     expect(record.steps.map((step) => step.name)).toEqual(workflowOf(version).steps);
     expect(isTerminal(record.processState), `${id} ${record.processState}`).toBe(true);
@@ -76,11 +80,11 @@ async function expectEachOrderOnItsVersion(s: Scenario, fixture: DurableFixture)
         id,
       ).toBe(true);
   }
-  // Version 2's new step ran for the new orders only.
+  // The step version 2 added ran for no order of version 1.
   const notified = new Set(
     ledger.effectLog.filter((e) => e.operation === "notifyCustomer").map((e) => e.orderId),
   );
-  expect([...notified].every((id) => NEW_ORDERS.includes(id))).toBe(true);
+  if (fixtureVersion === 1) expect([...notified].every((id) => NEW_ORDERS.includes(id))).toBe(true);
   expect(notified.size).toBeGreaterThan(0);
   const report = checkInvariants({
     submitted: ids,
@@ -97,7 +101,7 @@ async function expectEachOrderOnItsVersion(s: Scenario, fixture: DurableFixture)
   expect(failed).toEqual([]);
 }
 
-describe("a deployment that makes workflow version 2 the default under orders of version 1", () => {
+describe("a deployment that makes the newest workflow version the default under orders of version 1", () => {
   it.each(FIXTURE_AGENT_MODES)(
     "finishes the orders of histories recorded by the build that had only version 1 under version 1 (Agent as %s)",
     async (agentMode) => {
@@ -106,14 +110,27 @@ describe("a deployment that makes workflow version 2 the default under orders of
       expect(Object.values(fixture.states)).toEqual(
         expect.arrayContaining(["Processing", "Compensating", "Processed"]),
       );
-      const s = await deployVersion2(fixture);
+      const s = await deployNewest(fixture);
       await expectEachOrderOnItsVersion(s, fixture);
     },
     120_000,
   );
 
   it.each(FIXTURE_AGENT_MODES)(
-    "stops a version-1 run as a crash would, restarts with version 2 as default, and every order ends on its own version (Agent as %s)",
+    "finishes the orders of histories recorded by the build before version 3 under version 2 (Agent as %s)",
+    async (agentMode) => {
+      const fixture = readDurableFixture(agentMode, 2);
+      expect(Object.values(fixture.states)).toEqual(
+        expect.arrayContaining(["Processing", "Compensating", "Processed"]),
+      );
+      const s = await deployNewest(fixture);
+      await expectEachOrderOnItsVersion(s, fixture, 2);
+    },
+    120_000,
+  );
+
+  it.each(FIXTURE_AGENT_MODES)(
+    "stops a version-1 run as a crash would, restarts with the newest version as default, and every order ends on its own version (Agent as %s)",
     async (agentMode) => {
       const recording = await openRecordingScenario(fixtureEnv(agentMode, "1"), LIVE_PARTNER);
       // The recording's order ids: their keys meet the same partner faults, so the run reaches the same mix.
@@ -125,7 +142,7 @@ describe("a deployment that makes workflow version 2 the default under orders of
       } finally {
         await recording.scenario.close();
       }
-      const s = await deployVersion2(fixture, LIVE_PARTNER);
+      const s = await deployNewest(fixture, LIVE_PARTNER);
       await expectEachOrderOnItsVersion(s, fixture);
     },
     120_000,

@@ -31,10 +31,17 @@ export function fixtureEnv(agentMode: "activity" | "queue", workflowVersion: str
   return { AGENT_MODE: agentMode, WORKFLOW_VERSION: workflowVersion };
 }
 
-export function durableFixturePath(agentMode: "activity" | "queue"): string {
-  return new URL(`../fixtures/durable-v1-${agentMode}.json`, import.meta.url).pathname;
+/**
+ * A recording of one workflow version's run: version 1's by the build that had only version 1, version
+ * 2's by the last build before version 3 (its orders carry the version 1 ids, recorded under version 2).
+ */
+export function durableFixturePath(agentMode: "activity" | "queue", workflowVersion: 1 | 2 = 1): string {
+  return new URL(`../fixtures/durable-v${workflowVersion}-${agentMode}.json`, import.meta.url).pathname;
 }
 
-export function readDurableFixture(agentMode: "activity" | "queue"): DurableFixture {
-  return JSON.parse(readFileSync(durableFixturePath(agentMode), "utf8")) as DurableFixture;
+export function readDurableFixture(
+  agentMode: "activity" | "queue",
+  workflowVersion: 1 | 2 = 1,
+): DurableFixture {
+  return JSON.parse(readFileSync(durableFixturePath(agentMode, workflowVersion), "utf8")) as DurableFixture;
 }

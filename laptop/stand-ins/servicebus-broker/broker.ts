@@ -6,7 +6,7 @@ import type { Clock } from "../../../src/ports/clock.js";
 import { DEFAULT_QUEUE_OPTIONS, type QueueOptions } from "../../../src/ports/message-queue.js";
 import { parseAddress } from "./addresses.js";
 import { Consumer, type Disposition } from "./consumer.js";
-import { QueueEntity, type SubQueueKind } from "./entity.js";
+import { QueueEntity, type QueueObserver, type SubQueueKind } from "./entity.js";
 import { CONDITIONS } from "./errors.js";
 import { answerCbs, answerManagement, type Reply } from "./management.js";
 import { openQueueFile, type QueueFile } from "./queue-file.js";
@@ -21,6 +21,8 @@ export interface ServiceBusStandInOptions {
   readonly port?: number;
   /** A SQLite file that keeps the queues across restarts; default in memory only. */
   readonly file?: string;
+  /** Told of every operation a queue does for a client (the bench counts them); default none. */
+  readonly observe?: QueueObserver;
 }
 
 /** Standard tier's limit. */
@@ -53,6 +55,7 @@ export class ServiceBusStandIn {
     private readonly server: Server,
     private readonly clock: Clock,
     private readonly file: QueueFile | undefined,
+    private readonly observe: QueueObserver | undefined,
   ) {
     server.on("connection", (socket: Socket) => {
       socket.setNoDelay(true);
@@ -73,7 +76,7 @@ export class ServiceBusStandIn {
     // Rejects with the listen error (EADDRINUSE, ...) when the server emits one.
     await once(server, "listening");
     const file = options.file ? openQueueFile(options.file) : undefined;
-    const broker = new ServiceBusStandIn(server, options.clock ?? new SystemClock(), file);
+    const broker = new ServiceBusStandIn(server, options.clock ?? new SystemClock(), file, options.observe);
     broker.listenTo(container);
     return broker;
   }
@@ -95,6 +98,7 @@ export class ServiceBusStandIn {
       { ...DEFAULT_QUEUE_OPTIONS, ...options },
       this.clock,
       this.file?.journal,
+      this.observe,
     );
     if (this.file) queue.restore(this.file.restore(name));
     queue.onAvailable(() => {

@@ -25,6 +25,17 @@ export interface DeadLetterInfo {
 
 type Properties = Record<string, unknown>;
 
+/** What clients had a queue do, for whoever counts the broker's work (the bench); peeks count requests. */
+export type QueueOperation =
+  | "send"
+  | "receive"
+  | "complete"
+  | "abandon"
+  | "deadLetter"
+  | "renewLock"
+  | "peek";
+export type QueueObserver = (operation: QueueOperation, queue: string, messages: number) => void;
+
 class SubQueue {
   readonly messages = new Map<number, StoredMessage>();
   readonly locks = new Map<string, StoredMessage>();
@@ -65,6 +76,7 @@ export class QueueEntity {
     private readonly clock: Clock,
     /** Where every change is written before it is answered; absent, the queue lives in memory only. */
     private readonly journal?: QueueJournal,
+    private readonly observe: QueueObserver = () => {},
   ) {}
 
   /** Takes back what the journal kept, before any client attaches. */
@@ -83,6 +95,7 @@ export class QueueEntity {
 
   /** Enqueues each message whose id was not accepted inside the duplicate-detection window. */
   enqueue(messages: readonly AmqpMessage[]): void {
+    this.observe("send", this.name, messages.length);
     const now = this.now();
     this.forgetIdsSeenBefore(now - this.options.duplicateDetectionWindowMs);
     for (const message of messages) {
@@ -120,6 +133,7 @@ export class QueueEntity {
       queue.locks.set(message.lock.token, message);
       locked.push(message);
     }
+    if (locked.length > 0) this.observe("receive", this.name, locked.length);
     return locked;
   }
 
@@ -127,12 +141,14 @@ export class QueueEntity {
     const message = this.held(kind, lockToken);
     this.subQueues[kind].remove(message);
     this.journal?.removed(this.name, message);
+    this.observe("complete", this.name, 1);
   }
 
   abandon(kind: SubQueueKind, lockToken: string, properties: Properties = {}): void {
     const message = this.held(kind, lockToken);
     modifyProperties(message, properties);
     this.failDelivery(kind, message);
+    this.observe("abandon", this.name, 1);
     this.notifyAvailable();
   }
 
@@ -143,6 +159,7 @@ export class QueueEntity {
     const message = this.held(kind, lockToken);
     modifyProperties(message, properties);
     this.moveToDeadLetter(message, info);
+    this.observe("deadLetter", this.name, 1);
   }
 
   /** Extends the lock by the lock duration from now; returns the new expiry. */
@@ -150,11 +167,13 @@ export class QueueEntity {
     const message = this.held(kind, lockToken);
     const lock = message.lock as NonNullable<StoredMessage["lock"]>;
     lock.lockedUntil = this.now() + this.options.lockDurationMs;
+    this.observe("renewLock", this.name, 1);
     return lock.lockedUntil;
   }
 
   /** Up to `max` messages from `fromSequenceNumber`, locked or not, scheduled included. */
   peek(kind: SubQueueKind, fromSequenceNumber: number, max: number): StoredMessage[] {
+    this.observe("peek", this.name, 1);
     this.expireLocks();
     return this.subQueues[kind]
       .inSequenceOrder()

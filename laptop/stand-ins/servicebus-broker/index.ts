@@ -1,2 +1,2 @@
 export { ServiceBusStandIn, type ServiceBusStandInOptions } from "./broker.js";
-export type { QueueEntity } from "./entity.js";
+export type { QueueEntity, QueueObserver, QueueOperation } from "./entity.js";

@@ -34,8 +34,9 @@ import { NotFoundError, PreconditionFailedError } from "../../ports/store-errors
 import type { StateContainers } from "./cosmos-client.js";
 import { chargeOf, statusOf } from "./cosmos-errors.js";
 import { scanExpired } from "./expired-scan.js";
-import { writeIndexed } from "./indexed-write.js";
+import { type ReplacedVersion, writeIndexed } from "./indexed-write.js";
 import { checkPageSize, decodeCursor, encodeCursor, type QueryName } from "./keyset-cursor.js";
+import { KnownDeadlines } from "./known-deadlines.js";
 import { coverRecordsThatCanExpire } from "./recovery-audit.js";
 import { type Meter, newMeter, RecoveryIndex } from "./recovery-index.js";
 import { type RecordWrite, readTombstone, upsertTombstone, writeWithTombstone } from "./retired-orders.js";
@@ -98,6 +99,7 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
   private readonly auditEveryMs: number | null;
   private lastAuditAt: number | null = null;
   private readonly retentionSeconds: number | null;
+  private readonly known = new KnownDeadlines();
 
   constructor(containers: StateContainers, options: CosmosStateStoreOptions = {}) {
     this.records = containers.records;
@@ -123,7 +125,7 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
       async () => {
         try {
           const { resource } = await this.writeRecord(document, { kind: "create" });
-          return { written: true, result: fromDocument(resource) };
+          return { written: true, result: this.known.seen(fromDocument(resource)) };
         } catch (error) {
           if (statusOf(error) !== 409) throw error;
           return { written: false, result: undefined };
@@ -169,7 +171,8 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
         index: this.index,
         readRecord: (orderId, meter) => this.read(orderId, meter),
         rewrite: async (record, meter) => {
-          await this.replaceMetered(withoutStoreMetadata(record), record._etag, meter);
+          // A repair: every step of the write path, whatever this store knows of the version.
+          await this.replaceMetered(withoutStoreMetadata(record), record._etag, meter, false);
         },
       },
       query,
@@ -370,13 +373,14 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     meter.requestUnits += response.requestCharge;
     if (response.resource === undefined) return undefined;
     meter.documentsRead++;
-    return fromDocument(response.resource);
+    return this.known.seen(fromDocument(response.resource));
   }
 
   private async replaceMetered(
     record: StateRecord,
     ifMatch: string,
     meter: Meter,
+    useKnownVersion = true,
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
     const document = toDocument(record, this.retentionSeconds);
     return writeIndexed<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>>(
@@ -387,7 +391,7 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
         try {
           const response = await this.writeRecord(document, { kind: "replace", ifMatch });
           meter.requestUnits += response.requestCharge;
-          return { written: true, result: ok(fromDocument(response.resource)) };
+          return { written: true, result: ok(this.known.seen(fromDocument(response.resource))) };
         } catch (error) {
           meter.requestUnits += chargeOf(error);
           const status = statusOf(error);
@@ -398,7 +402,13 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
         }
       },
       meter,
+      useKnownVersion ? this.replacedVersion(document.orderId, ifMatch) : undefined,
     );
+  }
+
+  private replacedVersion(orderId: string, ifMatch: string): ReplacedVersion | undefined {
+    const deadline = this.known.deadlineOf(orderId, ifMatch);
+    return deadline === undefined ? undefined : { deadline };
   }
 
   private async page(query: PagedQuery, request: PageRequest): Promise<Page<StoredStateRecord>> {
@@ -436,7 +446,9 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     } while (resources.length < limit && iterator.hasMoreResults());
     const durationMs = performance.now() - started;
 
-    const items = resources.slice(0, request.maxItems).map(fromDocument);
+    const items = resources
+      .slice(0, request.maxItems)
+      .map((resource) => this.known.seen(fromDocument(resource)));
     const last = items[items.length - 1];
     const continuationToken =
       resources.length > request.maxItems && last

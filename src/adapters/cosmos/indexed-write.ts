@@ -2,6 +2,14 @@ import type { StateRecord } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
 import { indexedDeadline, type Meter, type RecoveryEntry, type RecoveryIndex } from "./recovery-index.js";
 
+/**
+ * What the writer knows of the version its replace is conditional on: its recovery deadline (null: it
+ * could not expire). Unknown when absent; the write then takes every step below.
+ */
+export interface ReplacedVersion {
+  readonly deadline: IsoInstant | null;
+}
+
 /** A conditional write of a record: whether it was written, and what the caller returns either way. */
 export interface WriteOutcome<T> {
   readonly written: boolean;
@@ -25,6 +33,10 @@ export type WriteKind = "create" | "replace";
  *
  * The steps after the write are best effort: the record is written, and an entry left early or stale is
  * safe; the Supervisor repairs it when its deadline comes (`expired-scan.ts`).
+ *
+ * A replace that moves the deadline later than the version it replaces touches no entry at all: that
+ * version's entry is no later than its deadline, so no later than the new one (docs/recovery-index.md,
+ * "A later deadline"). An order's steps each move it later, so most writes cost the record's alone.
  */
 export async function writeIndexed<T>(
   index: RecoveryIndex,
@@ -32,8 +44,13 @@ export async function writeIndexed<T>(
   kind: WriteKind,
   write: () => Promise<WriteOutcome<T>>,
   meter: Meter,
+  replaced?: ReplacedVersion,
 ): Promise<T> {
   const deadline = indexedDeadline(record);
+  if (deadline !== null && replaced?.deadline != null && deadline >= replaced.deadline) {
+    // A later deadline than the version replaced: its entry, no later than that one, stays early.
+    return (await write()).result;
+  }
   if (deadline === null) {
     // A record created without a deadline needs no entry; one left by a failed create is stale, and repaired.
     const entry = kind === "replace" ? await index.read(record.orderId, meter) : undefined;
@@ -41,7 +58,7 @@ export async function writeIndexed<T>(
     if (outcome.written && entry) await bestEffort(() => index.removeIfUnchanged(entry, meter));
     return outcome.result;
   }
-  const covered = await index.lowerTo(record.orderId, deadline, meter);
+  const covered = await index.lowerTo(record.orderId, deadline, meter, replaced?.deadline === null);
   const outcome = await write();
   if (outcome.written) await bestEffort(() => settle(index, covered, kind, deadline, meter));
   return outcome.result;

@@ -62,7 +62,15 @@ export class RecoveryIndex {
    * even when it is already early enough, so that a writer holding its previous ETag fails (a removal
    * decided before this call must not take effect after it). Returns the entry as written.
    */
-  async lowerTo(orderId: string, deadline: IsoInstant, meter: Meter): Promise<RecoveryEntry> {
+  async lowerTo(
+    orderId: string,
+    deadline: IsoInstant,
+    meter: Meter,
+    likelyAbsent = false,
+  ): Promise<RecoveryEntry> {
+    // A record that could not expire usually has no entry: try the create first, read only if one is there.
+    const created = likelyAbsent ? await this.createIfAbsent(orderId, deadline, meter) : undefined;
+    if (created) return created;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.read(orderId, meter);
       const written = current

@@ -1,6 +1,7 @@
 import { type StateRecord, stepOf } from "../../domain/state-record.js";
 import { addMilliseconds } from "../../domain/time.js";
 import type { ActivityImplementations } from "../activity-contract.js";
+import { agentRequestFor } from "../agent-request.js";
 import type {
   AttemptPlan,
   AttemptRef,
@@ -9,49 +10,85 @@ import type {
   StepStart,
 } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
+import { runAndRecord } from "./progress.js";
 import type { RecordActions } from "./record-actions.js";
 import { undoGrantRequest, undoWork } from "./undo-work.js";
 
-/** `beginAttempt`: the attempt's plan, read once so the orchestrator does no I/O. */
+/**
+ * `beginAttempt`: the attempt's plan, read once so the orchestrator does no I/O. `startAttempt` (version
+ * 3 on): the same with the first step's deadline given, and in the Agent's activity form that step run.
+ */
 export function createAttemptActivities(
   deps: OrderActivityDeps,
   actions: RecordActions,
-): Pick<ActivityImplementations<OrderActivityContracts>, "beginAttempt"> {
+): Pick<ActivityImplementations<OrderActivityContracts>, "beginAttempt" | "startAttempt"> {
   return {
-    async beginAttempt(input) {
+    beginAttempt: (input) =>
+      planAttempt(deps, actions, {
+        ref: { orderId: input.orderId, instanceId: input.instanceId },
+        workflowVersion: input.workflowVersion,
+        firstCompleteBy: addMilliseconds(input.firstDeadlineFrom, deps.settings.stepTimeoutMs),
+      }),
+    async startAttempt(input, invocation) {
       const ref: AttemptRef = { orderId: input.orderId, instanceId: input.instanceId };
-      const record = await deps.states.get(ref.orderId);
-      const owned = record?.lockedBy === ref.instanceId;
-      if (
-        !record ||
-        !owned ||
-        (record.processState !== "Processing" && record.processState !== "Compensating")
-      ) {
-        deps.logger.warn("attempt.notOwner", { ...ref, lockedBy: record?.lockedBy ?? null });
-        return { owned: false };
+      const plan = await planAttempt(deps, actions, { ...input, ref });
+      if (!plan.owned || plan.mode !== "forward" || !plan.firstStart.ok || plan.agentMode !== "activity") {
+        return { plan, firstRun: null };
       }
-      if (record.workflowVersion !== input.workflowVersion) {
-        // Only the starter launches attempts, and it launches the record's own version: a bug if seen.
-        deps.logger.error("attempt.wrongWorkflowVersion", {
-          ...ref,
-          attempt: record.attempt,
-          workflowVersion: record.workflowVersion,
-          orchestrationVersion: input.workflowVersion,
-        });
-        return { owned: false };
-      }
-      const mode = record.processState === "Compensating" ? "compensate" : "forward";
-      deps.logger.info("attempt.started", {
-        ...ref,
-        attempt: record.attempt,
-        failureCount: record.failureCount,
-        workflowVersion: record.workflowVersion,
-        mode,
+      const [first, next] = plan.pendingSteps;
+      if (!first) return { plan, firstRun: null };
+      const request = agentRequestFor(input, {
+        step: first,
+        operation: "do",
+        completeBy: plan.firstCompleteBy,
+        maxCalls: plan.firstStart.allowance,
+        reference: null,
       });
-      if (mode === "compensate") return compensationPlan(deps, actions, ref);
-      return forwardPlan(deps, actions, { ref, record, firstDeadlineFrom: input.firstDeadlineFrom });
+      const firstRun = await runAndRecord(deps, actions, { request, next: next ?? null }, invocation);
+      return { plan, firstRun };
     },
   };
+}
+
+interface AttemptToPlan {
+  readonly ref: AttemptRef;
+  /** The version of the orchestration asking; absent in histories recorded before versions were named: 1. */
+  readonly workflowVersion: number;
+  readonly firstCompleteBy: string;
+}
+
+async function planAttempt(
+  deps: OrderActivityDeps,
+  actions: RecordActions,
+  attempt: AttemptToPlan,
+): Promise<AttemptPlan> {
+  const { ref } = attempt;
+  const record = await deps.states.get(ref.orderId);
+  const owned = record?.lockedBy === ref.instanceId;
+  if (!record || !owned || (record.processState !== "Processing" && record.processState !== "Compensating")) {
+    deps.logger.warn("attempt.notOwner", { ...ref, lockedBy: record?.lockedBy ?? null });
+    return { owned: false };
+  }
+  if (record.workflowVersion !== attempt.workflowVersion) {
+    // Only the starter launches attempts, and it launches the record's own version: a bug if seen.
+    deps.logger.error("attempt.wrongWorkflowVersion", {
+      ...ref,
+      attempt: record.attempt,
+      workflowVersion: record.workflowVersion,
+      orchestrationVersion: attempt.workflowVersion,
+    });
+    return { owned: false };
+  }
+  const mode = record.processState === "Compensating" ? "compensate" : "forward";
+  deps.logger.info("attempt.started", {
+    ...ref,
+    attempt: record.attempt,
+    failureCount: record.failureCount,
+    workflowVersion: record.workflowVersion,
+    mode,
+  });
+  if (mode === "compensate") return compensationPlan(deps, actions, ref);
+  return forwardPlan(deps, actions, { ref, record, firstCompleteBy: attempt.firstCompleteBy });
 }
 
 function planBasics(deps: OrderActivityDeps) {
@@ -94,7 +131,7 @@ async function compensationPlan(
 async function forwardPlan(
   deps: OrderActivityDeps,
   actions: RecordActions,
-  attempt: { readonly ref: AttemptRef; readonly record: StateRecord; readonly firstDeadlineFrom: string },
+  attempt: { readonly ref: AttemptRef; readonly record: StateRecord; readonly firstCompleteBy: string },
 ): Promise<ForwardPlan> {
   const { ref, record } = attempt;
   await actions.notify(record, "processing");
@@ -107,7 +144,7 @@ async function forwardPlan(
     .map((s) => s.name)
     .filter((step) => !completed.some((c) => c.step === step));
   // Reading the plan also starts the first pending step: one update fewer per attempt.
-  const firstCompleteBy = addMilliseconds(attempt.firstDeadlineFrom, deps.settings.stepTimeoutMs);
+  const { firstCompleteBy } = attempt;
   const first = pendingSteps[0];
   const firstStart: StepStart = first
     ? actions.startOf(
