@@ -127,7 +127,9 @@ function orderProcessingFor(workflowVersion: number): OrderOrchestrator {
  * durable timer at the step's deadline against the reply. The reply first: record the step, go on.
  * The timer first: stop and leave the record alone; it still shows the step running with an expired
  * deadline, and the Supervisor arranges the next attempt. A permanent fault fails the order, or undoes
- * the completed steps in reverse order when there are any. Deterministic: no clock, no I/O, no random.
+ * the completed steps in reverse order when there are any. Version 3 on, in the Agent's activity form,
+ * the Agent's activity records a step that succeeded well before its deadline, and the first step runs
+ * in the activity that reads the plan (`openAttempt`). Deterministic: no clock, no I/O, no random.
  */
 function* orderProcessing(
   context: OrchestrationContext,
@@ -138,7 +140,7 @@ function* orderProcessing(
   const input = parsed.value;
   const activities = proxyActivities(context, ORDER_ACTIVITIES);
   const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
-  const begun = yield* openAttempt(context, activities, input, workflowVersion);
+  const begun = yield* openAttempt(context, activities, { ref, input, workflowVersion });
   if ("outcome" in begun) return begun;
   const { plan, firstRun } = begun;
   if (!plan.owned) return { outcome: "notOwner" };
@@ -156,11 +158,14 @@ function* orderProcessing(
 function* openAttempt(
   context: OrchestrationContext,
   activities: ActivityProxy<OrderActivityContracts>,
-  input: AttemptInput,
-  workflowVersion: number,
+  opening: { readonly ref: AttemptRef; readonly input: AttemptInput; readonly workflowVersion: number },
 ): Generator<Task, StartedAttempt | AttemptResult, unknown> {
-  const ref: AttemptRef = { orderId: input.orderId, instanceId: context.df.instanceId };
-  if (workflowVersion < RECORDS_IN_AGENT_FROM || input.stepTimeoutMs === undefined) {
+  const { ref, input, workflowVersion } = opening;
+  if (
+    workflowVersion < RECORDS_IN_AGENT_FROM ||
+    input.stepTimeoutMs === undefined ||
+    input.firstStep === undefined
+  ) {
     // The first step's deadline goes with the plan: reading the plan also starts that step.
     const plan = yield* activities.beginAttempt({
       ...ref,
@@ -179,13 +184,11 @@ function* openAttempt(
     firstCompleteBy,
   });
   const winner = yield context.df.Task.any([start, timer]);
-  if (winner !== start) {
-    const late = { outcome: "timedOut", lateByMs: lateBy(context, firstCompleteBy) } as const;
-    return input.firstStep ? { ...late, step: input.firstStep } : late;
-  }
+  const step = input.firstStep;
+  if (winner !== start) return { outcome: "timedOut", step, lateByMs: lateBy(context, firstCompleteBy) };
   timer.cancel();
   // The activity broke (its Agent call, or the store): left for the Supervisor, like an Agent that broke.
-  if (start.isFaulted) return { outcome: "gaveUp" };
+  if (start.isFaulted) return { outcome: "gaveUp", step };
   return start.result as StartedAttempt;
 }
 
@@ -216,7 +219,7 @@ function* runSteps(
             completeBy,
             maxCalls: started.allowance,
             reference: null,
-            next: nextStep ?? null,
+            record: { next: nextStep ?? null },
           });
     if (isDeadline(reply)) return timedOut(step, reply);
     if (reply.fault?.kind === "unavailable") return yield* deferStep(attempt, step, reply);
@@ -377,8 +380,11 @@ function* resolveDoubt(
 }
 
 interface StepAsk extends AgentAsk {
-  /** A forward step's: the step after it (null after the last), for the Agent's activity to start. */
-  readonly next?: StepName | null;
+  /**
+   * A forward step's, in an attempt whose Agent activity records its steps (`runStep`): the step to
+   * start after this one, null after the last. Absent: the Agent only answers (`callAgent`).
+   */
+  readonly record?: { readonly next: StepName | null };
 }
 
 /**
@@ -391,9 +397,9 @@ function* askAgent(attempt: Attempt, ask: StepAsk): Generator<Task, StepReply | 
   const request = agentRequestFor({ ...input, instanceId: context.df.instanceId }, ask);
   const timer = context.df.createTimer(new Date(ask.completeBy));
   let reply: Task;
-  const recordedByAgent = attempt.recordsInAgent && ask.next !== undefined;
+  const recordedByAgent = attempt.recordsInAgent && ask.record !== undefined;
   if (recordedByAgent) {
-    reply = context.df.callActivity(ORDER_ACTIVITIES.runStep.name, { request, next: ask.next });
+    reply = context.df.callActivity(ORDER_ACTIVITIES.runStep.name, { request, next: ask.record?.next });
   } else if (plan.agentMode === "activity") {
     reply = context.df.callActivity(ORDER_ACTIVITIES.callAgent.name, request);
   } else {

@@ -173,7 +173,7 @@ async function startClaimed(
     attempt: claimed.attempt,
     ...(traceparent ? { traceparent } : {}),
     ...(deps.stepTimeoutMs && claimed.workflowVersion >= RECORDS_IN_AGENT_FROM
-      ? { stepTimeoutMs: deps.stepTimeoutMs, ...firstStepOf(claimed) }
+      ? firstStepOf(claimed, deps.stepTimeoutMs)
       : {}),
   };
   const fields = {
@@ -229,9 +229,16 @@ export function createStarterRuns(deps: StarterDeps, stopped?: () => boolean) {
   };
 }
 
-/** The first step a forward attempt runs: the first one not completed (one in doubt runs again). */
-function firstStepOf(record: StoredStateRecord): { firstStep?: StepName } {
+/**
+ * A forward attempt's first step and the step timeout, for its orchestration to time that step from the
+ * start (`AttemptInput`). A compensation gets neither: it has the whole attempt's deadline.
+ */
+function firstStepOf(
+  record: StoredStateRecord,
+  stepTimeoutMs: number,
+): { firstStep?: StepName; stepTimeoutMs?: number } {
   if (record.processState !== "Processing") return {};
+  // The first step not completed: one in doubt runs again, as the attempt's plan says.
   const step = record.steps.find((s) => s.status !== "Completed");
-  return step ? { firstStep: step.name } : {};
+  return step ? { firstStep: step.name, stepTimeoutMs } : {};
 }

@@ -8,6 +8,7 @@ import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.j
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import { applyTransition } from "../../src/domain/transitions.js";
+import { RECORD_MARGIN_MS } from "../../src/orchestrators/activities/progress.js";
 import { type ActivityInvocation, bindActivities } from "../../src/orchestrators/activity-contract.js";
 import { agentRequestFor } from "../../src/orchestrators/agent-request.js";
 import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
@@ -18,7 +19,7 @@ import {
 } from "../../src/orchestrators/order-contracts.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
-const STEP_TIMEOUT_MS = 1_000;
+const STEP_TIMEOUT_MS = 5_000;
 const INSTANCE = "ord-1:1";
 
 /** The order activities on SQLite in memory, an Agent that answers as told, and a claimed record of version 3. */
@@ -144,6 +145,38 @@ describe("the activities that run a step and record it (workflow version 3 on)",
   it("records nothing for a reply that comes after the step's deadline: the orchestration decides", async () => {
     const { call, clock, states } = await setUp(async (request) => {
       await clock.advance(STEP_TIMEOUT_MS); // the partner answers just as the deadline passes
+      return succeeded(request);
+    });
+    const started = await startAttempt(call);
+    expect(started.firstRun).toMatchObject({ reply: { outcome: "succeeded" }, advanced: null });
+    expect((await states.get("ord-1"))?.steps[0]?.status).toBe("Running");
+  });
+
+  it("hands a repeated run the next step's deadline as stored, not a new one", async () => {
+    const { call, clock, states } = await setUp(succeeded);
+    await startAttempt(call);
+    const current = await states.get("ord-1");
+    const request = agentRequestFor(
+      { orderId: "ord-1", attempt: 1, instanceId: INSTANCE },
+      {
+        step: "chargePayment",
+        operation: "do",
+        completeBy: current?.completeBy ?? T0,
+        maxCalls: 3,
+        reference: null,
+      },
+    );
+    const input = { request, next: "arrangeShipment" };
+    const first = await call<StepRun>(ORDER_ACTIVITIES.runStep.name, input);
+    await clock.advance(100); // the activity runs again: its result was lost before it was saved
+    const again = await call<StepRun>(ORDER_ACTIVITIES.runStep.name, input);
+    expect(again.advanced?.completeBy).toBe(first.advanced?.completeBy);
+    expect((await states.get("ord-1"))?.completeBy).toBe(first.advanced?.completeBy);
+  });
+
+  it("leaves a reply that comes less than RECORD_MARGIN_MS before the deadline to the orchestration", async () => {
+    const { call, clock, states } = await setUp(async (request) => {
+      await clock.advance(STEP_TIMEOUT_MS - RECORD_MARGIN_MS / 2);
       return succeeded(request);
     });
     const started = await startAttempt(call);

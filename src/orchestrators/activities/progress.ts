@@ -23,11 +23,20 @@ export function createProgressActivities(
   actions: RecordActions,
 ): Pick<ActivityImplementations<OrderActivityContracts>, "advance" | "runStep"> {
   return {
-    advance: (input, invocation) =>
-      recordProgress(deps, actions, { ...input, reference: input.reference ?? null }, invocation),
+    advance: async (input, invocation) =>
+      (await recordProgress(deps, actions, { ...input, reference: input.reference ?? null }, invocation))
+        .advance,
     runStep: (input, invocation) => runAndRecord(deps, actions, input, invocation),
   };
 }
+
+/**
+ * How long before the step's deadline a reply must come for the Agent's activity to record it (a
+ * quarter of the step timeout if that is shorter). Later than that, the update could land, or its
+ * result reach the orchestration, after the step's timer: the orchestration records it itself if its
+ * timer has not won (`advance`), as versions 1 and 2 do.
+ */
+export const RECORD_MARGIN_MS = 1_000;
 
 /** Asks the Agent for one step and, when it succeeded in time, records it and starts the next. */
 export async function runAndRecord(
@@ -38,11 +47,12 @@ export async function runAndRecord(
 ): Promise<StepRun> {
   const { request, next } = input;
   const reply = await deps.agent(request);
-  if (reply.outcome !== "succeeded" || !beforeDeadline(actions.now(), request)) {
+  const margin = Math.min(RECORD_MARGIN_MS, deps.settings.stepTimeoutMs / 4);
+  if (reply.outcome !== "succeeded" || Date.parse(actions.now()) + margin >= Date.parse(request.completeBy)) {
     return { reply, advanced: null };
   }
   const completeBy = next ? addMilliseconds(actions.now(), deps.settings.stepTimeoutMs) : null;
-  const advanced = await recordProgress(
+  const recorded = await recordProgress(
     deps,
     actions,
     {
@@ -54,15 +64,14 @@ export async function runAndRecord(
     },
     invocation,
   );
-  return { reply, advanced: { ...advanced, completeBy } };
+  // The deadline as stored: a repeated run of this activity changes nothing and keeps the first one's.
+  return { reply, advanced: { ...recorded.advance, completeBy: recorded.nextCompleteBy } };
 }
 
-/**
- * A reply that comes after its step's deadline is not recorded here: the orchestration may already
- * have seen the deadline pass and left the order to the Supervisor, which then finds the step in doubt.
- */
-function beforeDeadline(now: string, request: AgentRequest): boolean {
-  return Date.parse(now) < Date.parse(request.completeBy);
+/** What recording a step did, and the deadline of the step it started as the record holds it. */
+interface Recorded {
+  readonly advance: Advance;
+  readonly nextCompleteBy: string | null;
 }
 
 async function recordProgress(
@@ -70,7 +79,7 @@ async function recordProgress(
   actions: RecordActions,
   progress: Progress,
   invocation: ActivityInvocation,
-): Promise<Advance> {
+): Promise<Recorded> {
   const { step, next, reference } = progress;
   const complete: Command[] = step
     ? [{ type: "completeStep", instanceId: progress.instanceId, step, now: actions.now(), reference }]
@@ -84,12 +93,19 @@ async function recordProgress(
     next ? "step.advanced" : "order.processed",
     { step, reference, next: next?.step ?? null },
   );
-  if (!outcome.ok) return { ok: false, detail: outcome.reason };
-  if (next) return { ok: true, next: actions.startOf(outcome, next.step) };
-  if (outcome.laterRefusal) return { ok: false, detail: outcome.laterRefusal.message };
+  const ended = (advance: Advance): Recorded => ({ advance, nextCompleteBy: null });
+  if (!outcome.ok) return ended({ ok: false, detail: outcome.reason });
+  if (next) {
+    const started = outcome.record.steps.find((s) => s.name === next.step);
+    return {
+      advance: { ok: true, next: actions.startOf(outcome, next.step) },
+      nextCompleteBy: started?.completeBy ?? next.completeBy,
+    };
+  }
+  if (outcome.laterRefusal) return ended({ ok: false, detail: outcome.laterRefusal.message });
   if (outcome.changed) {
     await actions.notify(outcome.record, "completed");
     await deps.onOrderSettled(invocation.durableClient());
   }
-  return { ok: true, next: { ok: false, reason: "refused", detail: "the order is processed" } };
+  return ended({ ok: true, next: { ok: false, reason: "refused", detail: "the order is processed" } });
 }
