@@ -24,11 +24,11 @@ import { integer, parseRates } from "./bench-options.js";
 const USAGE =
   "usage: tsx bench/open-loop.ts [--rates <n,...>] [--seconds <n>] [--warmup <n>]\n" +
   "  rates each 1 to 5000 orders/s (default 100,200,400), seconds 1 to 3600 (default 20),\n" +
-  "  warm-up seconds sent first and not measured, 0 to 600 (default 5)";
+  "  warm-up seconds sent first and not measured, 0 to 600 (default 10)";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Seconds of orders sent, unmeasured, before the measured ones. */
-export const DEFAULT_WARMUP_SECONDS = 5;
+export const DEFAULT_WARMUP_SECONDS = 10;
 /** After the last send, how long the accepted orders may take to become terminal. */
 const DRAIN_SECONDS = 300;
 
