@@ -14,6 +14,7 @@ import { COMPLETE, type MessageHandler } from "../../src/ports/message-handler.j
 import { createSubmissionHandler } from "../../src/scheduler/submission.js";
 import type { ActivityHandler, HandlerSource } from "../../tools/fuzz/activities/activity-harness.js";
 import { activityTarget } from "../../tools/fuzz/activities/activity-target.js";
+import { ACTIVITY_SHAPES } from "../../tools/fuzz/activities/shapes.js";
 import { parseFuzzOptions, UsageError } from "../../tools/fuzz/options.js";
 import type { SubmissionFactory } from "../../tools/fuzz/orders/embedded.js";
 import { isJsonObject } from "../../tools/fuzz/orders/json-object.js";
@@ -112,6 +113,14 @@ describe("npm run fuzz, with a reply or activity fault planted", () => {
     const report = await violationOf(fuzzable(replyTarget({ replies: swallowing })));
     expect(report.counterexample?.violation).toMatch(
       /a genuine success for .+ left the step "Running", not Completed/,
+    );
+  });
+
+  it("describes the input of every order activity, so each one's boundary is fuzzed", () => {
+    expect(Object.keys(ACTIVITY_SHAPES).sort()).toEqual(
+      Object.values(ORDER_ACTIVITIES)
+        .map((contract) => contract.name)
+        .sort(),
     );
   });
 

@@ -99,12 +99,18 @@ async function handOver(harness: ActivityHarness, ref: AttemptRef, spec: InputSp
       spec.whose === "unknownOrder" ? { orderId: `none-${spec.id}`.slice(0, 64), attempt: 1 } : ref;
     const instanceId =
       spec.whose === "unknownOrder" ? `${other.orderId}:1` : `${ref.orderId}:${ref.attempt + 1}`;
-    const result = await handler(forAttempt(spec.input, { ...other, instanceId, attempt: ref.attempt + 1 }));
+    const result = await handler(
+      forAttempt(
+        spec.input,
+        { ...other, instanceId, attempt: ref.attempt + 1 },
+        ACTIVITY_SHAPES[spec.activity],
+      ),
+    );
     expectUntouched(harness, mark, effectsBefore, () => `a ${spec.whose} input (answered ${shown(result)})`);
     return "dropped";
   }
   const broken = applyInputMutation(
-    forAttempt(spec.input, ref),
+    forAttempt(spec.input, ref, ACTIVITY_SHAPES[spec.activity]),
     ACTIVITY_SHAPES[spec.activity],
     spec.mutation,
   );

@@ -55,7 +55,17 @@ const agentRequest: Shape = {
 
 export const ACTIVITY_SHAPES = {
   orderBeginAttempt: { ...ref, firstDeadlineFrom: field({ type: "instant" }) },
+  orderStartAttempt: {
+    ...ref,
+    attempt: field({ type: "int", min: 1, max: 1_000_000 }),
+    workflowVersion: field({ type: "int", min: 1, max: 1_000 }),
+    firstCompleteBy: field({ type: "instant" }),
+  },
   orderCallAgent: agentRequest,
+  orderRunStep: {
+    request: field({ type: "object", shape: agentRequest }),
+    next: field({ type: "oneOf", values: STEPS }, { nullable: true }),
+  },
   orderSendAgentRequest: agentRequest,
   orderAdvance: {
     ...ref,
@@ -67,6 +77,13 @@ export const ACTIVITY_SHAPES = {
     ),
   },
   orderFail: { ...ref, failure: field(failure) },
+  orderDeferStep: {
+    ...ref,
+    step,
+    until: field({ type: "instant" }),
+    callsMade: field({ type: "int", min: 0, max: 1_000 }),
+    reason: field({ type: "text", min: 1, max: 2_000 }),
+  },
   orderBeginCompensation: { ...ref, failure: field(failure), completeBy: field({ type: "instant" }) },
   orderResolveDoubt: {
     ...ref,
@@ -88,5 +105,8 @@ export const ACTIVITY_NAMES = Object.keys(ACTIVITY_SHAPES) as ActivityName[];
 
 /** The activities that change the state record; the Agent's two only carry a request. */
 export const RECORD_ACTIVITIES: ReadonlySet<ActivityName> = new Set(
-  ACTIVITY_NAMES.filter((name) => name !== "orderCallAgent" && name !== "orderSendAgentRequest"),
+  ACTIVITY_NAMES.filter(
+    // `orderRunStep` asks the Agent before it touches the record, as `orderCallAgent` does.
+    (name) => name !== "orderCallAgent" && name !== "orderSendAgentRequest" && name !== "orderRunStep",
+  ),
 );

@@ -70,8 +70,10 @@ export function validInput(activity: ActivityName): fc.Arbitrary<JsonObject> {
 }
 
 /** `input` about the order and attempt of `ref`, its ids consistent with them. */
-export function forAttempt(input: JsonObject, ref: AttemptRef): JsonObject {
+export function forAttempt(input: JsonObject, ref: AttemptRef, shape: Shape): JsonObject {
   const out: JsonObject = { orderId: ref.orderId, instanceId: ref.instanceId, ...input };
+  // An activity that starts the attempt names its number beside it.
+  if ("attempt" in shape) out.attempt = ref.attempt;
   if ("replyEvent" in input) {
     const step = input.step as Parameters<typeof agentRequestIdFor>[2];
     const operation = input.operation === "undo" ? "undo" : "do";
