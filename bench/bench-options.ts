@@ -95,3 +95,14 @@ export function integer(name: string, raw: string, min: number, max: number): nu
   }
   return value;
 }
+
+/** A bench script's options, or its usage printed with the reason and exit 2 when its flags are bad. */
+export function optionsOrExit<T>(parse: () => T, usage: string): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n${usage}`);
+    process.exit(2);
+  }
+}

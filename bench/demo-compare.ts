@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { integer, parseFlags, UsageError } from "./bench-options.js";
+import { integer, optionsOrExit, parseFlags, UsageError } from "./bench-options.js";
 import {
   type AzureWorkRead,
   alternate,
@@ -242,14 +242,7 @@ function report(options: CompareOptions, sections: readonly SectionRuns[]): void
 }
 
 async function main(): Promise<void> {
-  let options: CompareOptions;
-  try {
-    options = parseCompareOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${USAGE}`);
-    process.exit(2);
-  }
+  const options = optionsOrExit(() => parseCompareOptions(process.argv.slice(2)), USAGE);
   // Loaded before any run, so that a missing module ends the sitting before it starts.
   let measure: MeasureAzureWork | undefined;
   try {

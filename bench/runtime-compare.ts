@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { integer, parseFlags, UsageError } from "./bench-options.js";
+import { integer, optionsOrExit, parseFlags, UsageError } from "./bench-options.js";
 import {
   compareRuns,
   comparisonTable,
@@ -110,14 +110,7 @@ export function figuresFromOutput(stdout: string): Figures | undefined {
 }
 
 function main(): void {
-  let options: CompareOptions;
-  try {
-    options = parseCompareOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${USAGE}`);
-    process.exit(2);
-  }
+  const options = optionsOrExit(() => parseCompareOptions(process.argv.slice(2)), USAGE);
   const runs = { base: [] as Figures[], head: [] as Figures[] };
   let failure: Error | undefined;
   for (let pair = 0; pair < options.pairs && !failure; pair++) {
