@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { UsageError } from "./bench-options.js";
 
 export const STORES = ["sqlite", "cosmos"] as const;
 export type StoreName = (typeof STORES)[number];
@@ -24,9 +25,7 @@ export const USAGE = [
   "  --json    print one JSON object instead of the table",
 ].join("\n");
 
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+export { UsageError };
 
 export function parseOptions(args: readonly string[]): BenchOptions {
   let values: { sizes: string; stores: string; scans: string; audit: boolean; json: boolean };

@@ -9,8 +9,9 @@ import type { AuditReport } from "../src/adapters/cosmos/cosmos-state-store.js";
 import { INTEGER_SETTINGS } from "../src/config/settings.js";
 import type { IsoInstant } from "../src/domain/time.js";
 import type { StateStore } from "../src/ports/state-store.js";
+import { optionsOrExit } from "./bench-options.js";
 import { EXPIRED, IN_FLIGHT } from "./seed-records.js";
-import { type BenchOptions, parseOptions, type StoreName, USAGE, UsageError } from "./supervisor-options.js";
+import { type BenchOptions, parseOptions, type StoreName, USAGE } from "./supervisor-options.js";
 import { type SeededStore, seedCosmos, seedSqlite } from "./supervisor-stores.js";
 
 const PAGE_SIZE = INTEGER_SETTINGS.supervisorPageSize.defaultValue;
@@ -202,12 +203,4 @@ async function main(options: BenchOptions): Promise<void> {
   }
 }
 
-let options: BenchOptions;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (error) {
-  if (!(error instanceof UsageError)) throw error;
-  console.error(`${error.message}\n${USAGE}`);
-  process.exit(2);
-}
-await main(options);
+await main(optionsOrExit(() => parseOptions(process.argv.slice(2)), USAGE));

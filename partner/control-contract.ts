@@ -4,8 +4,11 @@
  * may import it or keep a copy of these few types.
  */
 
-/** The header that carries the partner's access key; every request but `GET /health` needs it once a key is set. */
-export const PARTNER_KEY_HEADER = "x-partner-key";
+/**
+ * The header that carries the partner's access key; every request but `GET /health` needs it once a key
+ * is set. Defined once, in the port src/ calls the partner through: src/ may not import the partner's code.
+ */
+export { PARTNER_KEY_HEADER } from "../src/ports/partner-controls.js";
 
 /** How many of the latest control changes `GET /control` lists. */
 export const CONTROL_CHANGES_LISTED = 50;

@@ -77,7 +77,11 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   "src/state": { rooms: ["src/domain", "src/ports"], packages: /^$/ },
   "src/telemetry": { rooms: ["src/domain", "src/ports"], packages: /^@opentelemetry\/api$/ },
   "src/orchestrators": { rooms: HANDLER_BASE, packages: /^(durable-functions|zod)$/ },
-  "src/agents": { rooms: ["src/domain", "src/ports", "src/telemetry", "src/breaker"], packages: /^node:/ },
+  // The Agent's HTTP client (undici) is its only package: the call to the partner is what an Agent is.
+  "src/agents": {
+    rooms: ["src/domain", "src/ports", "src/telemetry", "src/breaker"],
+    packages: /^(node:.*|undici)$/,
+  },
   "src/supervisor": { rooms: HANDLER_BASE, packages: /^$/ },
   "src/scheduler": { rooms: HANDLER_BASE, packages: /^node:crypto$/ },
   // The circuit breakers shared by every Agent: the domain's state machine over a store port.

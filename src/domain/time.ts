@@ -7,7 +7,7 @@ import { z } from "zod";
  */
 export type IsoInstant = string;
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const INSTANT_RULE = "must be an ISO-8601 UTC instant like 2026-01-02T03:04:05.678Z";
 
@@ -19,14 +19,22 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * dozens of instants, and building a Date for each showed in profiles.
  */
 export function instantExists(text: string): boolean {
-  const digits = (from: number, to: number) => Number(text.slice(from, to));
-  const year = digits(0, 4);
-  const month = digits(5, 7);
-  const day = digits(8, 10);
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 7);
+  const day = digitsAt(text, 8, 10);
   if (month < 1 || month > 12 || day < 1) return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
-  return day <= days && digits(11, 13) < 24 && digits(14, 16) < 60 && digits(17, 19) < 60;
+  return (
+    day <= days && digitsAt(text, 11, 13) < 24 && digitsAt(text, 14, 16) < 60 && digitsAt(text, 17, 19) < 60
+  );
+}
+
+/** The number the digits of `text` from `from` to `to` spell, by arithmetic: slicing and `Number` cost several times more. */
+function digitsAt(text: string, from: number, to: number): number {
+  let value = 0;
+  for (let i = from; i < to; i++) value = value * 10 + text.charCodeAt(i) - 48;
+  return value;
 }
 
 export const isoInstantSchema = z

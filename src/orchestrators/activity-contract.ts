@@ -54,11 +54,29 @@ export function proxyActivities<Contracts extends ContractSet>(
   const proxy: Record<string, (input: unknown) => Generator<Task, unknown, unknown>> = {};
   for (const [key, contract] of Object.entries(contracts)) {
     proxy[key] = function* (input) {
-      return yield context.df.callActivity(contract.name, input);
+      return yield scheduleActivity(context, contract, input);
     };
   }
-  // The one place the result type is asserted: each activity's result is its contract's output type.
   return proxy as ActivityProxy<Contracts>;
+}
+
+/**
+ * An activity's durable task, scheduled and not yet awaited, so that it can race a timer (`Task.any`).
+ * Its result is the contract's output once the task completed without fault; a faulted task's result
+ * is its error, so read `isFaulted` first.
+ */
+export interface ActivityTask<Output> extends Task {
+  readonly result: Output;
+}
+
+/** Schedules the activity of `contract` with `input`, for the caller to yield or race. */
+export function scheduleActivity<Input, Output>(
+  context: OrchestrationContext,
+  contract: ActivityContract<Input, Output>,
+  input: Input,
+): ActivityTask<Output> {
+  // The one place the result type is asserted: each activity's result is its contract's output type.
+  return context.df.callActivity(contract.name, input) as ActivityTask<Output>;
 }
 
 /** An implementation bound to its contract: the input is validated before the implementation sees it. */

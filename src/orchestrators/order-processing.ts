@@ -1,5 +1,5 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import type { AgentFault, AgentResponse } from "../domain/agent-messages.js";
+import type { AgentFault, AgentRequest, AgentResponse } from "../domain/agent-messages.js";
 import type { FailureInput } from "../domain/transitions.js";
 import { validate } from "../domain/validation.js";
 import {
@@ -9,7 +9,7 @@ import {
   type StepName,
   WORKFLOWS,
 } from "../domain/workflow.js";
-import { type ActivityProxy, proxyActivities } from "./activity-contract.js";
+import { type ActivityProxy, proxyActivities, scheduleActivity } from "./activity-contract.js";
 import { type AgentAsk, agentRequestFor } from "./agent-request.js";
 import {
   type Advance,
@@ -176,7 +176,7 @@ function* openAttempt(
   }
   const firstCompleteBy = deadlineAfter(context, input.stepTimeoutMs);
   const timer = context.df.createTimer(new Date(firstCompleteBy));
-  const start = context.df.callActivity(ORDER_ACTIVITIES.startAttempt.name, {
+  const start = scheduleActivity(context, ORDER_ACTIVITIES.startAttempt, {
     ...ref,
     attempt: input.attempt,
     ...(input.traceparent ? { traceparent: input.traceparent } : {}),
@@ -189,7 +189,7 @@ function* openAttempt(
   timer.cancel();
   // The activity broke (its Agent call, or the store): left for the Supervisor, like an Agent that broke.
   if (start.isFaulted) return { outcome: "gaveUp", step };
-  return start.result as StartedAttempt;
+  return start.result;
 }
 
 /** The attempt's steps in order, the first one already run when `firstRun` is given. */
@@ -393,33 +393,50 @@ interface StepAsk extends AgentAsk {
  * the replayed time of the episode that saw it, so this is deterministic.
  */
 function* askAgent(attempt: Attempt, ask: StepAsk): Generator<Task, StepReply | DeadlinePassed, unknown> {
-  const { context, input, plan } = attempt;
+  const { context, input } = attempt;
   const request = agentRequestFor({ ...input, instanceId: context.df.instanceId }, ask);
   const timer = context.df.createTimer(new Date(ask.completeBy));
-  let reply: Task;
-  const recordedByAgent = attempt.recordsInAgent && ask.record !== undefined;
-  if (recordedByAgent) {
-    reply = context.df.callActivity(ORDER_ACTIVITIES.runStep.name, { request, next: ask.record?.next });
-  } else if (plan.agentMode === "activity") {
-    reply = context.df.callActivity(ORDER_ACTIVITIES.callAgent.name, request);
-  } else {
-    yield* attempt.activities.sendAgentRequest(request);
-    reply = context.df.waitForExternalEvent(request.replyEvent);
-  }
-  const winner = yield context.df.Task.any([reply, timer]);
-  if (winner !== reply) return { deadlinePassed: true, lateByMs: lateBy(context, ask.completeBy) };
+  const reply = yield* sendToAgent(attempt, request, ask.record);
+  const winner = yield context.df.Task.any([reply.task, timer]);
+  if (winner !== reply.task) return { deadlinePassed: true, lateByMs: lateBy(context, ask.completeBy) };
   timer.cancel();
-  if (reply.isFaulted) {
+  if (reply.task.isFaulted) {
     // The Agent itself broke (not the partner): like no answer, left for the Supervisor to retry.
-    const message = reply.result instanceof Error ? reply.result.message : String(reply.result);
+    const error = reply.task.result;
+    const message = error instanceof Error ? error.message : String(error);
     return { outcome: "failed", reference: null, fault: { kind: "transient", code: "AgentFailed", message } };
   }
-  if (recordedByAgent) {
-    const run = reply.result as StepRun;
-    return { ...run.reply, advanced: run.advanced };
+  return reply.read();
+}
+
+/** The Agent's reply on its way: the task to race against the deadline, and how to read what it brought. */
+interface PendingReply {
+  readonly task: Task;
+  readonly read: () => StepReply;
+}
+
+/**
+ * Sends the request the Agent's way: to the activity that also records the step (`runStep`), to the
+ * activity that only answers (`callAgent`), or onto the Agent's queue, the reply then raised as an event.
+ */
+function* sendToAgent(
+  attempt: Attempt,
+  request: AgentRequest,
+  record: StepAsk["record"],
+): Generator<Task, PendingReply, unknown> {
+  const { context, plan } = attempt;
+  if (attempt.recordsInAgent && record !== undefined) {
+    const run = scheduleActivity(context, ORDER_ACTIVITIES.runStep, { request, next: record.next });
+    return { task: run, read: () => ({ ...run.result.reply, advanced: run.result.advanced }) };
   }
-  // Either form answers with the Agent's response: the activity returns it, the reply handler raises it.
-  return reply.result as AgentResponse;
+  if (plan.agentMode === "activity") {
+    const call = scheduleActivity(context, ORDER_ACTIVITIES.callAgent, request);
+    return { task: call, read: () => call.result };
+  }
+  yield* attempt.activities.sendAgentRequest(request);
+  const event = context.df.waitForExternalEvent(request.replyEvent);
+  // The reply handler raises the Agent's response, as the activity form returns it.
+  return { task: event, read: () => event.result as AgentResponse };
 }
 
 /** How long after `deadline` this episode runs: its replayed time, so deterministic. */

@@ -4,7 +4,10 @@
  * `DELETE /control/outage`); a real partner answers 404, which is a refusal here, not a failure.
  */
 
-/** The header that carries the partner's access key, on the Agents' calls and on the controls'. */
+/**
+ * The header that carries the partner's access key, on the Agents' calls and on the controls'. The
+ * partner checks it under this one name: partner/control-contract.ts re-exports it.
+ */
 export const PARTNER_KEY_HEADER = "x-partner-key";
 
 /** Why the partner's answer could not be had or used. */

@@ -88,15 +88,17 @@ describe("postJson", () => {
     expect(error).not.toBeInstanceOf(HttpTimeoutError);
   });
 
-  it("reuses its connection for the next call to the same host", async () => {
+  it("keeps its connections to a host open and reuses them", async () => {
     const ports = new Set<number>();
     const url = await serve((req, res) => {
       ports.add(req.socket.remotePort ?? 0);
       res.end("ok");
     });
     const clock = new SystemClock();
-    for (let i = 0; i < 3; i++) await postJson(url, {}, "{}", { clock, timeoutMs: 5_000 });
-    expect(ports.size).toBe(1);
+    // A connection is free again only on the turn after an answer ends, so calls made back to back
+    // take turns on two.
+    for (let i = 0; i < 6; i++) await postJson(url, {}, "{}", { clock, timeoutMs: 5_000 });
+    expect(ports.size).toBeLessThanOrEqual(2);
   });
 
   it("refuses an answer larger than it reads, without waiting for the rest", async () => {
