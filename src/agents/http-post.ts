@@ -58,9 +58,7 @@ export function postJson(
       call,
     );
     // The sleep is left to run out rather than cancelled: cancelling costs more than an idle timer.
-    void options.clock
-      .sleep(options.timeoutMs)
-      .then(() => call.abandon(new HttpTimeoutError(options.timeoutMs)));
+    void options.clock.sleep(options.timeoutMs).then(() => call.timeOut(options.timeoutMs));
   });
 }
 
@@ -78,9 +76,13 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     private readonly reject: (error: Error) => void,
   ) {}
 
-  /** Gives up on the call: rejects with `reason` unless it has settled, and aborts the request. */
-  abandon(reason: Error): void {
+  /**
+   * Gives up on a call that has not settled: rejects with a timeout and aborts the request. The error
+   * is made only then: most calls settled long before, and an error's stack costs to capture.
+   */
+  timeOut(timeoutMs: number): void {
     if (this.settled) return;
+    const reason = new HttpTimeoutError(timeoutMs);
     this.fail(reason);
     this.abandoned = reason;
     this.controller?.abort(reason);
