@@ -187,12 +187,13 @@ export class EpisodeReplayer {
 
   /**
    * The event as the SDK reads it, its timestamp a Date (the SDK would otherwise convert it in place).
-   * Made once per event and handed to every later replay: frozen, so an SDK that wrote to it would fail
-   * loudly rather than leak state from one replay into the next.
+   * Without sessions it is made once per event and handed to every later replay: frozen, so an SDK
+   * that wrote to it would fail loudly rather than leak state from one replay into the next.
    */
   private sdkEvent(event: HistoryEvent): Readonly<Record<string, unknown>> {
-    // With sessions an event is fed to the SDK once, so caching it would only cost the weak map's upkeep.
-    if (this.replaySessions) return Object.freeze({ ...event, Timestamp: new Date(event.Timestamp) });
+    // With sessions an event is fed to the SDK once, in a copy no later replay sees: caching it would
+    // only cost the weak map's upkeep, and freezing it (most of the copy's cost) would guard nothing.
+    if (this.replaySessions) return { ...event, Timestamp: new Date(event.Timestamp) };
     let converted = this.sdkEvents.get(event);
     if (!converted) {
       converted = Object.freeze({ ...event, Timestamp: new Date(event.Timestamp) });

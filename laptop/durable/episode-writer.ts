@@ -44,7 +44,9 @@ export class EpisodeWriter {
       );
       return { id: Number(lastInsertRowid), instanceId, executionId, ...a };
     });
-    for (const timerId of commit.canceledTimerIds) this.statements.cancelTimer.run(instanceId, timerId);
+    // A finished instance's timers are all gone with its work.
+    if (!finished)
+      for (const timerId of commit.canceledTimerIds) this.statements.cancelTimer.run(instanceId, timerId);
     const timers = (finished ? [] : commit.timers).map((t) => {
       const { lastInsertRowid } = this.statements.addTimer.run(instanceId, executionId, t.timerId, t.fireAt);
       return { id: Number(lastInsertRowid), instanceId, timerId: t.timerId, fireAt: t.fireAt };

@@ -53,7 +53,22 @@ export interface FailureDetails {
 }
 
 function event(type: number, at: Date, fields: Record<string, unknown> = {}, eventId = -1): HistoryEvent {
-  return { EventType: type, EventId: eventId, IsPlayed: false, Timestamp: at.toISOString(), ...fields };
+  return { EventType: type, EventId: eventId, IsPlayed: false, Timestamp: timestampOf(at), ...fields };
+}
+
+/** The last time written as a timestamp: an episode stamps all its events with one `Date`. */
+const lastTimestamp = { at: undefined as Date | undefined, time: Number.NaN, iso: "" };
+
+/** `at.toISOString()`, worked out once for the several events an episode stamps with the same time. */
+function timestampOf(at: Date): string {
+  const time = at.getTime();
+  // A Date can be changed in place: the time is compared too, not only the object.
+  if (at === lastTimestamp.at && time === lastTimestamp.time) return lastTimestamp.iso;
+  const iso = at.toISOString();
+  lastTimestamp.at = at;
+  lastTimestamp.time = time;
+  lastTimestamp.iso = iso;
+  return iso;
 }
 
 /** A task's failure, in the fields the SDK reads: the details, and the older reason and details strings. */

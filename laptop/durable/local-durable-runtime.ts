@@ -49,10 +49,13 @@ export interface LocalDurableRuntimeOptions {
 /** Instance ids as Durable Functions accepts them: 1 to 100 characters, none of / \\ # ? or control characters. */
 function isValidInstanceId(id: string): boolean {
   if (id.length < 1 || id.length > 100) return false;
-  return [...id].every((ch) => {
-    const code = ch.charCodeAt(0);
-    return !"/\\#?".includes(ch) && code > 0x1f && !(code >= 0x7f && code <= 0x9f);
-  });
+  // By UTF-16 code unit: none of the refused characters is part of a surrogate pair.
+  for (let index = 0; index < id.length; index++) {
+    const code = id.charCodeAt(index);
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) return false;
+    if (code === 0x2f || code === 0x5c || code === 0x23 || code === 0x3f) return false; // / \ # ?
+  }
+  return true;
 }
 
 /** Which instances a query or a purge is about; every bound is optional. */
@@ -316,5 +319,6 @@ function invocationContextsFor(
   logger: Logger,
   bindingData: BindingData | undefined,
 ): (fn: CapturedFunction) => InvocationContext {
-  return (fn) => invocationContextFor(fn, { logger, ...(bindingData ? { bindingData } : {}) });
+  const init = { logger, ...(bindingData ? { bindingData } : {}) };
+  return (fn) => invocationContextFor(fn, init);
 }

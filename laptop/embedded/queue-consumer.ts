@@ -6,6 +6,8 @@ import {
   type MessageQueue,
   type ReceivedMessage,
 } from "../../src/ports/message-queue.js";
+import { ClockAlarm } from "./clock-alarm.js";
+import { LockRenewals } from "./lock-renewals.js";
 
 export interface QueueConsumerOptions {
   readonly queue: MessageQueue;
@@ -45,7 +47,11 @@ export class QueueConsumer {
   private loop: Promise<void> | undefined;
   /** Set by nudges and settlements; makes the loop look at the queue again instead of pausing. */
   private wakeRequested = false;
-  private pause: AbortController | undefined;
+  /** Resumes the paused loop, if it is paused. */
+  private resume: (() => void) | undefined;
+  /** Ends a pause on the clock when nothing wakes the loop first. */
+  private readonly poll: ClockAlarm;
+  private readonly renewals: LockRenewals<{ readonly message: ReceivedMessage; readonly fields: LogFields }>;
   /** The last receive found nothing and no handler is running. */
   private drained = false;
   private idleWaiters: (() => void)[] = [];
@@ -68,6 +74,12 @@ export class QueueConsumer {
     if (!Number.isFinite(this.pollIntervalMs) || this.pollIntervalMs <= 0) {
       throw new RangeError(`pollIntervalMs must be a positive number; got ${this.pollIntervalMs}`);
     }
+    this.poll = new ClockAlarm(this.clock, () => this.resumeLoop());
+    // Every half lock duration, as the trigger's auto lock renewal does.
+    const renewEveryMs = Math.max(1, Math.floor(this.queue.options.lockDurationMs / 2));
+    this.renewals = new LockRenewals(this.clock, renewEveryMs, ({ message, fields }) =>
+      this.renewLock(message, fields),
+    );
   }
 
   start(): void {
@@ -99,8 +111,10 @@ export class QueueConsumer {
     this.state = "stopping";
     this.wake();
     await this.loop;
+    this.poll.close();
     // The loop has ended, so no handler starts any more; handler tasks never reject.
     await Promise.all(this.inFlight);
+    this.renewals.close();
     this.state = "stopped";
     this.resolveIdleWaiters();
   }
@@ -137,24 +151,22 @@ export class QueueConsumer {
   /** Waits for a wake, or on the clock for `pollMs` when given. Never busy: a wake is the only shortcut. */
   private async waitForWake(pollMs: number | undefined): Promise<void> {
     if (this.wakeRequested) return;
-    const pause = new AbortController();
-    this.pause = pause;
-    try {
-      if (pollMs === undefined) {
-        await new Promise((resolve) => pause.signal.addEventListener("abort", resolve, { once: true }));
-      } else {
-        await this.clock.sleep(pollMs, pause.signal);
-      }
-    } catch {
-      // Aborted: woken early.
-    } finally {
-      this.pause = undefined;
-    }
+    await new Promise<void>((resolve) => {
+      this.resume = resolve;
+      if (pollMs !== undefined) this.poll.ringBy(this.clock.now().getTime() + pollMs);
+    });
   }
 
   private wake(): void {
     this.wakeRequested = true;
-    this.pause?.abort();
+    this.poll.clear();
+    this.resumeLoop();
+  }
+
+  private resumeLoop(): void {
+    const resume = this.resume;
+    this.resume = undefined;
+    resume?.();
   }
 
   private dispatch(message: ReceivedMessage): void {
@@ -174,14 +186,14 @@ export class QueueConsumer {
 
   private async handle(message: ReceivedMessage): Promise<void> {
     const fields = fieldsOf(this.queue, message);
-    const stopRenewing = this.renewLockWhileHandling(message, fields);
+    const renewal = this.renewals.begin({ message, fields });
     let outcome: Outcome;
     try {
       outcome = { ok: true, disposition: await this.handler(toInbound(message)) };
     } catch (error) {
       outcome = { ok: false, error };
     } finally {
-      await stopRenewing();
+      await this.renewals.end(renewal);
     }
     await this.settle(message, outcome, fields);
   }
@@ -219,38 +231,16 @@ export class QueueConsumer {
     return true;
   }
 
-  /**
-   * Renews the lock every half lock duration, as the trigger's auto lock renewal does, until the
-   * returned function is called (it resolves once renewal has stopped).
-   */
-  private renewLockWhileHandling(message: ReceivedMessage, fields: LogFields): () => Promise<void> {
-    const intervalMs = Math.max(1, Math.floor(this.queue.options.lockDurationMs / 2));
-    let done = false;
-    // A fresh signal per sleep: a clock may leave its abort listener on the signal after the sleep ends.
-    let sleeping: AbortController | undefined;
-    const renewing = (async () => {
-      while (!done) {
-        sleeping = new AbortController();
-        try {
-          await this.clock.sleep(intervalMs, sleeping.signal);
-        } catch {
-          return;
-        }
-        if (done) return;
-        try {
-          const lockedUntil = await this.queue.renewLock(message);
-          this.logger.debug("queue.lock.renewed", { ...fields, lockedUntil: lockedUntil.toISOString() });
-        } catch (error) {
-          if (this.loggedLockLost(error, "renewLock", fields)) return;
-          this.logger.warn("queue.lock.renewFailed", { ...fields, error: messageOf(error) });
-        }
-      }
-    })();
-    return () => {
-      done = true;
-      sleeping?.abort();
-      return renewing;
-    };
+  /** Renews the lock of a message being handled; resolves whether to go on renewing it. */
+  private async renewLock(message: ReceivedMessage, fields: LogFields): Promise<boolean> {
+    try {
+      const lockedUntil = await this.queue.renewLock(message);
+      this.logger.debug("queue.lock.renewed", { ...fields, lockedUntil: lockedUntil.toISOString() });
+    } catch (error) {
+      if (this.loggedLockLost(error, "renewLock", fields)) return false;
+      this.logger.warn("queue.lock.renewFailed", { ...fields, error: messageOf(error) });
+    }
+    return true;
   }
 
   private resolveIdleWaiters(): void {

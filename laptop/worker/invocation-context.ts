@@ -18,14 +18,12 @@ export interface InvocationInit {
  * reads); what the function logs through the context goes to the host's log at debug level.
  */
 export function invocationContextFor(fn: CapturedFunction, init: InvocationInit): InvocationContext {
-  const functionName = fn.name;
   const options = optionsOf(fn);
   const context = new azureFunctions.InvocationContext({
-    functionName,
+    functionName: fn.name,
     invocationId: randomUUID(),
     ...(init.triggerMetadata ? { triggerMetadata: init.triggerMetadata } : {}),
-    logHandler: (level, ...args) =>
-      init.logger.debug("function.log", { functionName, level, message: args.join(" ") }),
+    logHandler: logHandlerOf(fn, init.logger),
     options,
   });
   if (!init.bindingData) return context;
@@ -34,6 +32,27 @@ export function invocationContextFor(fn: CapturedFunction, init: InvocationInit)
     if (data !== undefined) context.extraInputs.set(binding.name, data);
   }
   return context;
+}
+
+type LogHandler = (level: string, ...args: unknown[]) => void;
+
+/** Each function's log handler, per logger: made once rather than a closure on every invocation. */
+const logHandlers = new WeakMap<CapturedFunction, WeakMap<Logger, LogHandler>>();
+
+function logHandlerOf(fn: CapturedFunction, logger: Logger): LogHandler {
+  let byLogger = logHandlers.get(fn);
+  if (!byLogger) {
+    byLogger = new WeakMap();
+    logHandlers.set(fn, byLogger);
+  }
+  let handler = byLogger.get(logger);
+  if (!handler) {
+    const functionName = fn.name;
+    handler = (level, ...args) =>
+      logger.debug("function.log", { functionName, level, message: args.join(" ") });
+    byLogger.set(logger, handler);
+  }
+  return handler;
 }
 
 type NamedBinding = BindingMetadata & { readonly name: string };

@@ -35,12 +35,19 @@ export interface RecordHistory {
   readonly historySummary: HistorySummary | null;
 }
 
-/** `entry` appended; past HISTORY_LIMIT the oldest entries are counted into the summary, never dropped unseen. */
-export function withHistoryEntry<R extends RecordHistory>(record: R, entry: HistoryEntry): R {
+/**
+ * The history with `entry` appended; past HISTORY_LIMIT the oldest entries are counted into the summary,
+ * never dropped unseen.
+ */
+export function historyWith(
+  record: RecordHistory,
+  entry: HistoryEntry,
+): { history: HistoryEntry[]; historySummary: HistorySummary | null } {
   const all = [...record.history, entry];
-  const overflow = Math.max(0, all.length - HISTORY_LIMIT);
+  if (all.length <= HISTORY_LIMIT) return { history: all, historySummary: record.historySummary };
+  const overflow = all.length - HISTORY_LIMIT;
   const historySummary = all.slice(0, overflow).reduce(summarised, record.historySummary);
-  return { ...record, history: all.slice(overflow), historySummary };
+  return { history: all.slice(overflow), historySummary };
 }
 
 /** `summary` with one more transition counted in. */

@@ -1,5 +1,5 @@
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "./backoff.js";
-import { type HistoryEntry, withHistoryEntry } from "./record-history.js";
+import { type HistoryEntry, historyWith } from "./record-history.js";
 import { err, ok, type Result } from "./result.js";
 import { grantAllowance, remainingCalls } from "./retry-budget.js";
 import type {
@@ -342,24 +342,32 @@ export function applyTransition(
   actor: Actor,
   command: Command,
 ): Result<TransitionOutcome, TransitionError> {
-  const refuse = (code: TransitionErrorCode, detail: string) =>
-    err(new TransitionError(code, record.orderId, actor, command.type, record.processState, detail));
-
   const rule = findRule(command.type, actor, record.processState);
-  if (!rule) return refuse("notAllowed", "no such transition in the table");
+  if (!rule)
+    return refused(record, actor, command, { code: "notAllowed", detail: "no such transition in the table" });
 
   const fence = checkFence(record, rule.fence, command);
-  if (fence) return refuse(fence.code, fence.detail);
+  if (fence) return refused(record, actor, command, fence);
 
   const next = applyCommand(record, command);
-  if (!next.ok) return refuse(next.error.code, next.error.detail);
+  if (!next.ok) return refused(record, actor, command, next.error);
   const { record: after, changed } = next.value;
   if (changed && !rule.to.includes(after.processState)) {
     throw new Error(`transition table violated: ${command.type} produced ${after.processState}`);
   }
   if (!changed) return ok({ record, changed, rule });
-  const entry = historyEntryOf(record, after, actor, command);
-  return ok({ record: withHistoryEntry({ ...after, updatedAt: command.now }, entry), changed, rule });
+  const { history, historySummary } = historyWith(after, historyEntryOf(record, after, actor, command));
+  return ok({ record: { ...after, updatedAt: command.now, history, historySummary }, changed, rule });
+}
+
+function refused(
+  record: StateRecord,
+  actor: Actor,
+  command: Command,
+  refusal: Refusal,
+): Result<never, TransitionError> {
+  const { code, detail } = refusal;
+  return err(new TransitionError(code, record.orderId, actor, command.type, record.processState, detail));
 }
 
 /** What the history keeps of one transition: who moved the record how, and the failure it recorded. */
@@ -516,7 +524,8 @@ function startStep(record: StateRecord, command: CommandOf<"startStep">): Step {
     );
   }
   return changedTo({
-    ...replaceStep(record, command.step, {
+    ...record,
+    steps: stepsWith(record, command.step, {
       status: "Running",
       completeBy: command.completeBy,
       attempt: record.attempt,
@@ -538,7 +547,8 @@ function completeStep(record: StateRecord, command: CommandOf<"completeStep">): 
 /** The step applied its effect: `Completed`, with its reference in the compensation log. */
 function markApplied(record: StateRecord, step: StepName, reference: string | null, now: IsoInstant) {
   return {
-    ...replaceStep(record, step, { status: "Completed", reference, updatedAt: now }),
+    ...record,
+    steps: stepsWith(record, step, { status: "Completed", reference, updatedAt: now }),
     compensationLog: withLogEntry(record, step, reference, now),
   };
 }
@@ -656,7 +666,8 @@ function resolveDoubt(record: StateRecord, command: CommandOf<"resolveDoubt">): 
   }
   if (command.applied) return changedTo(markApplied(record, command.step, command.reference, command.now));
   return changedTo({
-    ...replaceStep(record, command.step, { status: "NotStarted", updatedAt: command.now }),
+    ...record,
+    steps: stepsWith(record, command.step, { status: "NotStarted", updatedAt: command.now }),
     compensationLog: withoutLogEntry(record, command.step),
   });
 }
@@ -969,7 +980,12 @@ function findStep(record: StateRecord, name: StepName): StepState {
 }
 
 function replaceStep(record: StateRecord, name: StepName, changes: Partial<StepState>): StateRecord {
-  return { ...record, steps: record.steps.map((s) => (s.name === name ? { ...s, ...changes } : s)) };
+  return { ...record, steps: stepsWith(record, name, changes) };
+}
+
+/** The record's steps with `name`'s changed: for a caller that changes more of the record at once. */
+function stepsWith(record: StateRecord, name: StepName, changes: Partial<StepState>): StepState[] {
+  return record.steps.map((s) => (s.name === name ? { ...s, ...changes } : s));
 }
 
 /**
@@ -983,7 +999,8 @@ function failStep(record: StateRecord, step: StepName | null, now: IsoInstant): 
   if (status === "NotStarted" || status === "InDoubt") return ok({ record, changed: true });
   if (status !== "Running") return refusal("stepState", `${step} is ${status}, not Running`);
   return changedTo({
-    ...replaceStep(record, step, { status: "Failed", updatedAt: now }),
+    ...record,
+    steps: stepsWith(record, step, { status: "Failed", updatedAt: now }),
     compensationLog: withoutLogEntry(record, step),
   });
 }

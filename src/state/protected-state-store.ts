@@ -1,14 +1,12 @@
 import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
 import type { Result } from "../domain/result.js";
-import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
+import type { CompensationEntry, StateRecord, StepState, StoredStateRecord } from "../domain/state-record.js";
 import type { StepName } from "../domain/workflow.js";
 import type { FieldCipher } from "../ports/field-cipher.js";
 import type { RetentionStore } from "../ports/retention-store.js";
 import type { StateReadModel } from "../ports/state-read-model.js";
 import type { CreateResult, Page, StateStore } from "../ports/state-store.js";
 import type { NotFoundError, PreconditionFailedError } from "../ports/store-errors.js";
-
-type Transform = (reference: string, context: string) => string;
 
 /**
  * A state store, under each of its ports, that keeps the fields classified personal or payment
@@ -71,13 +69,44 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
     this.inner.remove(orderId, ifMatch, purgedAt);
 
   private seal<R extends StateRecord>(record: R): R {
-    return transformReferences(record, (reference, context) =>
-      this.cipher.isSealed(reference) ? reference : this.cipher.seal(reference, context),
-    );
+    return this.passReferences(record, "seal");
   }
 
   private open<R extends StateRecord>(record: R): R {
-    return transformReferences(record, (reference, context) => this.cipher.open(reference, context));
+    return this.passReferences(record, "open");
+  }
+
+  /** The record with each protected reference sealed or opened; the record itself when it holds none. */
+  private passReferences<R extends StateRecord>(record: R, way: Way): R {
+    // Most reads and writes of a record happen before any protected step has a reference: no copy then.
+    const steps = this.passEach(record.orderId, record.steps, stepNameOf, way);
+    const compensationLog = this.passEach(record.orderId, record.compensationLog, loggedStepOf, way);
+    if (steps === record.steps && compensationLog === record.compensationLog) return record;
+    return { ...record, steps, compensationLog };
+  }
+
+  /** `entries` with each protected reference sealed or opened; the same array when none needed it. */
+  private passEach<E extends Referenced>(
+    orderId: string,
+    entries: E[],
+    stepOf: (entry: E) => StepName,
+    way: Way,
+  ): E[] {
+    let passed: E[] | undefined;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as E;
+      const { reference } = entry;
+      if (reference === null || !isProtected(STEP_REFERENCE_CLASSES[stepOf(entry)])) continue;
+      if (way === "seal" && this.cipher.isSealed(reference)) continue;
+      const context = `${orderId}/${stepOf(entry)}/reference`;
+      passed ??= entries.slice();
+      passed[i] = {
+        ...entry,
+        reference:
+          way === "seal" ? this.cipher.seal(reference, context) : this.cipher.open(reference, context),
+      };
+    }
+    return passed ?? entries;
   }
 
   private openPage(page: Page<StoredStateRecord>): Page<StoredStateRecord> {
@@ -85,26 +114,11 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
   }
 }
 
-/** The record with each protected reference passed through `transform`, bound to its order and step. */
-function transformReferences<R extends StateRecord>(record: R, transform: Transform): R {
-  // Most reads and writes of a record happen before any protected step has a reference: no copy then.
-  const holds = (entry: { readonly reference: string | null }, step: StepName) =>
-    entry.reference !== null && isProtected(STEP_REFERENCE_CLASSES[step]);
-  if (
-    !record.steps.some((step) => holds(step, step.name)) &&
-    !record.compensationLog.some((e) => holds(e, e.step))
-  )
-    return record;
-  const apply = (step: StepName, reference: string | null) =>
-    reference !== null && isProtected(STEP_REFERENCE_CLASSES[step])
-      ? transform(reference, `${record.orderId}/${step}/reference`)
-      : reference;
-  return {
-    ...record,
-    steps: record.steps.map((step) => ({ ...step, reference: apply(step.name, step.reference) })),
-    compensationLog: record.compensationLog.map((entry) => ({
-      ...entry,
-      reference: apply(entry.step, entry.reference),
-    })),
-  };
+type Way = "seal" | "open";
+
+interface Referenced {
+  readonly reference: string | null;
 }
+
+const stepNameOf = (step: StepState): StepName => step.name;
+const loggedStepOf = (entry: CompensationEntry): StepName => entry.step;

@@ -140,6 +140,22 @@ describe("AesGcmFieldCipher", () => {
     expect(() => fresh.open(a, "ord-3/chargePayment/reference")).toThrow(SealedValueError);
   });
 
+  it("never gives two values the same IV, across many refills of its random pool", () => {
+    const fresh = new AesGcmFieldCipher(cipherRing);
+    const contexts = Array.from({ length: 2_000 }, (_, i) => `ord-${i}/chargePayment/reference`);
+    const sealed = contexts.map((context) => fresh.seal("pay-1", context));
+    const ivs = sealed.map((value) =>
+      Buffer.from(value.split(".")[2] ?? "", "base64url")
+        .subarray(0, 12)
+        .toString("hex"),
+    );
+    expect(new Set(ivs).size).toBe(sealed.length);
+    const reader = new AesGcmFieldCipher(cipherRing);
+    expect(sealed.map((value, i) => reader.open(value, contexts[i] ?? ""))).toEqual(
+      contexts.map(() => "pay-1"),
+    );
+  });
+
   it("refuses a value altered in storage, and returns a clear one as it is", () => {
     const sealed = cipher.seal("pay-1", "c");
     const altered = `${sealed.slice(0, -2)}${sealed.endsWith("A") ? "B" : "A"}${sealed.slice(-1)}`;

@@ -106,6 +106,46 @@ describe("SqliteMessageQueue", () => {
     expect(dead?.deadLetterErrorDescription).toBe("Message could not be consumed after 3 delivery attempts.");
   });
 
+  it("fills a receive with later messages when the first candidates are dead-lettered on the way", async () => {
+    const queue = new SqliteMessageQueue(db, clock, "q", options);
+    await queue.send([
+      { messageId: "spent-1", body: 1 },
+      { messageId: "spent-2", body: 2 },
+    ]);
+    // Each lock runs out unsettled, so both reach maxDeliveryCount without being dead-lettered yet.
+    for (let i = 0; i < options.maxDeliveryCount; i++) {
+      expect(await queue.receive(2)).toHaveLength(2);
+      await clock.advance(options.lockDurationMs);
+    }
+    await queue.send([
+      { messageId: "fresh-1", body: 3 },
+      { messageId: "fresh-2", body: 4 },
+      { messageId: "fresh-3", body: 5 },
+    ]);
+
+    const received = await queue.receive(2);
+    expect(received.map((m) => [m.messageId, m.deliveryCount])).toEqual([
+      ["fresh-1", 1],
+      ["fresh-2", 1],
+    ]);
+    expect((await queue.deadLetterQueue.peek(10)).map((m) => m.messageId)).toEqual(["spent-1", "spent-2"]);
+    expect((await queue.receive(10)).map((m) => m.messageId)).toEqual(["fresh-3"]);
+  });
+
+  it("hands out the lock it stored: the token settles, lockedUntil is the stored expiry", async () => {
+    const queue = new SqliteMessageQueue(db, clock, "q", options);
+    await queue.send({ messageId: "m", body: null });
+    const [received] = await queue.receive(1);
+    if (!received) throw new Error("no message");
+    expect(received.lockedUntil).toEqual(new Date(clock.now().getTime() + options.lockDurationMs));
+    await clock.advance(options.lockDurationMs - 1);
+    const renewedUntil = await queue.renewLock(received);
+    expect(renewedUntil).toEqual(new Date(clock.now().getTime() + options.lockDurationMs));
+    await clock.advance(options.lockDurationMs - 1);
+    await queue.complete(received);
+    expect(await queue.peek(10)).toEqual([]);
+  });
+
   it("refuses to dead-letter from the dead-letter queue, and to settle a peeked message", async () => {
     const queue = new SqliteMessageQueue(db, clock, "q", options);
     await queue.send({ messageId: "m", body: null });

@@ -87,3 +87,19 @@ describe("firstMismatch", () => {
     );
   });
 });
+
+describe("history events", () => {
+  it("stamp each event with its time, even from a Date changed in place since the last one", () => {
+    const moving = new Date("2026-01-01T00:00:00.000Z");
+    const started = history.orchestratorStarted(moving);
+    expect(history.orchestratorCompleted(moving).Timestamp).toBe("2026-01-01T00:00:00.000Z");
+    moving.setTime(moving.getTime() + 1_500);
+    expect(history.orchestratorCompleted(moving).Timestamp).toBe("2026-01-01T00:00:01.500Z");
+    expect(history.orchestratorStarted(at).Timestamp).toBe("2026-01-01T00:00:00.000Z");
+    expect(started.Timestamp).toBe("2026-01-01T00:00:00.000Z");
+  });
+
+  it("refuses an invalid time, as toISOString does", () => {
+    expect(() => history.orchestratorStarted(new Date(Number.NaN))).toThrow(RangeError);
+  });
+});

@@ -236,6 +236,12 @@ describe("the client", () => {
     );
     await expect(runtime.startNew(T.sequence, { instanceId: "a/b" })).rejects.toThrow(RangeError);
     await expect(runtime.startNew(T.sequence, { instanceId: "" })).rejects.toThrow(RangeError);
+    for (const instanceId of ["a\\b", "a#b", "a?b", "a\tb", "a\u007fb", "a\u0085b", "x".repeat(101)]) {
+      await expect(runtime.startNew(T.sequence, { instanceId })).rejects.toThrow(RangeError);
+    }
+    for (const instanceId of ["ord-1:1", "caf\u00e9-\u{1f600}", "y".repeat(100)]) {
+      await expect(runtime.startNew(T.sequence, { instanceId, input: 1 })).resolves.toBe(instanceId);
+    }
   });
 
   it("reports status with timestamps from the runtime's clock, and purges", async () => {

@@ -12,6 +12,7 @@ import {
 } from "../../src/ports/message-handler.js";
 import {
   MAX_DELIVERY_COUNT_EXCEEDED,
+  MessageLockLostError,
   type MessageQueue,
   type QueueOptions,
 } from "../../src/ports/message-queue.js";
@@ -257,6 +258,104 @@ describe("QueueConsumer", { timeout: 5_000 }, () => {
     expect(logger.events("queue.message.completed")).toHaveLength(1);
     expect(logger.events("queue.lock.lost")).toEqual([]);
     expect(logger.events("queue.lock.renewed").length).toBeGreaterThanOrEqual(9);
+  });
+
+  it("renews no lock once its handler has returned, and keeps one sleep per alarm however many messages", async () => {
+    let renewals = 0;
+    const counted = withOverrides(queue, {
+      renewLock: (message) => {
+        renewals++;
+        return queue.renewLock(message);
+      },
+    });
+    const consumer = startConsumer(async () => COMPLETE, { queue: counted });
+    for (let i = 0; i < 20; i++) {
+      await send(`m-${i}`);
+      consumer.nudge();
+      await consumer.idle();
+    }
+    // The poll's sleep and the renewals' sleep, not one per message or per nudge.
+    expect(clock.pendingSleeps).toBeLessThanOrEqual(2);
+    await clock.advance(5 * OPTIONS.lockDurationMs);
+    expect(renewals).toBe(0);
+    expect(logger.events("queue.message.completed")).toHaveLength(20);
+  });
+
+  it("renews each lock on its own schedule, half a lock duration after it began and after each renewal", async () => {
+    const renewedAt: [string, number][] = [];
+    const t0 = clock.now().getTime();
+    const counted = withOverrides(queue, {
+      renewLock: (message) => {
+        renewedAt.push([message.messageId, clock.now().getTime() - t0]);
+        return queue.renewLock(message);
+      },
+    });
+    const releases = new Map<string, Gate>([
+      ["m-1", gate()],
+      ["m-2", gate()],
+    ]);
+    const consumer = startConsumer(
+      async (message) => {
+        await releases.get(message.messageId)?.opened;
+        return COMPLETE;
+      },
+      { queue: counted },
+    );
+    await send("m-1");
+    consumer.nudge();
+    await settle();
+    await clock.advance(300);
+    await send("m-2");
+    consumer.nudge();
+    await settle();
+    await clock.advance(900);
+    releases.get("m-1")?.open();
+    await settle();
+    await clock.advance(1_000);
+    releases.get("m-2")?.open();
+    await consumer.idle();
+
+    expect(renewedAt).toEqual([
+      ["m-1", 500],
+      ["m-2", 800],
+      ["m-1", 1_000],
+      ["m-2", 1_300],
+      ["m-2", 1_800],
+    ]);
+  });
+
+  it("stops renewing a lock it lost, and goes on renewing after a renewal that failed otherwise", async () => {
+    const attempts: string[] = [];
+    const failing = withOverrides(queue, {
+      renewLock: async (message) => {
+        attempts.push(`${message.messageId}#${message.deliveryCount}`);
+        if (message.messageId === "m-lost") throw new MessageLockLostError(queue.name, message.messageId);
+        // The lock is extended, yet the call reports a failure, as a timeout after the write would.
+        await queue.renewLock(message);
+        throw new Error("database busy");
+      },
+    });
+    const release = gate();
+    const consumer = startConsumer(
+      async () => {
+        await release.opened;
+        return COMPLETE;
+      },
+      { queue: failing },
+    );
+    await send("m-lost", "m-busy");
+    consumer.nudge();
+    await settle();
+    await clock.advance(3 * (OPTIONS.lockDurationMs / 2));
+    release.open();
+    await consumer.idle();
+
+    expect(attempts.filter((id) => id === "m-lost#1")).toEqual(["m-lost#1"]);
+    expect(attempts.filter((id) => id === "m-busy#1")).toHaveLength(3);
+    expect(logger.events("queue.lock.lost")).toContainEqual(
+      expect.objectContaining({ messageId: "m-lost", deliveryCount: 1, operation: "renewLock" }),
+    );
+    expect(logger.events("queue.lock.renewFailed")).toHaveLength(3);
   });
 
   it("logs a lost lock and goes on when settling fails with MessageLockLostError", async () => {

@@ -1,9 +1,42 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomFillSync } from "node:crypto";
 import { type FieldCipher, type KeyRing, SealedValueError } from "../../ports/field-cipher.js";
 
 const PREFIX = "enc1.";
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+/** IVs drawn from the system's random source at once: one call per 512 values instead of one each. */
+const IV_POOL_BYTES = IV_BYTES * 512;
+
+/**
+ * Fresh random IVs, read from the system's random source in bulk as Node's `randomUUID` does: a
+ * `randomBytes(12)` per value cost a third of sealing. Each IV is handed out once: the pool is refilled,
+ * overwriting every IV it held, only after the last was taken.
+ */
+class IvPool {
+  private readonly pool = Buffer.allocUnsafe(IV_POOL_BYTES);
+  private offset = IV_POOL_BYTES;
+
+  /** The next IV, a view on the pool: use it before the next call, which may overwrite it. */
+  next(): Buffer {
+    if (this.offset + IV_BYTES > IV_POOL_BYTES) {
+      randomFillSync(this.pool);
+      this.offset = 0;
+    }
+    const iv = this.pool.subarray(this.offset, this.offset + IV_BYTES);
+    this.offset += IV_BYTES;
+    return iv;
+  }
+}
+
+/** One pool for every cipher of this process (each worker thread has its own). */
+const ivs = new IvPool();
+
+interface Remembered {
+  readonly plain: string;
+  readonly sealed: string;
+  /** The id of the key that sealed it. */
+  readonly keyId: string;
+}
 
 /**
  * AES-256-GCM per field, `enc1.<keyId>.<base64url(iv | tag | ciphertext)>`: a fresh 96-bit IV per
@@ -17,7 +50,7 @@ export class AesGcmFieldCipher implements FieldCipher {
    * the same references; sealing each afresh and opening the same value on every read cost the embedded
    * host a sixth of its throughput. An unchanged value keeps its ciphertext, which is what is stored anyway.
    */
-  private readonly recent = new Map<string, { readonly plain: string; readonly sealed: string }>();
+  private readonly recent = new Map<string, Remembered>();
 
   constructor(
     private readonly ring: KeyRing,
@@ -28,9 +61,10 @@ export class AesGcmFieldCipher implements FieldCipher {
 
   seal(plain: string, context: string): string {
     const known = this.recent.get(context);
-    if (known?.plain === plain && this.keyIdOf(known.sealed) === this.ring.current.id) return known.sealed;
+    const keyId = this.ring.current.id;
+    if (known?.plain === plain && known.keyId === keyId) return known.sealed;
     const sealed = this.encrypt(plain, context);
-    this.remember(context, plain, sealed);
+    this.remember(context, { plain, sealed, keyId });
     return sealed;
   }
 
@@ -38,8 +72,9 @@ export class AesGcmFieldCipher implements FieldCipher {
     if (!this.isSealed(stored)) return stored;
     const known = this.recent.get(context);
     if (known?.sealed === stored) return known.plain;
-    const plain = this.decrypt(stored, context);
-    this.remember(context, plain, stored);
+    const [keyId = "", body = ""] = stored.slice(PREFIX.length).split(".");
+    const plain = this.decrypt(keyId, body, context);
+    this.remember(context, { plain, sealed: stored, keyId });
     return plain;
   }
 
@@ -47,20 +82,16 @@ export class AesGcmFieldCipher implements FieldCipher {
     return stored.startsWith(PREFIX);
   }
 
-  private keyIdOf(sealed: string): string {
-    return sealed.slice(PREFIX.length).split(".")[0] ?? "";
-  }
-
-  private remember(context: string, plain: string, sealed: string): void {
+  private remember(context: string, value: Remembered): void {
     this.recent.delete(context);
-    this.recent.set(context, { plain, sealed });
+    this.recent.set(context, value);
     if (this.recent.size <= this.recentLimit) return;
     const oldest = this.recent.keys().next();
     if (!oldest.done) this.recent.delete(oldest.value);
   }
 
   private encrypt(plain: string, context: string): string {
-    const iv = randomBytes(IV_BYTES);
+    const iv = ivs.next();
     const cipher = createCipheriv("aes-256-gcm", this.ring.current.key, iv);
     cipher.setAAD(Buffer.from(context, "utf8"));
     const ciphertext = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
@@ -68,8 +99,7 @@ export class AesGcmFieldCipher implements FieldCipher {
     return `${PREFIX}${this.ring.current.id}.${sealed}`;
   }
 
-  private decrypt(stored: string, context: string): string {
-    const [keyId = "", body = ""] = stored.slice(PREFIX.length).split(".");
+  private decrypt(keyId: string, body: string, context: string): string {
     const key = this.byId.get(keyId);
     if (!key) throw new SealedValueError(`no key ${keyId} in the ring opens this value`);
     const bytes = Buffer.from(body, "base64url");
