@@ -15,6 +15,7 @@ import {
   type ReceivedMessage,
   type SendResult,
 } from "../../ports/message-queue.js";
+import { BOUND_LIMIT } from "./bound-limit.js";
 import type { EmbeddedDatabase } from "./database.js";
 
 interface MessageRow {
@@ -31,13 +32,6 @@ interface MessageRow {
   dead_letter_reason: string | null;
   dead_letter_description: string | null;
 }
-
-/**
- * A LIMIT taken from a parameter, hidden from the query planner: SQLite built with STAT4 (as
- * better-sqlite3 is) prepares a statement again at every run whose bare `LIMIT ?` was bound, which made
- * a receive cost four times what it does.
- */
-const BOUND_LIMIT = "CAST(? AS INTEGER)";
 
 /** What settling a message needs of its row. */
 type LockedRow = Pick<MessageRow, "sequence_number" | "delivery_count">;

@@ -35,6 +35,7 @@ import {
   NotFoundError,
   PreconditionFailedError,
 } from "../../ports/store-errors.js";
+import { BOUND_LIMIT } from "./bound-limit.js";
 import type { EmbeddedDatabase } from "./database.js";
 import { SqliteRetiredOrders } from "./retired-orders.js";
 
@@ -67,20 +68,20 @@ export const PAGED_QUERIES: Readonly<Record<"claimable" | "expired", string>> = 
   claimable: `SELECT order_id, etag, document, not_before AS sort_key FROM state_records INDEXED BY state_records_claimable
      WHERE locked_by IS NULL AND process_state IN ('Pending', 'Compensating') AND not_before <= ?
        AND (not_before, order_id) > (?, ?)
-     ORDER BY not_before, order_id LIMIT ?`,
+     ORDER BY not_before, order_id LIMIT ${BOUND_LIMIT}`,
   // The index holds owned records only (the only ones with a deadline), expired or not.
   expired: `SELECT order_id, etag, document, complete_by AS sort_key FROM state_records INDEXED BY state_records_expired
      WHERE process_state IN ('Processing', 'Compensating') AND complete_by <= ?
        AND (complete_by, order_id) > (?, ?)
-     ORDER BY complete_by, order_id LIMIT ?`,
+     ORDER BY complete_by, order_id LIMIT ${BOUND_LIMIT}`,
 };
 
 /** Newest change first, in every state or in one; keyset on (updated_at, order_id) descending. */
 const RECENT_QUERIES = {
   all: `SELECT order_id, etag, document, updated_at AS sort_key FROM state_records INDEXED BY state_records_recent
-     WHERE (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ?`,
+     WHERE (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ${BOUND_LIMIT}`,
   byState: `SELECT order_id, etag, document, updated_at AS sort_key FROM state_records INDEXED BY state_records_recent_by_state
-     WHERE process_state = ? AND (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ?`,
+     WHERE process_state = ? AND (updated_at, order_id) < (?, ?) ORDER BY updated_at DESC, order_id DESC LIMIT ${BOUND_LIMIT}`,
 };
 
 /**
@@ -110,7 +111,7 @@ export const RETENTION_QUERIES = {
   retired: `SELECT order_id, etag, updated_at, json_extract(document, '$.attempt') AS attempt
      FROM state_records INDEXED BY state_records_recent_by_state
      WHERE process_state IN (${RETIRED_STATES.map((state) => `'${state}'`).join(", ")}) AND updated_at < ?
-     LIMIT ?`,
+     LIMIT ${BOUND_LIMIT}`,
   remove: "DELETE FROM state_records WHERE order_id = ? AND etag = ?",
 };
 
