@@ -74,6 +74,19 @@ async function untilSettled(
 const TERMINAL = ["Processed", "Compensated", "Error", "CompensationFailed"];
 const PARTNER_KEY = "partner-key-from-local-settings";
 
+/**
+ * GET /api/stats once the Supervisor's first scan is in its journal, or at the deadline. Its timer's
+ * firing is logged as the scan starts, and orders can all be final before the first scan has ended.
+ */
+async function untilScanJournaled(host: RunningHost, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stats = await get(host, "/api/stats", host.functionKey);
+    if (stats.body?.lastScan || Date.now() > deadline) return stats;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 function counts(states: ReadonlyMap<string, string>): Record<string, number> {
   const byState: Record<string, number> = {};
   for (const state of states.values()) byState[state] = (byState[state] ?? 0) + 1;
@@ -148,7 +161,7 @@ describe("sas host", () => {
       .filter((e) => e.event === "host.timer.fired")
       .map((e) => e.functionName);
     expect(new Set(fired)).toEqual(new Set(["starter", "supervisor"]));
-    const stats = await get(host, "/api/stats", host.functionKey);
+    const stats = await untilScanJournaled(host, 15_000);
     expect(stats.body?.lastScan).toMatchObject({ holder: expect.any(String) });
     expect(stats.body?.counts).toMatchObject({ Processed: 200 });
     // The activity form calls the partner from an activity: nothing went through the Agent's queues.
