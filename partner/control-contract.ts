@@ -1,7 +1,7 @@
 /**
  * The simulated partner's access key and control API as plain data: what a client of the partner needs
  * to know, with no code behind it. The partner's own code builds on it; a client in another application
- * may import it or keep a copy of these few types.
+ * may import it or keep a copy of these few types (the key's header is the app's port's, re-exported).
  */
 
 /**

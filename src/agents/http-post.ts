@@ -24,11 +24,16 @@ const IDLE_CONNECTION_MS = 4_000;
 /**
  * undici rather than `node:http` or `fetch`: the Agent makes one small call per step and retry, and
  * measured per call (client and server together) `node:http` cost about twice as much CPU, `fetch`
- * more again in streams and request objects. It never retries a POST by itself.
+ * more again in streams and request objects. It never retries a POST by itself. Its own timeouts (10 s
+ * to connect, 300 s for an answer) are off: the time a call is allowed is the caller's, on its clock,
+ * and may be longer.
  */
 const dispatcher = new Agent({
   keepAliveTimeout: IDLE_CONNECTION_MS,
   keepAliveMaxTimeout: IDLE_CONNECTION_MS,
+  headersTimeout: 0,
+  bodyTimeout: 0,
+  connect: { timeout: 0 },
 });
 
 /** Longest answer read; a partner's answers are a few hundred bytes. */
@@ -83,9 +88,10 @@ class AnswerReader implements Dispatcher.DispatchHandler {
   timeOut(timeoutMs: number): void {
     if (this.settled) return;
     const reason = new HttpTimeoutError(timeoutMs);
+    const controller = this.controller;
     this.fail(reason);
     this.abandoned = reason;
-    this.controller?.abort(reason);
+    controller?.abort(reason);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -112,15 +118,24 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.resolve({ status: this.status, body: Buffer.concat(this.chunks).toString("utf8") });
+    this.release();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.fail(error);
+    // Once the answer began, the connection dropped under it: say so rather than the socket's words.
+    this.fail(this.status === 0 ? error : new Error("the answer was cut off", { cause: error }));
   }
 
   private fail(error: Error): void {
     if (this.settled) return;
     this.settled = true;
     this.reject(error);
+    this.release();
+  }
+
+  /** Lets go of the answer and the request: the timeout's pending sleep keeps this reader until it runs out. */
+  private release(): void {
+    this.chunks.length = 0;
+    this.controller = undefined;
   }
 }

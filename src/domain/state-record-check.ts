@@ -7,7 +7,8 @@ import { isWorkflowVersion } from "./workflow.js";
 /**
  * A state record exactly as `stateRecordSchema` would return it: the schema accepts it and its output
  * equals it, so it needs no parse (every field present, no default to fill, no unknown key, current
- * version). Checking that by hand costs a fraction of zod's parse, and every write of a record pays it.
+ * version). Equal as values: zod would rebuild it with its keys in the schema's order, which the records
+ * this app builds already have; another order is accepted and kept. Checking that by hand costs a fraction of zod's parse, and every write of a record pays it.
  *
  * The structure (which fields, which are nullable, arrays and nested objects) is written out here; the
  * bounds are read from each field's own schema, so a changed bound needs no change here. A field whose

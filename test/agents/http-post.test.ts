@@ -86,6 +86,7 @@ describe("postJson", () => {
     );
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(HttpTimeoutError);
+    expect((error as Error).message).toBe("the answer was cut off");
   });
 
   it("keeps its connections to a host open and reuses them", async () => {

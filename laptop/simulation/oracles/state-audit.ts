@@ -1,17 +1,20 @@
 import type { EmbeddedDatabase } from "../../../src/adapters/sqlite/database.js";
 import type { StateRecord } from "../../../src/domain/state-record.js";
 
-/** The audited fields of the row just written: one parse of its document (SQLite reuses it for both fields). */
+/** The audited fields of the row just written: one parse of its document (SQLite reuses it for each field). */
 const AUDITED_NEW = `json_object('orderId', NEW.order_id, 'processState', NEW.process_state, 'lockedBy', NEW.locked_by,
   'completeBy', NEW.complete_by, 'failureCount', json_extract(NEW.document, '$.failureCount'),
-  'updatedAt', NEW.updated_at, 'lastErrorCode', json_extract(NEW.document, '$.lastError.code'))`;
+  'updatedAt', json_extract(NEW.document, '$.updatedAt'), 'lastErrorCode', json_extract(NEW.document, '$.lastError.code'))`;
+
+/** An update's `before`: a marker saying the record it replaced is the order's audit row before it. */
+const REPLACED = "";
 
 /**
  * An audit of every state-record write, kept by the database itself (a trigger), so the invariant
  * checks read what was written rather than what the code under test says it wrote. Off by default:
- * the demo and the tests turn it on. Each row keeps the record as written; what it replaced is the
- * order's row before it (every insert and update is audited), so the trigger parses only the new
- * document: parsing the old one too doubled what the audit cost each write.
+ * the demo and the tests turn it on. Each row keeps the record as written; a create has no `before`, and
+ * what an update replaced is the order's row before it (every insert and update is audited), so the
+ * trigger parses only the new document: parsing the old one too doubled what the audit cost each write.
  */
 export function enableStateAudit(db: EmbeddedDatabase): void {
   db.exec(`
@@ -25,7 +28,7 @@ export function enableStateAudit(db: EmbeddedDatabase): void {
       INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, ${AUDITED_NEW});
     END;
     CREATE TRIGGER IF NOT EXISTS state_audit_update AFTER UPDATE ON state_records BEGIN
-      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, NULL, ${AUDITED_NEW});
+      INSERT INTO state_audit (order_id, before, after) VALUES (NEW.order_id, '${REPLACED}', ${AUDITED_NEW});
     END;
   `);
 }
@@ -65,12 +68,16 @@ export function auditedWrites(db: EmbeddedDatabase): AuditedWrite[] {
     before: string | null;
     after: string;
   }[];
-  // A row's record replaced the order's previous row's; an audit kept before that rule says so itself.
+  // An audit kept before the marker holds the replaced record itself.
   const last = new Map<string, AuditedState>();
   return rows.map((row) => {
     const after = JSON.parse(row.after) as AuditedState;
     const before =
-      row.before === null ? (last.get(row.order_id) ?? null) : (JSON.parse(row.before) as AuditedState);
+      row.before === REPLACED
+        ? (last.get(row.order_id) ?? null)
+        : row.before === null
+          ? null
+          : (JSON.parse(row.before) as AuditedState);
     last.set(row.order_id, after);
     return { orderId: row.order_id, before, after };
   });

@@ -89,6 +89,19 @@ describe("the state audit", () => {
     ]);
   });
 
+  it("tells a create from an update: a record created again after it was deleted replaced nothing", async () => {
+    const { db, store } = audited();
+    const first = await store.createIfAbsent(pendingRecord("ord-1"));
+    if (!first.created) throw new Error("not created");
+    db.prepare("DELETE FROM state_records WHERE order_id = ?").run("ord-1");
+    await store.createIfAbsent(pendingRecord("ord-1", { failureCount: 2 }));
+    const writes = auditedWrites(db);
+    expect(writes.map((w) => [w.before, w.after.failureCount])).toEqual([
+      [null, 0],
+      [null, 2],
+    ]);
+  });
+
   it("reads a row that kept what it replaced itself, as audits before this one did", () => {
     const { db } = audited();
     const state = (failureCount: number) =>
