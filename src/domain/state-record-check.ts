@@ -174,15 +174,23 @@ function strictObjectOf<S extends z.ZodObject>(schema: S, fields: FieldChecks<S>
   };
 }
 
-/** An array within its length bounds, every element passing `element`. */
-function arrayOf(schema: z.ZodArray, element: Check): Check {
+/** A schema's length bounds; undefined when it has any other rule, which the checks do not mirror. */
+function lengthBoundsOf(schema: z.ZodType): { readonly min: number; readonly max: number } | undefined {
   let min = 0;
   let max = Number.POSITIVE_INFINITY;
   for (const check of checksOf(schema)) {
     if (check.check === "min_length") min = Math.max(min, check.minimum ?? 0);
     else if (check.check === "max_length") max = Math.min(max, check.maximum ?? 0);
-    else return refuse;
+    else return undefined;
   }
+  return { min, max };
+}
+
+/** An array within its length bounds, every element passing `element`. */
+function arrayOf(schema: z.ZodArray, element: Check): Check {
+  const bounds = lengthBoundsOf(schema);
+  if (!bounds) return refuse;
+  const { min, max } = bounds;
   return (value) => {
     if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) return false;
     if (value.length < min || value.length > max) return false;
@@ -217,13 +225,9 @@ function nullable(check: Check): Check {
  * bounds is within them in code points too, except that a minimum above 1 needs twice as many units.
  */
 function textOf(schema: z.ZodString): Check {
-  let min = 0;
-  let max = Number.POSITIVE_INFINITY;
-  for (const check of checksOf(schema)) {
-    if (check.check === "min_length") min = Math.max(min, check.minimum ?? 0);
-    else if (check.check === "max_length") max = Math.min(max, check.maximum ?? 0);
-    else return refuse;
-  }
+  const bounds = lengthBoundsOf(schema);
+  if (!bounds) return refuse;
+  const { min, max } = bounds;
   const unitsAtLeast = min <= 1 ? min : 2 * min;
   return (value) => typeof value === "string" && value.length >= unitsAtLeast && value.length <= max;
 }

@@ -259,7 +259,11 @@ export function withoutStoreMetadata(record: StateRecord): StateRecord {
 /** Validates a record read from a store written by this or an older deployment. */
 export function parseStateRecord(input: unknown): Result<StateRecord, ValidationError> {
   // Every write validates its record: the common one, current and complete, is checked without zod.
-  if (conformsToStateRecord(input)) return ok(input);
+  return conformsToStateRecord(input) ? ok(input) : parseStateRecordBySchema(input);
+}
+
+/** parseStateRecord through the schema alone: upgrades, defaults and every issue of a record that needs them. */
+export function parseStateRecordBySchema(input: unknown): Result<StateRecord, ValidationError> {
   return validateVersioned(
     "state record",
     stateRecordSchema,

@@ -6,7 +6,7 @@ import {
   newPendingRecord,
   PROCESS_STATES,
   parseStateRecord,
-  STATE_RECORD_UPGRADES,
+  parseStateRecordBySchema,
   STATE_SCHEMA_VERSION,
   type StateRecord,
   stateRecordSchema,
@@ -14,25 +14,12 @@ import {
 import { conformsToStateRecord } from "../../src/domain/state-record-check.js";
 import { addMilliseconds, isoInstantSchema } from "../../src/domain/time.js";
 import { traceparentSchema } from "../../src/domain/trace-context.js";
-import {
-  type Actor,
-  applyTransition,
-  type Command,
-  nextToCompensate,
-  type RecoveryPolicy,
-} from "../../src/domain/transitions.js";
-import { validateVersioned } from "../../src/domain/validation.js";
+import { type Actor, applyTransition, type Command, nextToCompensate } from "../../src/domain/transitions.js";
 import { instanceIdFor, ORDER_STEPS, type StepName, WORKFLOW_VERSIONS } from "../../src/domain/workflow.js";
-import { pendingRecord, sampleOrder, T0 } from "../support/records.js";
+import { pendingRecord, RECOVERY_POLICY, sampleOrder, T0 } from "../support/records.js";
 
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-const policy: RecoveryPolicy = {
-  maxRecoveries: 3,
-  backoff: { baseMs: 100, capMs: 5_000 },
-  extendedBackoffAfter: 2,
-  extendedDelayMs: 20_000,
-  onExhausted: "error",
-};
+const policy = RECOVERY_POLICY;
 
 /** The actors' transitions of a record, on a clock that moves a second a command. */
 function actors() {
@@ -394,20 +381,9 @@ function historyOf(record: StateRecord, length: number): unknown[] {
   return Array.from({ length }, (_, i) => structuredClone(entries[i % entries.length]));
 }
 
-/** What parseStateRecord answered before it had a fast path: zod's parse, upgrades and all. */
-function parsedByZod(input: unknown) {
-  return validateVersioned(
-    "state record",
-    stateRecordSchema,
-    STATE_SCHEMA_VERSION,
-    input,
-    STATE_RECORD_UPGRADES,
-  );
-}
-
 function expectParsedAsZodDoes(input: unknown): void {
   const parsed = parseStateRecord(input);
-  const byZod = parsedByZod(input);
+  const byZod = parseStateRecordBySchema(input);
   expect(parsed.ok).toBe(byZod.ok);
   if (parsed.ok && byZod.ok) expect(parsed.value).toStrictEqual(byZod.value);
   if (!parsed.ok && !byZod.ok) {

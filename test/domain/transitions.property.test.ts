@@ -16,20 +16,13 @@ import {
   type CommandType,
   findRule,
   nextToCompensate,
-  type RecoveryPolicy,
   STEP_TRANSITIONS,
 } from "../../src/domain/transitions.js";
 import { instanceIdFor, ORDER_STEPS } from "../../src/domain/workflow.js";
-import { pendingRecord, T0 } from "../support/records.js";
+import { pendingRecord, RECOVERY_POLICY, T0 } from "../support/records.js";
 
 const NUM_RUNS = 1_000;
-const policy: RecoveryPolicy = {
-  maxRecoveries: 3,
-  backoff: { baseMs: 100, capMs: 5_000 },
-  extendedBackoffAfter: 2,
-  extendedDelayMs: 20_000,
-  onExhausted: "error",
-};
+const policy = RECOVERY_POLICY;
 
 const COMMAND_TYPES: readonly CommandType[] = [
   "claim",

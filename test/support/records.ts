@@ -1,7 +1,17 @@
 import { orderFromMessage } from "../../src/domain/order.js";
 import { newPendingRecord, type StateRecord } from "../../src/domain/state-record.js";
+import type { RecoveryPolicy } from "../../src/domain/transitions.js";
 
 export const T0 = "2026-01-01T00:00:00.000Z";
+
+/** A recovery policy for the domain's tests: three recoveries, backoff from 100 ms to 5 s, then 20 s. */
+export const RECOVERY_POLICY: RecoveryPolicy = {
+  maxRecoveries: 3,
+  backoff: { baseMs: 100, capMs: 5_000 },
+  extendedBackoffAfter: 2,
+  extendedDelayMs: 20_000,
+  onExhausted: "error",
+};
 
 export function sampleOrder(orderId = "ord-1") {
   return orderFromMessage({
