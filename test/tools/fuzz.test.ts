@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAgentResponse } from "../../src/domain/agent-messages.js";
+import type { OrderMessage } from "../../src/domain/order.js";
 import { withoutStoreMetadata } from "../../src/domain/state-record.js";
 import { replyEventName, type StepName } from "../../src/domain/workflow.js";
 import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
@@ -18,6 +19,7 @@ import { ACTIVITY_SHAPES } from "../../tools/fuzz/activities/shapes.js";
 import { parseFuzzOptions, UsageError } from "../../tools/fuzz/options.js";
 import type { SubmissionFactory } from "../../tools/fuzz/orders/embedded.js";
 import { isJsonObject } from "../../tools/fuzz/orders/json-object.js";
+import { applyMutation } from "../../tools/fuzz/orders/mutations.js";
 import { sqliteQueueTarget } from "../../tools/fuzz/orders/sqlite-queue-target.js";
 import type { ReplyHandlerFactory } from "../../tools/fuzz/replies/reply-pipeline.js";
 import { replyTarget } from "../../tools/fuzz/replies/reply-target.js";
@@ -49,6 +51,23 @@ describe("npm run fuzz", () => {
     const orders = report.targets.find((t) => t.target === "orders: SQLite queue");
     expect(orders?.accepted).toBeGreaterThan(0);
     expect(orders?.deadLettered).toBeGreaterThan(0);
+  });
+});
+
+describe("the order mutations", () => {
+  it("name an extra item field as it is spelled, even one that looks like a replacement pattern", () => {
+    const order: OrderMessage = {
+      schemaVersion: 1,
+      orderId: "A",
+      customerId: "C",
+      currency: "EUR",
+      items: [{ sku: "S", quantity: 1, unitPriceMinor: 0 }],
+    };
+    for (const key of ["$& ", "$1", "$$", "note"]) {
+      const { body, field } = applyMutation(order, { kind: "extra", item: 0, key, value: 1 });
+      expect(field).toBe(`items[0].${key}`);
+      expect(Object.keys((body.items as Record<string, unknown>[])[0] ?? {})).toContain(key);
+    }
   });
 });
 

@@ -219,7 +219,8 @@ function extraField(body: JsonObject, change: Extract<Mutation, { kind: "extra" 
   const key = isItemField(change.key) ? `${change.key}_` : change.key;
   const { target, path } = placeOf(body, "sku", change.item);
   setOwn(target, key, change.value);
-  return { body, field: path.replace(/\.sku$/, `.${key}`) };
+  // A function, not a string: a key such as "$&" must not be read as a replacement pattern.
+  return { body, field: path.replace(/\.sku$/, () => `.${key}`) };
 }
 
 /** A text of the right characters and the wrong length, or of the right length with a wrong character. */
