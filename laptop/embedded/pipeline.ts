@@ -113,6 +113,7 @@ export class LocalPipeline {
   private readonly agent: (request: AgentRequest) => Promise<AgentResponse>;
   private readonly consumers: QueueConsumer[] = [];
   private readonly stopping = new AbortController();
+  private started = false;
   private readonly starterRuns: ReturnType<typeof createStarterRuns>;
 
   private constructor(
@@ -309,6 +310,7 @@ export class LocalPipeline {
 
   /** Starts the queue consumers and the starter and Supervisor timers. */
   start(): void {
+    this.started = true;
     const { logger, settings } = this.options;
     const submission = createSubmissionHandler({
       ...this.submissionDeps(),
@@ -362,9 +364,11 @@ export class LocalPipeline {
 
   /**
    * Runs the starter now (or once more after the run in progress): never two at once. Resolves when
-   * that run ends; never rejects.
+   * that run ends; never rejects. Before `start()` it runs nothing: a pipeline not started claims no
+   * record (an order settled by a caller's own starter does not set this one going).
    */
   nudgeStarter(durable: DurableClient = this.durable): Promise<void> {
+    if (!this.started) return Promise.resolve();
     return this.starterRuns.nudge(durable);
   }
 

@@ -139,7 +139,7 @@ describe("sas host", () => {
       ...["orders", "compensate", ids[0] ?? "", "--operator", "test", "--reason", "a test"],
       ...["--key", host.masterKey],
     ]);
-    expect(refused.status).toBe(1);
+    expect(refused.status, `stderr: ${refused.stderr}`).toBe(1);
     expect(refused.stderr).toMatch(/Processed/);
 
     // The partner stand-in wants the access key sas host generated for this start, which the app's

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { RunResult, Statement, Transaction } from "better-sqlite3";
+import type { RunResult, Statement } from "better-sqlite3";
 import type { Clock } from "../../ports/clock.js";
 import {
   checkOutgoingMessage,
@@ -17,6 +17,7 @@ import {
 } from "../../ports/message-queue.js";
 import { BOUND_LIMIT } from "./bound-limit.js";
 import type { EmbeddedDatabase } from "./database.js";
+import { type WriteBatch, writeBatchOf } from "./write-batch.js";
 
 interface MessageRow {
   sequence_number: number;
@@ -44,10 +45,9 @@ interface DeadLettering {
 
 /**
  * Peek-lock receiving over the rows of one queue name in `queue_messages`. A message is locked while
- * `locked_until` is later than the clock's now; an expired lock makes it available again. Every
- * read-modify-write runs in an IMMEDIATE transaction, so two connections to one file never lock one message;
- * a change that is one conditional statement (complete, renewLock) needs none: SQLite takes the write lock
- * before the statement reads.
+ * `locked_until` is later than the clock's now; an expired lock makes it available again. Every change
+ * runs in the connection's write batch (`write-batch.ts`), an IMMEDIATE transaction, so two connections
+ * to one file never lock one message, and a caller hears of its change once it is committed.
  */
 class SqliteQueueReceiver implements QueueReceiver {
   private readonly available: Statement<[string, number, number, number], MessageRow>;
@@ -58,6 +58,7 @@ class SqliteQueueReceiver implements QueueReceiver {
   private readonly moveToDeadLetter: Statement<[string, string, string, number]>;
   private readonly unlock: Statement<[number]>;
   private readonly peekFrom: Statement<[string, number, number], MessageRow>;
+  protected readonly writes: WriteBatch;
 
   constructor(
     protected readonly db: EmbeddedDatabase,
@@ -90,6 +91,7 @@ class SqliteQueueReceiver implements QueueReceiver {
     this.unlock = db.prepare(
       "UPDATE queue_messages SET lock_token = NULL, locked_until = NULL WHERE sequence_number = ?",
     );
+    this.writes = writeBatchOf(db);
     this.peekFrom = db.prepare(
       `SELECT * FROM queue_messages WHERE queue = ? AND sequence_number >= ? ORDER BY sequence_number LIMIT ${BOUND_LIMIT}`,
     );
@@ -97,8 +99,9 @@ class SqliteQueueReceiver implements QueueReceiver {
 
   async receive(maxMessages: number): Promise<ReceivedMessage[]> {
     checkPositiveInteger("maxMessages", maxMessages);
-    return immediate(this.db, () => {
-      const now = this.clock.now().getTime();
+    // The time of the request, not of the batch's commit a turn later (one a virtual clock may have moved).
+    const now = this.clock.now().getTime();
+    return this.writes.run(() => {
       const received: ReceivedMessage[] = [];
       // Candidates moved to the dead-letter queue free their slot, so look again until full or empty.
       for (;;) {
@@ -119,13 +122,13 @@ class SqliteQueueReceiver implements QueueReceiver {
   }
 
   async complete(message: ReceivedMessage): Promise<void> {
-    this.whileLocked(message, (token, now) =>
+    return this.whileLocked(message, (token, now) =>
       this.removeLocked.run(message.sequenceNumber, this.name, token, now),
     );
   }
 
   async abandon(message: ReceivedMessage): Promise<void> {
-    this.settle(message, (row) => {
+    return this.settle(message, (row) => {
       if (!this.autoDeadLettered(row)) this.unlock.run(row.sequence_number);
     });
   }
@@ -133,17 +136,22 @@ class SqliteQueueReceiver implements QueueReceiver {
   async deadLetter(message: ReceivedMessage, details: DeadLetterDetails): Promise<void> {
     const target = this.deadLettering?.queue;
     if (target === undefined) throw new Error(`${this.name} is a dead-letter queue; it cannot dead-letter`);
-    this.settle(message, (row) =>
-      this.moveToDeadLetter.run(target, details.reason, details.description, row.sequence_number),
-    );
+    return this.settle(message, (row) => {
+      this.moveToDeadLetter.run(target, details.reason, details.description, row.sequence_number);
+    });
   }
 
+  /**
+   * Not batched: a renewal is rare (one per message every half lock duration), and the consumer times
+   * the next one from when this one ends, so it ends without waiting for the turn's batch.
+   */
   async renewLock(message: ReceivedMessage): Promise<Date> {
-    let lockedUntil = 0;
-    this.whileLocked(message, (token, now) => {
-      lockedUntil = now + this.lockDurationMs;
-      return this.extendLocked.run(lockedUntil, message.sequenceNumber, this.name, token, now);
-    });
+    const token = lockTokenOf(message);
+    const now = this.clock.now().getTime();
+    const lockedUntil = now + this.lockDurationMs;
+    if (this.extendLocked.run(lockedUntil, message.sequenceNumber, this.name, token, now).changes === 0) {
+      throw new MessageLockLostError(this.name, message.messageId);
+    }
     return new Date(lockedUntil);
   }
 
@@ -159,18 +167,24 @@ class SqliteQueueReceiver implements QueueReceiver {
    * Runs `change`, one statement that changes the message's row only while `message` holds its lock;
    * throws MessageLockLostError if it changed nothing.
    */
-  private whileLocked(message: ReceivedMessage, change: (token: string, now: number) => RunResult): void {
+  private whileLocked(
+    message: ReceivedMessage,
+    change: (token: string, now: number) => RunResult,
+  ): Promise<void> {
     const token = lockTokenOf(message);
-    if (change(token, this.clock.now().getTime()).changes === 0) {
-      throw new MessageLockLostError(this.name, message.messageId);
-    }
+    const now = this.clock.now().getTime();
+    return this.writes.run(() => {
+      if (change(token, now).changes === 0) {
+        throw new MessageLockLostError(this.name, message.messageId);
+      }
+    });
   }
 
   /** Runs `action` on the message's row if `message` still holds its lock; throws MessageLockLostError if not. */
-  private settle<T>(message: ReceivedMessage, action: (row: LockedRow, now: number) => T): T {
+  private settle<T>(message: ReceivedMessage, action: (row: LockedRow, now: number) => T): Promise<T> {
     const token = lockTokenOf(message);
-    return immediate(this.db, () => {
-      const now = this.clock.now().getTime();
+    const now = this.clock.now().getTime();
+    return this.writes.run(() => {
       const row = this.lockedRow.get(message.sequenceNumber, this.name, token, now);
       if (!row) throw new MessageLockLostError(this.name, message.messageId);
       return action(row, now);
@@ -239,8 +253,8 @@ export class SqliteMessageQueue extends SqliteQueueReceiver implements MessageQu
   async send(messages: OutgoingMessage | readonly OutgoingMessage[]): Promise<SendResult> {
     const batch = isBatch(messages) ? messages : [messages];
     for (const message of batch) checkOutgoingMessage(message);
-    return immediate(this.db, () => {
-      const now = this.clock.now().getTime();
+    const now = this.clock.now().getTime();
+    return this.writes.run(() => {
       const expiredBefore = now - this.options.duplicateDetectionWindowMs;
       // rememberId already ignores expired ids, so pruning only keeps the table small: once a window is enough.
       if (now >= this.nextPruneAt) {
@@ -265,18 +279,6 @@ export class SqliteMessageQueue extends SqliteQueueReceiver implements MessageQu
       return { accepted, duplicates: batch.length - accepted };
     });
   }
-}
-
-const transactions = new WeakMap<EmbeddedDatabase, Transaction<(work: () => unknown) => unknown>>();
-
-/** Runs `work` in an IMMEDIATE transaction: the write lock is taken before the first read. */
-function immediate<T>(db: EmbeddedDatabase, work: () => T): T {
-  let run = transactions.get(db);
-  if (!run) {
-    run = db.transaction((unit: () => unknown) => unit());
-    transactions.set(db, run);
-  }
-  return run.immediate(work) as T;
 }
 
 function lockTokenOf(message: ReceivedMessage): string {

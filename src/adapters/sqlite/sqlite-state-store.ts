@@ -38,6 +38,7 @@ import {
 import { BOUND_LIMIT } from "./bound-limit.js";
 import type { EmbeddedDatabase } from "./database.js";
 import { SqliteRetiredOrders } from "./retired-orders.js";
+import { type WriteBatch, writeBatchOf } from "./write-batch.js";
 
 interface RecordRow {
   readonly etag: string;
@@ -164,6 +165,7 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
   >;
   private readonly removeOne: Statement<[string, string]>;
   private readonly tombstones: SqliteRetiredOrders;
+  private readonly writes: WriteBatch;
 
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
@@ -193,6 +195,7 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     this.retired = db.prepare(RETENTION_QUERIES.retired);
     this.removeOne = db.prepare(RETENTION_QUERIES.remove);
     this.tombstones = new SqliteRetiredOrders(db, this.removeOne);
+    this.writes = writeBatchOf(db);
   }
 
   async get(orderId: string): Promise<StoredStateRecord | undefined> {
@@ -207,11 +210,13 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
   async createIfAbsent(record: StateRecord): Promise<CreateResult> {
     const valid = checked(record);
     const columns = toColumns(valid);
-    const { changes } = this.insert.run(columns);
-    if (changes === 1) return { created: true, record: { ...valid, _etag: columns.etag } };
-    const existing = await this.get(valid.orderId);
-    if (!existing) throw new Error(`state record ${valid.orderId} vanished during create`);
-    return { created: false, existing };
+    return this.writes.run((): CreateResult => {
+      const { changes } = this.insert.run(columns);
+      if (changes === 1) return { created: true, record: { ...valid, _etag: columns.etag } };
+      const existing = this.selectOne.get(valid.orderId);
+      if (!existing) throw new Error(`state record ${valid.orderId} vanished during create`);
+      return { created: false, existing: toStored(existing) };
+    });
   }
 
   async replace(
@@ -220,12 +225,14 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
   ): Promise<Result<StoredStateRecord, PreconditionFailedError | NotFoundError>> {
     const valid = checked(record);
     const columns = toColumns(valid);
-    const { changes } = this.update.run({ ...columns, ifMatch });
-    if (changes === 1) return ok({ ...valid, _etag: columns.etag });
-    const exists = this.selectOne.get(valid.orderId) !== undefined;
-    return err(
-      exists ? new PreconditionFailedError(valid.orderId, ifMatch) : new NotFoundError(valid.orderId),
-    );
+    return this.writes.run(() => {
+      const { changes } = this.update.run({ ...columns, ifMatch });
+      if (changes === 1) return ok({ ...valid, _etag: columns.etag });
+      const exists = this.selectOne.get(valid.orderId) !== undefined;
+      return err(
+        exists ? new PreconditionFailedError(valid.orderId, ifMatch) : new NotFoundError(valid.orderId),
+      );
+    });
   }
 
   async queryClaimable(query: ClaimableQuery): Promise<Page<StoredStateRecord>> {
