@@ -6,7 +6,6 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAgentResponse } from "../../src/domain/agent-messages.js";
-import type { OrderMessage } from "../../src/domain/order.js";
 import { withoutStoreMetadata } from "../../src/domain/state-record.js";
 import { replyEventName, type StepName } from "../../src/domain/workflow.js";
 import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
@@ -27,6 +26,7 @@ import { formatReport } from "../../tools/fuzz/report.js";
 import { runFuzz } from "../../tools/fuzz/run-fuzz.js";
 import { type Fuzzable, fuzzable, type TargetReport } from "../../tools/fuzz/run-target.js";
 import { allTargets } from "../../tools/fuzz/targets.js";
+import { orderMessage } from "../pipeline/pipeline-harness.js";
 
 const SEED = 20260101;
 
@@ -56,13 +56,7 @@ describe("npm run fuzz", () => {
 
 describe("the order mutations", () => {
   it("name an extra item field as it is spelled, even one that looks like a replacement pattern", () => {
-    const order: OrderMessage = {
-      schemaVersion: 1,
-      orderId: "A",
-      customerId: "C",
-      currency: "EUR",
-      items: [{ sku: "S", quantity: 1, unitPriceMinor: 0 }],
-    };
+    const order = orderMessage("A");
     for (const key of ["$& ", "$1", "$$", "note"]) {
       const { body, field } = applyMutation(order, { kind: "extra", item: 0, key, value: 1 });
       expect(field).toBe(`items[0].${key}`);
