@@ -1,4 +1,5 @@
 /** The durable store's SQL, prepared once per database, in groups by table. */
+import { BOUND_LIMIT } from "../../src/adapters/sqlite/bound-limit.js";
 import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
 import type { RuntimeStatus } from "../../src/ports/durable-client.js";
 import type { ActivityWork, InstanceRow, TimerWork } from "./store-records.js";
@@ -160,7 +161,7 @@ function entityStatements(db: EmbeddedDatabase) {
       "INSERT INTO df_entity_requests (entity_id, request) VALUES (?, ?)",
     ),
     entityRequests: s<[string, number], { id: number; request: string }>(
-      "SELECT id, request FROM df_entity_requests WHERE entity_id = ? ORDER BY id LIMIT ?",
+      `SELECT id, request FROM df_entity_requests WHERE entity_id = ? ORDER BY id LIMIT ${BOUND_LIMIT}`,
     ),
     entitiesWithRequests: s<[], { entity_id: string }>(
       "SELECT entity_id FROM df_entity_requests GROUP BY entity_id ORDER BY MIN(id)",

@@ -60,7 +60,7 @@ export class WriteBatch {
       for (const write of writes) runAlone(write);
       return;
     }
-    writes.forEach((write, index) => write.resolve(results[index]));
+    for (const [index, write] of writes.entries()) write.resolve(results[index]);
   }
 }
 
