@@ -61,7 +61,7 @@ class SqliteQueueReceiver implements QueueReceiver {
   protected readonly writes: WriteBatch;
 
   constructor(
-    protected readonly db: EmbeddedDatabase,
+    db: EmbeddedDatabase,
     protected readonly clock: Clock,
     readonly name: string,
     private readonly lockDurationMs: number,
@@ -149,9 +149,10 @@ class SqliteQueueReceiver implements QueueReceiver {
     const token = lockTokenOf(message);
     const now = this.clock.now().getTime();
     const lockedUntil = now + this.lockDurationMs;
-    if (this.extendLocked.run(lockedUntil, message.sequenceNumber, this.name, token, now).changes === 0) {
-      throw new MessageLockLostError(this.name, message.messageId);
-    }
+    this.changedWhileLocked(
+      message,
+      this.extendLocked.run(lockedUntil, message.sequenceNumber, this.name, token, now),
+    );
     return new Date(lockedUntil);
   }
 
@@ -173,11 +174,12 @@ class SqliteQueueReceiver implements QueueReceiver {
   ): Promise<void> {
     const token = lockTokenOf(message);
     const now = this.clock.now().getTime();
-    return this.writes.run(() => {
-      if (change(token, now).changes === 0) {
-        throw new MessageLockLostError(this.name, message.messageId);
-      }
-    });
+    return this.writes.run(() => this.changedWhileLocked(message, change(token, now)));
+  }
+
+  /** Throws MessageLockLostError when a change conditional on `message`'s lock changed nothing. */
+  private changedWhileLocked(message: ReceivedMessage, result: RunResult): void {
+    if (result.changes === 0) throw new MessageLockLostError(this.name, message.messageId);
   }
 
   /** Runs `action` on the message's row if `message` still holds its lock; throws MessageLockLostError if not. */

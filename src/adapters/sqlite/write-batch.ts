@@ -1,3 +1,4 @@
+import type { Transaction } from "better-sqlite3";
 import type { EmbeddedDatabase } from "./database.js";
 
 interface PendingWrite {
@@ -24,8 +25,8 @@ export function writeBatchOf(db: EmbeddedDatabase): WriteBatch {
  * was on its own. One by one, each write was a transaction of its own, and on a file each commit
  * appends to the WAL every page it changed: the pages a turn's writes share (the indexes' newest
  * ends, the tables' upper levels) went there once per write. The embedded demo asks for 6 to 16
- * record writes a turn besides its queues' messages; batched, its commits per order fell from 15 to
- * 9 and its CPU per order on disk by about a tenth (in memory, no change beyond the noise).
+ * record writes a turn besides its queues' messages (what batching them saved: docs/performance.md,
+ * "Work per order against e45f986").
  *
  * When any write of a batch throws, the whole transaction is rolled back and each write is run again
  * on its own, so that one failure is reported to its own caller only, exactly as before batching.
@@ -33,7 +34,7 @@ export function writeBatchOf(db: EmbeddedDatabase): WriteBatch {
  */
 export class WriteBatch {
   private pending: PendingWrite[] = [];
-  private readonly inOneTransaction: { immediate: (writes: readonly PendingWrite[]) => unknown[] };
+  private readonly inOneTransaction: Transaction<(writes: readonly PendingWrite[]) => unknown[]>;
 
   constructor(db: EmbeddedDatabase) {
     this.inOneTransaction = db.transaction((writes: readonly PendingWrite[]) =>
