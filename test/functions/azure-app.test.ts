@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { triggerOf } from "../../laptop/worker/registration-capture.js";
+import { MAX_PARKED_BODY_DEPTH } from "../../src/adapters/functions-host/settle.js";
 import { CONNECTION_NAMES, QUEUE_NAMES, TIMER_SCHEDULE_SETTINGS } from "../../src/config/names.js";
 import { WORKFLOWS } from "../../src/domain/workflow.js";
 import { FUNCTION_NAMES } from "../../src/functions/function-names.js";
@@ -252,6 +253,21 @@ describe("Azure app handlers", () => {
       sourceMessageId: "m-deep",
       bodyDropped: expect.stringContaining("could not be serialised"),
     });
+  });
+
+  it("parks a body nested past the limit without it, however deep the stack it is sent from can go", async () => {
+    // A thousand arrays deep serialises here, but may not inside the client's send on another Node.js.
+    const nested = (depth: number) => JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`) as unknown;
+    await app.invoke(FUNCTION_NAMES.submitOrder, nested(1_000), { messageId: "m-1000" });
+    await app.invoke(FUNCTION_NAMES.submitOrder, nested(MAX_PARKED_BODY_DEPTH), { messageId: "m-limit" });
+    const parked = await app.queue(QUEUE_NAMES.invalidMessages).peek(10);
+    const byId = new Map(parked.map((m) => [m.applicationProperties.sourceMessageId, m]));
+    expect(byId.get("m-1000")?.body).toBeNull();
+    expect(byId.get("m-1000")?.applicationProperties.bodyDropped).toBe(
+      `the body could not be serialised: it is nested more than ${MAX_PARKED_BODY_DEPTH} levels deep`,
+    );
+    expect(byId.get("m-limit")?.body).toEqual(nested(MAX_PARKED_BODY_DEPTH));
+    expect(byId.get("m-limit")?.applicationProperties.bodyDropped).toBeUndefined();
   });
 
   it("parks a conflicting resend without overwriting the accepted order", async () => {

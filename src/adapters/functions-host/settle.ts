@@ -44,11 +44,24 @@ export async function runQueueHandler(
 }
 
 /**
- * The body to park: the message's own, or null when it cannot be serialised again (JSON nested some
- * thousands deep, which the sender's client wrote but JSON.stringify gives up on), with why. Sending
- * it as it is would fail every delivery, and the message would never be parked with its reason.
+ * Deeper than this, a body is parked without its content. `JSON.stringify` recurses, and how deep it
+ * can go depends on the stack already in use and on the Node.js version: a body that serialises here
+ * may fail again inside the client's send. Orders nest three deep; nothing worth reading nests 256.
+ */
+export const MAX_PARKED_BODY_DEPTH = 256;
+
+/**
+ * The body to park: the message's own, or null when it cannot be serialised again safely (JSON nested
+ * some thousands deep, which the sender's client wrote; a value `JSON.stringify` refuses), with why.
+ * Sending it as it is would fail every delivery, and the message would never be parked with its reason.
  */
 function parkable(body: JsonValue): { body: JsonValue; bodyDropped?: string } {
+  if (nestedDeeperThan(body, MAX_PARKED_BODY_DEPTH)) {
+    return {
+      body: null,
+      bodyDropped: `the body could not be serialised: it is nested more than ${MAX_PARKED_BODY_DEPTH} levels deep`,
+    };
+  }
   try {
     JSON.stringify(body);
     return { body };
@@ -56,4 +69,16 @@ function parkable(body: JsonValue): { body: JsonValue; bodyDropped?: string } {
     const reason = error instanceof Error ? error.message : String(error);
     return { body: null, bodyDropped: `the body could not be serialised: ${reason}` };
   }
+}
+
+/** Whether arrays and objects in `value` nest more than `limit` deep, found with a stack of its own. */
+function nestedDeeperThan(value: JsonValue, limit: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== "object" || next.value === null) continue;
+    const depth = next.depth + 1;
+    if (depth > limit) return true;
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth });
+  }
+  return false;
 }
