@@ -21,6 +21,9 @@ describe("sas start", () => {
         "5",
         "--slow",
         "0",
+        // Not the default 7080: another test file may hold it while this one runs.
+        "--store-port",
+        "0",
       ],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env } },
     );

@@ -15,7 +15,10 @@ describe("sas start --partner-url", () => {
   it("calls the partner it is given instead of starting its own, and dies whole on SIGKILL", async () => {
     partner = await startPartnerService({ clock: new SystemClock(), logger: new MemoryLogger() });
     host = await startSas(
-      ["start", "--data", ":memory:", "--port", "0", "--demo-orders", "4", "--partner-url", partner.url],
+      [
+        ...["start", "--data", ":memory:", "--port", "0", "--store-port", "0"],
+        ...["--demo-orders", "4", "--partner-url", partner.url],
+      ],
       HOST_READY,
     );
     expect(host.output()).toContain(`partner at ${partner.url}`);
