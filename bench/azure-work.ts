@@ -10,11 +10,11 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent } from "node:https";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CosmosClient } from "@azure/cosmos";
 import Database from "better-sqlite3";
+import { freePorts } from "../laptop/http/free-ports.js";
 import { buildApp, type CheckoutLayout, layoutOf, writeLocalSettings } from "./checkout-app.js";
 import { type CountingCosmos, startCountingCosmos, UNCOUNTED } from "./cosmos-counter.js";
 import type { CosmosCounts } from "./cosmos-requests.js";
@@ -76,19 +76,20 @@ export async function measureAzureWork(options: AzureWorkOptions): Promise<Azure
     stops.push(() => cosmos.stop());
     const serviceBus = await startCountingServiceBus(options.checkout);
     stops.push(() => serviceBus.stop());
+    const [partnerPort, blobPort, hostPort] = (await freePorts(3)) as [number, number, number];
     const partner = {
-      url: `http://127.0.0.1:${await freePort()}`,
+      url: `http://127.0.0.1:${partnerPort}`,
       key: randomBytes(24).toString("base64url"),
     };
     writeLocalSettings(options.checkout, appRoot, {
-      ...(await settingsFor(cosmos, serviceBus, partner)),
+      ...settingsFor(cosmos, serviceBus, partner, blobPort),
       AGENT_MODE: options.agentMode ?? "activity",
     });
     const host = await startHost({
       checkout: options.checkout,
       layout,
       appRoot,
-      port: await freePort(),
+      port: hostPort,
       data,
     });
     stops.unshift(() => host.stop());
@@ -143,12 +144,13 @@ async function runBatch(batch: Batch): Promise<AzureWork> {
   }
 }
 
-async function settingsFor(
+function settingsFor(
   cosmos: CountingCosmos,
   serviceBus: CountingServiceBus,
   partner: { readonly url: string; readonly key: string },
-): Promise<Record<string, string>> {
-  const blob = `http://127.0.0.1:${await freePort()}/devstoreaccount1`;
+  blobPort: number,
+): Record<string, string> {
+  const blob = `http://127.0.0.1:${blobPort}/devstoreaccount1`;
   return {
     CosmosDb__endpoint: `${cosmos.endpoint}/`,
     CosmosDb__key: "stand-in-accepts-any-key",
@@ -270,16 +272,4 @@ export function cosmosDifference(after: CosmosCounts, before: CosmosCounts): Cos
 
 export function serviceBusDifference(after: ServiceBusCounts, before: ServiceBusCounts): ServiceBusCounts {
   return { byKind: minus(after.byKind, before.byKind), operations: after.operations - before.operations };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -18,7 +18,9 @@ describe("sas demo", () => {
         seed: 11,
         agent,
         data: ":memory:",
-        timeoutMs: 60_000,
+        // Usually 8 s; about 22 s when an interleaving opens a partner's breaker and an order waits out
+        // its attempt timeout. The demo's own limit comes before the test's, so a miss says what hung.
+        timeoutMs: 120_000,
         env: {},
       });
       expect(summary.invariants).toEqual({ ok: true, violations: [] });
@@ -35,7 +37,7 @@ describe("sas demo", () => {
       expect(summary.partner.calls).toBeGreaterThan(summary.partner.effects); // the faults did bite
       expect(summary.storage).toMatchObject({ database: "memory", journalMode: "memory", commits: null });
     },
-    60_000,
+    150_000,
   );
 
   it("counts the run's commits on disk, at the embedded host's durability, beside the storage floor", async () => {

@@ -1,8 +1,8 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const SAMPLE = JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
@@ -46,15 +46,6 @@ export function buildApp(): BuiltApp {
   };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 export interface HostPorts {
   readonly http: number;
   readonly serviceBus: number;
@@ -65,15 +56,11 @@ export interface HostPorts {
   readonly store: number;
 }
 
+type Six = [number, number, number, number, number, number];
+
 export async function freePorts(): Promise<HostPorts> {
-  return {
-    http: await freePort(),
-    serviceBus: await freePort(),
-    cosmos: await freePort(),
-    blob: await freePort(),
-    partner: await freePort(),
-    store: await freePort(),
-  };
+  const [http, serviceBus, cosmos, blob, partner, store] = (await distinctFreePorts(6)) as Six;
+  return { http, serviceBus, cosmos, blob, partner, store };
 }
 
 /** The sample settings pointed at stand-ins on the given ports, without a SQL Server connection. */
