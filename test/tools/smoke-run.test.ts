@@ -180,9 +180,11 @@ describe("npm run smoke against the storefront on the embedded pipeline", () => 
     expect(outage, result.stdout).not.toBeNull();
     const [, since, until, back, after] = outage ?? [];
     expect(Date.parse(until ?? "") - Date.parse(since ?? "")).toBe(5_000);
-    // Read back up as soon as it was due (the command reads once a second), not once the orders were done.
+    // Read back up as soon as it was due (the command reads once a second), not once the orders were
+    // done, which takes longer: the breakers the outage opened wait before they probe again. The 5 s
+    // allow for a loaded machine's late timers and slow answers.
     expect(Date.parse(back ?? "")).toBeGreaterThanOrEqual(Date.parse(until ?? "") - 1_000);
-    expect(Date.parse(back ?? "")).toBeLessThan(Date.parse(until ?? "") + 3_000);
+    expect(Date.parse(back ?? "")).toBeLessThan(Date.parse(until ?? "") + 5_000);
     expect(Number(after)).toBeGreaterThan(0);
     expect(result.stdout).toMatch(/all 20 reached a final state in [\d.]+ s: Processed \d+/);
     expect(result.stdout).toMatch(/smoke: passed\n$/);
