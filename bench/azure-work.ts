@@ -76,20 +76,20 @@ export async function measureAzureWork(options: AzureWorkOptions): Promise<Azure
     stops.push(() => cosmos.stop());
     const serviceBus = await startCountingServiceBus(options.checkout);
     stops.push(() => serviceBus.stop());
-    const [partnerPort, blobPort, hostPort] = (await freePorts(3)) as [number, number, number];
+    const ports = await freePorts(["partner", "blob", "host"]);
     const partner = {
-      url: `http://127.0.0.1:${partnerPort}`,
+      url: `http://127.0.0.1:${ports.partner}`,
       key: randomBytes(24).toString("base64url"),
     };
     writeLocalSettings(options.checkout, appRoot, {
-      ...settingsFor(cosmos, serviceBus, partner, blobPort),
+      ...settingsFor(cosmos, serviceBus, partner, ports.blob),
       AGENT_MODE: options.agentMode ?? "activity",
     });
     const host = await startHost({
       checkout: options.checkout,
       layout,
       appRoot,
-      port: hostPort,
+      port: ports.host,
       data,
     });
     stops.unshift(() => host.stop());

@@ -56,11 +56,8 @@ export interface HostPorts {
   readonly store: number;
 }
 
-type Six = [number, number, number, number, number, number];
-
-export async function freePorts(): Promise<HostPorts> {
-  const [http, serviceBus, cosmos, blob, partner, store] = (await distinctFreePorts(6)) as Six;
-  return { http, serviceBus, cosmos, blob, partner, store };
+export function freePorts(): Promise<HostPorts> {
+  return distinctFreePorts(["http", "serviceBus", "cosmos", "blob", "partner", "store"]);
 }
 
 /** The sample settings pointed at stand-ins on the given ports, without a SQL Server connection. */

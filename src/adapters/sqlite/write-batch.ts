@@ -2,8 +2,8 @@ import type { Transaction } from "better-sqlite3";
 import type { EmbeddedDatabase } from "./database.js";
 
 interface PendingWrite {
-  readonly run: () => unknown;
-  readonly resolve: (value: unknown) => void;
+  /** Runs the write and returns how to answer its caller, which waits for the commit. */
+  readonly run: () => () => void;
   readonly reject: (reason: unknown) => void;
 }
 
@@ -34,7 +34,7 @@ export function writeBatchOf(db: EmbeddedDatabase): WriteBatch {
  */
 export class WriteBatch {
   private pending: PendingWrite[] = [];
-  private readonly inOneTransaction: Transaction<(writes: readonly PendingWrite[]) => unknown[]>;
+  private readonly inOneTransaction: Transaction<(writes: readonly PendingWrite[]) => (() => void)[]>;
 
   constructor(db: EmbeddedDatabase) {
     this.inOneTransaction = db.transaction((writes: readonly PendingWrite[]) =>
@@ -45,29 +45,32 @@ export class WriteBatch {
   /** `write` runs synchronously inside the batch's transaction; its result is the promise's value. */
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const pending = { run: write, resolve: resolve as (value: unknown) => void, reject };
-      if (this.pending.push(pending) === 1) setImmediate(() => this.flush());
+      const run = () => {
+        const value = write();
+        return () => resolve(value);
+      };
+      if (this.pending.push({ run, reject }) === 1) setImmediate(() => this.flush());
     });
   }
 
   private flush(): void {
     const writes = this.pending;
     this.pending = [];
-    let results: unknown[];
+    let answers: (() => void)[];
     try {
       // Immediate: the write lock is taken (or waited for) first, as a lone write's statement did.
-      results = this.inOneTransaction.immediate(writes);
+      answers = this.inOneTransaction.immediate(writes);
     } catch {
       for (const write of writes) runAlone(write);
       return;
     }
-    for (const [index, write] of writes.entries()) write.resolve(results[index]);
+    for (const answer of answers) answer();
   }
 }
 
 function runAlone(write: PendingWrite): void {
   try {
-    write.resolve(write.run());
+    write.run()();
   } catch (error) {
     write.reject(error);
   }
