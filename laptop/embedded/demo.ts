@@ -11,6 +11,7 @@ import {
   openDatabase,
   walCommitCount,
 } from "../../src/adapters/sqlite/database.js";
+import { closeDatabase } from "../../src/adapters/sqlite/write-batch.js";
 import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
 import { type RandomSource, seededRandom } from "../../src/domain/backoff.js";
 import type { OrderMessage } from "../../src/domain/order.js";
@@ -160,7 +161,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     };
   } finally {
     await stack.stop();
-    db.close();
+    closeDatabase(db);
     if (temporary) rmSync(temporary, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,7 @@ import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { JsonLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
+import { closeDatabase } from "../../src/adapters/sqlite/write-batch.js";
 import { startOtlpTelemetry } from "../../src/adapters/telemetry/otlp-sdk.js";
 import { startOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
 import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
@@ -78,7 +79,7 @@ export async function runHost(options: HostOptions): Promise<void> {
     await servers?.api.close();
     await stop();
     await sdk?.shutdown();
-    db.close();
+    closeDatabase(db);
     logFile.end();
   };
   let servers: Servers;

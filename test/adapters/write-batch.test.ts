@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { writeBatchOf } from "../../src/adapters/sqlite/write-batch.js";
+import { closeDatabase, writeBatchOf } from "../../src/adapters/sqlite/write-batch.js";
 
 const opened: EmbeddedDatabase[] = [];
 const dirs: string[] = [];
@@ -87,5 +87,26 @@ describe("writeBatchOf", () => {
     const written = writeBatchOf(db).run(() => db.prepare("INSERT INTO notes (text) VALUES ('x')").run());
     db.close();
     await expect(written).rejects.toThrow(/not open/);
+  });
+
+  it("commits and answers the writes still waiting when closeDatabase closes the connection", async () => {
+    const { db, path } = fileDatabase();
+    const insert = db.prepare("INSERT INTO notes (text) VALUES (?)");
+    const batch = writeBatchOf(db);
+    const written = [batch.run(() => insert.run("a").changes), batch.run(() => insert.run("b").changes)];
+    closeDatabase(db);
+    expect(db.open).toBe(false);
+    await expect(Promise.all(written)).resolves.toEqual([1, 1]);
+    const reopened = openDatabase(path, { migrations: [] });
+    opened.push(reopened);
+    const texts = reopened.prepare("SELECT text FROM notes ORDER BY id").all() as { text: string }[];
+    expect(texts.map((row) => row.text)).toEqual(["a", "b"]);
+  });
+
+  it("closes a connection with no write waiting, and one already closed, without complaint", () => {
+    const { db } = fileDatabase();
+    closeDatabase(db);
+    expect(db.open).toBe(false);
+    expect(() => closeDatabase(db)).not.toThrow();
   });
 });

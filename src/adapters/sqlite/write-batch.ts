@@ -53,8 +53,10 @@ export class WriteBatch {
     });
   }
 
-  private flush(): void {
+  /** Runs the writes waiting for the end of the turn now; nothing when none is waiting. */
+  flush(): void {
     const writes = this.pending;
+    if (writes.length === 0) return;
     this.pending = [];
     let answers: (() => void)[];
     try {
@@ -66,6 +68,15 @@ export class WriteBatch {
     }
     for (const answer of answers) answer();
   }
+}
+
+/**
+ * Commits the writes still waiting for the end of the turn, then closes the connection: a write asked
+ * for just before a shutdown is committed and answered rather than refused for a closed connection.
+ */
+export function closeDatabase(db: EmbeddedDatabase): void {
+  if (db.open) batches.get(db)?.flush();
+  db.close();
 }
 
 function runAlone(write: PendingWrite): void {
