@@ -7,6 +7,7 @@ import {
   type DurableFixture,
   FIXTURE_AGENT_MODES,
   fixtureEnv,
+  type RecordedVersion,
   readDurableFixture,
 } from "../support/durable-fixtures.js";
 import { orderMessage, post, runUntil, type Scenario, terminal } from "./pipeline-harness.js";
@@ -59,7 +60,7 @@ async function recordsOf(s: Scenario, ids: readonly string[]): Promise<Map<strin
 async function expectEachOrderOnItsVersion(
   s: Scenario,
   fixture: DurableFixture,
-  fixtureVersion: 1 | 2 = 1,
+  fixtureVersion: RecordedVersion = 1,
 ): Promise<void> {
   const ids = [...Object.keys(fixture.states), ...NEW_ORDERS];
   await runUntil(s, terminal(s, ...ids), { maxMs: 30 * 60_000 });
@@ -125,6 +126,19 @@ describe("a deployment that makes the newest workflow version the default under 
       );
       const s = await deployNewest(fixture);
       await expectEachOrderOnItsVersion(s, fixture, 2);
+    },
+    120_000,
+  );
+
+  it.each(FIXTURE_AGENT_MODES)(
+    "finishes the orders of histories recorded by the build before version 4 under version 3 (Agent as %s)",
+    async (agentMode) => {
+      const fixture = readDurableFixture(agentMode, 3);
+      expect(Object.values(fixture.states)).toEqual(
+        expect.arrayContaining(["Processing", "Compensating", "Processed"]),
+      );
+      const s = await deployNewest(fixture);
+      await expectEachOrderOnItsVersion(s, fixture, 3);
     },
     120_000,
   );

@@ -31,17 +31,23 @@ export function fixtureEnv(agentMode: "activity" | "queue", workflowVersion: str
   return { AGENT_MODE: agentMode, WORKFLOW_VERSION: workflowVersion };
 }
 
+/** The workflow versions whose runs were recorded, each by the last build before the next version. */
+export type RecordedVersion = 1 | 2 | 3;
+
 /**
- * A recording of one workflow version's run: version 1's by the build that had only version 1, version
- * 2's by the last build before version 3 (its orders carry the version 1 ids, recorded under version 2).
+ * A recording of one workflow version's run: version 1's by the build that had only version 1, each later
+ * one's by the last build before the version after it (their orders carry the version 1 ids).
  */
-export function durableFixturePath(agentMode: "activity" | "queue", workflowVersion: 1 | 2 = 1): string {
+export function durableFixturePath(
+  agentMode: "activity" | "queue",
+  workflowVersion: RecordedVersion = 1,
+): string {
   return new URL(`../fixtures/durable-v${workflowVersion}-${agentMode}.json`, import.meta.url).pathname;
 }
 
 export function readDurableFixture(
   agentMode: "activity" | "queue",
-  workflowVersion: 1 | 2 = 1,
+  workflowVersion: RecordedVersion = 1,
 ): DurableFixture {
   return JSON.parse(readFileSync(durableFixturePath(agentMode, workflowVersion), "utf8")) as DurableFixture;
 }
