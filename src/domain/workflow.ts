@@ -45,6 +45,12 @@ export const WORKFLOWS: readonly WorkflowDefinition[] = [
     orchestration: "orderProcessingV3",
     steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
   },
+  {
+    // Version 2's steps; the Agent's activity also runs the steps that fit inside the deadline it was given.
+    version: 4,
+    orchestration: "orderProcessingV4",
+    steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
+  },
 ];
 
 /**
@@ -54,6 +60,13 @@ export const WORKFLOWS: readonly WorkflowDefinition[] = [
  * rolled back still reads the inputs of their attempts.
  */
 export const RECORDS_IN_AGENT_FROM = 3;
+
+/**
+ * The first version whose attempts let the Agent's activity that runs the first step go on to the next
+ * steps while they fit inside that step's deadline, the one the orchestration's timer is set at
+ * (orchestrators/activities/step-chain.ts). Older versions run one step an activity, as they did.
+ */
+export const CHAINS_STEPS_FROM = 4;
 
 /** The version new orders are pinned to unless the WORKFLOW_VERSION setting names another. */
 export const LATEST_WORKFLOW_VERSION = Math.max(...WORKFLOWS.map((w) => w.version));

@@ -142,7 +142,8 @@ export const ORDER_ACTIVITIES = {
   /**
    * Workflow version 3 on: `beginAttempt` with the first step's deadline chosen by the orchestration,
    * and in the Agent's activity form the first step run and recorded too (`runStep`), so an attempt of
-   * n steps costs n activities.
+   * n steps costs n activities. Version 4 on (`chainSteps`): the next steps too, while they fit inside
+   * that deadline, so an attempt whose steps all do costs one.
    */
   startAttempt: activity<StartedAttempt>()(
     "orderStartAttempt",
@@ -152,6 +153,7 @@ export const ORDER_ACTIVITIES = {
       traceparent: traceparentSchema.optional(),
       workflowVersion: integer(1, 1_000),
       firstCompleteBy: isoInstantSchema,
+      chainSteps: z.literal(true).optional(),
     }),
   ),
   /**

@@ -5,6 +5,7 @@ import { validate } from "../domain/validation.js";
 import {
   type AttemptInput,
   attemptInputSchema,
+  CHAINS_STEPS_FROM,
   RECORDS_IN_AGENT_FROM,
   type StepName,
   WORKFLOWS,
@@ -129,7 +130,8 @@ function orderProcessingFor(workflowVersion: number): OrderOrchestrator {
  * deadline, and the Supervisor arranges the next attempt. A permanent fault fails the order, or undoes
  * the completed steps in reverse order when there are any. Version 3 on, in the Agent's activity form,
  * the Agent's activity records a step that succeeded well before its deadline, and the first step runs
- * in the activity that reads the plan (`openAttempt`). Deterministic: no clock, no I/O, no random.
+ * in the activity that reads the plan (`openAttempt`); version 4 on, so do the steps after it that fit
+ * inside the first step's deadline. Deterministic: no clock, no I/O, no random.
  */
 function* orderProcessing(
   context: OrchestrationContext,
@@ -153,7 +155,9 @@ function* orderProcessing(
 /**
  * Reads the attempt's plan, which also starts its first step. Version 3 on, given the step timeout, the
  * first step's deadline is chosen here and its timer races the activity that reads the plan, which
- * also runs that step in the Agent's activity form: no activity of its own for the plan.
+ * also runs that step in the Agent's activity form: no activity of its own for the plan. Version 4 on,
+ * that activity runs the next steps too while each can be given this deadline with at least half a
+ * step timeout to go; the plan it returns starts at the last step it ran.
  */
 function* openAttempt(
   context: OrchestrationContext,
@@ -182,7 +186,9 @@ function* openAttempt(
     ...(input.traceparent ? { traceparent: input.traceparent } : {}),
     workflowVersion,
     firstCompleteBy,
+    ...(workflowVersion >= CHAINS_STEPS_FROM ? { chainSteps: true as const } : {}),
   });
+  // Version 4 on, the activity may be running a later step when the timer fires: all its steps share this deadline.
   const winner = yield context.df.Task.any([start, timer]);
   const step = input.firstStep;
   if (winner !== start) return { outcome: "timedOut", step, lateByMs: lateBy(context, firstCompleteBy) };

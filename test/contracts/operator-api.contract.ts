@@ -224,13 +224,14 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
             CompensationFailed: 0,
           },
           inFlight: { processing: 0, max: 200 },
-          // The Pending and the Error order may still run version 3's code; the Processed one may not.
+          // The Pending and the Error order may still run version 4's code; the Processed one may not.
           workflowVersions: {
-            default: 3,
+            default: 4,
             byVersion: {
               1: { inFlight: 0, awaitingOperator: 0 },
               2: { inFlight: 0, awaitingOperator: 0 },
-              3: { inFlight: 1, awaitingOperator: 1 },
+              3: { inFlight: 0, awaitingOperator: 0 },
+              4: { inFlight: 1, awaitingOperator: 1 },
             },
           },
           oldestPending: { orderId: "ord-s2", since: T0, ageMs: 0 },

@@ -62,7 +62,7 @@ describe.runIf(available)("the dashboard in a browser", () => {
       expect(await page.locator("#throughput").textContent()).toContain(finishedPerMinute.join(" · "));
       expect(await page.locator("#oldest-pending").textContent()).toBe("Nothing is Pending.");
       expect(await page.locator("#workflow-versions").textContent()).toBe(
-        "v1: 0 in flight, 0 awaiting an operator · v2: 0 in flight, 0 awaiting an operator · v3 (new orders): 0 in flight, 1 awaiting an operator",
+        "v1: 0 in flight, 0 awaiting an operator · v2: 0 in flight, 0 awaiting an operator · v3: 0 in flight, 0 awaiting an operator · v4 (new orders): 0 in flight, 1 awaiting an operator",
       );
       expect(await page.locator("#dead-lettered").textContent()).toMatch(
         /^orders 0 · agent-requests 0 · agent-responses 0 \(counted up to 1000 per queue/,
@@ -73,7 +73,7 @@ describe.runIf(available)("the dashboard in a browser", () => {
       await expect
         .poll(() => page.locator("#timeline").textContent())
         .toContain("supervisor recover: Processing → Error");
-      expect(await page.locator("#detail-state").textContent()).toContain("workflow v3 · attempt");
+      expect(await page.locator("#detail-state").textContent()).toContain("workflow v4 · attempt");
       expect(await page.locator("#detail-state").textContent()).toContain("reserveInventory InDoubt");
 
       await page.getByRole("button", { name: "Resubmit…" }).click();

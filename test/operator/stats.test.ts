@@ -194,6 +194,7 @@ describe("workflow versions", () => {
         1: { inFlight: 0, awaitingOperator: 0 },
         2: { inFlight: 7, awaitingOperator: 1 },
         3: { inFlight: 0, awaitingOperator: 0 },
+        4: { inFlight: 0, awaitingOperator: 0 },
         7: { inFlight: 1, awaitingOperator: 0 },
       },
     });

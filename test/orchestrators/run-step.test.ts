@@ -1,95 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
-import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
-import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import { applyTransition } from "../../src/domain/transitions.js";
 import { RECORD_MARGIN_MS } from "../../src/orchestrators/activities/progress.js";
-import { type ActivityInvocation, bindActivities } from "../../src/orchestrators/activity-contract.js";
 import { agentRequestFor } from "../../src/orchestrators/agent-request.js";
-import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
 import {
   ORDER_ACTIVITIES,
   type StartedAttempt,
   type StepRun,
 } from "../../src/orchestrators/order-contracts.js";
-import { pendingRecord, T0 } from "../support/records.js";
-
-const STEP_TIMEOUT_MS = 5_000;
-const INSTANCE = "ord-1:1";
-
-/** The order activities on SQLite in memory, an Agent that answers as told, and a claimed record of version 3. */
-async function setUp(answer: (request: AgentRequest) => AgentResponse | Promise<AgentResponse>) {
-  const db = openDatabase(":memory:");
-  const clock = new VirtualClock(T0);
-  const states = new SqliteStateStore(db);
-  const asked: AgentRequest[] = [];
-  const settled: string[] = [];
-  const activities = createOrderActivities({
-    states,
-    orders: new SqliteOrdersRepository(db, clock),
-    notifier: { notify: async () => undefined },
-    alerts: new LoggingAlertSink(new MemoryLogger()),
-    clock,
-    logger: new MemoryLogger(),
-    agent: async (request) => {
-      asked.push(request);
-      return answer(request);
-    },
-    sendAgentRequest: async () => undefined,
-    onOrderSettled: async () => {
-      settled.push("settled");
-    },
-    settings: {
-      stepTimeoutMs: STEP_TIMEOUT_MS,
-      agentCallsPerStep: 3,
-      agentAmplification: 1,
-      agentMode: "activity",
-    },
-  });
-  const pending = pendingRecord("ord-1", { workflowVersion: 3 });
-  const claimed = applyTransition(pending, "starter", { type: "claim", now: T0, attemptTimeoutMs: 60_000 });
-  if (!claimed.ok) throw new Error(claimed.error.message);
-  await states.createIfAbsent(claimed.value.record);
-  const handlers = new Map(bindActivities(ORDER_ACTIVITIES, activities).map((a) => [a.name, a.handler]));
-  const invocation: ActivityInvocation = { durableClient: () => ({}) as never };
-  const call = async <T>(name: string, input: unknown) => {
-    const handler = handlers.get(name);
-    if (!handler) throw new Error(`${name} is not registered`);
-    return (await handler(input, invocation)) as T;
-  };
-  return { db, clock, states, asked, settled, call };
-}
-
-/** `orderStartAttempt` for attempt 1, its first step due one step timeout after T0. */
-function startAttempt(call: <T>(name: string, input: unknown) => Promise<T>): Promise<StartedAttempt> {
-  return call<StartedAttempt>(ORDER_ACTIVITIES.startAttempt.name, {
-    orderId: "ord-1",
-    instanceId: INSTANCE,
-    attempt: 1,
-    workflowVersion: 3,
-    firstCompleteBy: addMilliseconds(T0, STEP_TIMEOUT_MS),
-  });
-}
-
-const succeeded = (request: AgentRequest): AgentResponse => ({
-  schemaVersion: 2,
-  requestId: request.requestId,
-  orderId: request.orderId,
-  attempt: request.attempt,
-  step: request.step,
-  operation: request.operation,
-  instanceId: request.instanceId,
-  outcome: "succeeded",
-  reference: `ref-${request.step}`,
-  fault: null,
-  callsMade: 1,
-  completedAt: T0,
-});
+import { T0 } from "../support/records.js";
+import {
+  INSTANCE,
+  STEP_TIMEOUT_MS,
+  setUpOrderActivities as setUp,
+  startAttempt,
+  succeeded,
+} from "./order-activity-harness.js";
 
 describe("the activities that run a step and record it (workflow version 3 on)", () => {
   it("starts the attempt, runs its first step and starts the second, in one activity", async () => {

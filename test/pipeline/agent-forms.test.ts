@@ -22,35 +22,51 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
     }
   });
 
-  it("costs one activity and one orchestration episode per step in the Agent's activity form, three in its queue form", async () => {
+  /** The activities each episode of the order's first attempt scheduled, by episode. */
+  function scheduledByEpisode(s: Awaited<ReturnType<typeof openScenario>>, instanceId: string): string[][] {
+    return s.db
+      .prepare<[string], { events: string }>(
+        "SELECT events FROM df_history WHERE instance_id = ? ORDER BY episode",
+      )
+      .all(instanceId)
+      .map((row) =>
+        (JSON.parse(row.events) as { EventType: number; Name?: string }[])
+          .filter((event) => event.EventType === 4)
+          .map((event) => event.Name ?? ""),
+      );
+  }
+
+  it("costs, under version 4, one activity and two episodes an attempt whose steps fit in the first one's deadline in the Agent's activity form; three activities a step in its queue form", async () => {
     const s = await openScenario({ AGENT_MODE: mode });
     await post(s, orderMessage("ord-work"));
     await runUntil(s, terminal(s, "ord-work"));
+    expect(await recordOf(s, "ord-work")).toMatchObject({ processState: "Processed", workflowVersion: 4 });
+    const episodes = scheduledByEpisode(s, "ord-work:1");
+    if (mode === "activity") {
+      expect(episodes).toEqual([["orderStartAttempt"], []]);
+      return;
+    }
+    expect(episodes.flat()).toEqual([
+      "orderStartAttempt",
+      ...["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"].flatMap(() => [
+        "orderSendAgentRequest",
+        "orderAdvance",
+      ]),
+    ]);
+    // The request sent, the reply's event and the step recorded, an episode each at most.
+    expect(episodes.length).toBeLessThanOrEqual(14);
+  });
+
+  it("costs, under version 3, one activity and one orchestration episode per step in the Agent's activity form", async () => {
+    const s = await openScenario({ AGENT_MODE: mode, WORKFLOW_VERSION: "3" });
+    await post(s, orderMessage("ord-work"));
+    await runUntil(s, terminal(s, "ord-work"));
     expect(await recordOf(s, "ord-work")).toMatchObject({ processState: "Processed", workflowVersion: 3 });
-    const episodes = s.db
-      .prepare<[], { events: string }>(
-        "SELECT events FROM df_history WHERE instance_id = 'ord-work:1' ORDER BY episode",
-      )
-      .all()
-      .map((row) => JSON.parse(row.events) as { EventType: number; Name?: string }[]);
-    const scheduled = episodes
-      .flat()
-      .filter((event) => event.EventType === 4)
-      .map((event) => event.Name);
-    expect(scheduled).toEqual(
-      mode === "activity"
-        ? ["orderStartAttempt", "orderRunStep", "orderRunStep", "orderRunStep"]
-        : [
-            "orderStartAttempt",
-            ...["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"].flatMap(() => [
-              "orderSendAgentRequest",
-              "orderAdvance",
-            ]),
-          ],
-    );
-    // The queue form: the request sent, the reply's event and the step recorded, an episode each at most.
-    if (mode === "activity") expect(episodes).toHaveLength(5);
-    else expect(episodes.length).toBeLessThanOrEqual(14);
+    const episodes = scheduledByEpisode(s, "ord-work:1");
+    if (mode === "activity") {
+      expect(episodes.flat()).toEqual(["orderStartAttempt", "orderRunStep", "orderRunStep", "orderRunStep"]);
+      expect(episodes).toHaveLength(5);
+    } else expect(episodes.flat().filter((name) => name === "orderAdvance")).toHaveLength(4);
   });
 
   it("keeps the order's personal and payment fields out of the durable histories, undos included", async () => {

@@ -12,11 +12,13 @@ import type {
 import type { OrderActivityDeps } from "./deps.js";
 import { runAndRecord } from "./progress.js";
 import type { RecordActions } from "./record-actions.js";
+import { runStepChain } from "./step-chain.js";
 import { undoGrantRequest, undoWork } from "./undo-work.js";
 
 /**
  * `beginAttempt`: the attempt's plan, read once so the orchestrator does no I/O. `startAttempt` (version
- * 3 on): the same with the first step's deadline given, and in the Agent's activity form that step run.
+ * 3 on): the same with the first step's deadline given, and in the Agent's activity form that step run;
+ * version 4 on (`chainSteps`), the steps after it too while they fit inside that deadline.
  */
 export function createAttemptActivities(
   deps: OrderActivityDeps,
@@ -44,8 +46,16 @@ export function createAttemptActivities(
         maxCalls: plan.firstStart.allowance,
         reference: null,
       });
-      const firstRun = await runAndRecord(deps, actions, { request, next: next ?? null }, invocation);
-      return { plan, firstRun };
+      const chainUntil = input.chainSteps ? plan.firstCompleteBy : undefined;
+      const firstRun = await runAndRecord(
+        deps,
+        actions,
+        { request, next: next ?? null },
+        invocation,
+        chainUntil,
+      );
+      if (!input.chainSteps) return { plan, firstRun };
+      return runStepChain(deps, actions, { input, plan, firstRun }, invocation);
     },
   };
 }

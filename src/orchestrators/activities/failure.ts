@@ -20,6 +20,7 @@ export function createFailureActivities(
           step,
           now,
           // A probe time already past (a slow reply, a clock apart) is as good as now.
+          // biome-ignore lint/complexity/useMathMinMax: ISO instants of one format, compared as text
           until: until > now ? until : now,
           callsMade,
           amplification: deps.settings.agentAmplification,

@@ -38,20 +38,35 @@ export function createProgressActivities(
  */
 export const RECORD_MARGIN_MS = 1_000;
 
-/** Asks the Agent for one step and, when it succeeded in time, records it and starts the next. */
+/**
+ * The least of the step timeout that must be left before a chain's deadline for the Agent's activity to
+ * start the next step under it (version 4 on); with less, the next step gets a deadline of its own.
+ */
+export const CHAIN_MIN_REMAINING_SHARE = 0.5;
+
+/**
+ * Asks the Agent for one step and, when it succeeded in time, records it and starts the next. Given a
+ * `chainUntil` (version 4 on), the next step is started with that deadline while at least
+ * `CHAIN_MIN_REMAINING_SHARE` of a step timeout is left before it, for the same activity to run it.
+ */
 export async function runAndRecord(
   deps: OrderActivityDeps,
   actions: RecordActions,
   input: { readonly request: AgentRequest; readonly next: StepName | null },
   invocation: ActivityInvocation,
+  chainUntil?: string,
 ): Promise<StepRun> {
   const { request, next } = input;
   const reply = await deps.agent(request);
-  const margin = Math.min(RECORD_MARGIN_MS, deps.settings.stepTimeoutMs / 4);
-  if (reply.outcome !== "succeeded" || Date.parse(actions.now()) + margin >= Date.parse(request.completeBy)) {
+  const { stepTimeoutMs } = deps.settings;
+  const margin = Math.min(RECORD_MARGIN_MS, stepTimeoutMs / 4);
+  const now = Date.parse(actions.now());
+  if (reply.outcome !== "succeeded" || now + margin >= Date.parse(request.completeBy)) {
     return { reply, advanced: null };
   }
-  const completeBy = next ? addMilliseconds(actions.now(), deps.settings.stepTimeoutMs) : null;
+  const chains =
+    chainUntil !== undefined && Date.parse(chainUntil) - now >= stepTimeoutMs * CHAIN_MIN_REMAINING_SHARE;
+  const completeBy = next ? (chains ? chainUntil : addMilliseconds(actions.now(), stepTimeoutMs)) : null;
   const recorded = await recordProgress(
     deps,
     actions,

@@ -1,0 +1,124 @@
+/**
+ * Workflow version 4: the activity that runs an attempt's first step goes on to the next steps while each
+ * can be started with the first step's deadline and at least half a step timeout left before it.
+ */
+import { describe, expect, it } from "vitest";
+import type { AgentRequest } from "../../src/domain/agent-messages.js";
+import { addMilliseconds } from "../../src/domain/time.js";
+import { CHAIN_MIN_REMAINING_SHARE } from "../../src/orchestrators/activities/progress.js";
+import { T0 } from "../support/records.js";
+import { STEP_TIMEOUT_MS, setUpOrderActivities, startAttempt, succeeded } from "./order-activity-harness.js";
+
+const FIRST_DEADLINE = addMilliseconds(T0, STEP_TIMEOUT_MS);
+const STEPS = ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"];
+
+describe("an attempt's steps run by one activity (workflow version 4)", () => {
+  it("runs every step that fits inside the first step's deadline, each started with it and then completed", async () => {
+    const { call, asked, states, settled } = await setUpOrderActivities(succeeded, 4);
+    const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    expect(asked.map((r) => [r.step, r.completeBy, r.maxCalls])).toEqual(
+      STEPS.map((step) => [step, FIRST_DEADLINE, 3]),
+    );
+    // Each call kept its own idempotency key, as in an activity of its own.
+    expect(new Set(asked.map((r) => r.idempotencyKey)).size).toBe(4);
+    expect(started.plan).toMatchObject({
+      owned: true,
+      mode: "forward",
+      pendingSteps: ["notifyCustomer"],
+      completed: STEPS.slice(0, 3).map((step) => ({ step, reference: `ref-${step}` })),
+      firstStart: { ok: true },
+      firstCompleteBy: FIRST_DEADLINE,
+    });
+    expect(started.firstRun).toMatchObject({ reply: { step: "notifyCustomer" }, advanced: { ok: true } });
+    const record = await states.get("ord-1");
+    expect(record).toMatchObject({ processState: "Processed", lockedBy: null });
+    expect(record?.steps.map((s) => [s.status, s.completeBy])).toEqual(
+      STEPS.map(() => ["Completed", FIRST_DEADLINE]),
+    );
+    const commands = record?.history.map((entry) => `${entry.command}:${entry.step ?? ""}`);
+    expect(commands).toEqual([
+      "claim:",
+      ...STEPS.flatMap((step) => [`startStep:${step}`, `completeStep:${step}`]),
+      "finish:",
+    ]);
+    expect(settled).toEqual(["settled"]);
+  });
+
+  it("gives the next step a deadline of its own once less than half a step timeout is left, and stops there", async () => {
+    const slowly = STEP_TIMEOUT_MS * CHAIN_MIN_REMAINING_SHARE * 0.6; // two replies use more than half
+    const { call, asked, clock, states } = await setUpOrderActivities(async (request: AgentRequest) => {
+      await clock.advance(slowly);
+      return succeeded(request);
+    }, 4);
+    const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    expect(asked.map((r) => r.step)).toEqual(["reserveInventory", "chargePayment"]);
+    const ownDeadline = addMilliseconds(T0, 2 * slowly + STEP_TIMEOUT_MS);
+    expect(started.plan).toMatchObject({
+      pendingSteps: STEPS.slice(1),
+      completed: [{ step: "reserveInventory", reference: "ref-reserveInventory" }],
+    });
+    expect(started.firstRun?.advanced).toMatchObject({ ok: true, completeBy: ownDeadline });
+    const record = await states.get("ord-1");
+    expect(record?.steps.map((s) => s.status)).toEqual(["Completed", "Completed", "Running", "NotStarted"]);
+    expect(record?.completeBy).toBe(ownDeadline);
+  });
+
+  it("stops at a refusal, with the steps completed before it in the plan for the orchestration to undo", async () => {
+    const { call, asked, states } = await setUpOrderActivities(
+      (request) =>
+        request.step === "arrangeShipment"
+          ? {
+              ...succeeded(request),
+              outcome: "failed",
+              reference: null,
+              fault: { kind: "permanent", code: "NoCarrier", message: "no carrier" },
+            }
+          : succeeded(request),
+      4,
+    );
+    const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    expect(asked.map((r) => r.step)).toEqual(STEPS.slice(0, 3));
+    expect(started.plan).toMatchObject({
+      pendingSteps: ["arrangeShipment", "notifyCustomer"],
+      completed: STEPS.slice(0, 2).map((step) => ({ step, reference: `ref-${step}` })),
+      firstStart: { ok: true },
+    });
+    expect(started.firstRun).toMatchObject({ reply: { outcome: "failed" }, advanced: null });
+    const record = await states.get("ord-1");
+    expect(record?.steps.map((s) => s.status)).toEqual(["Completed", "Completed", "Running", "NotStarted"]);
+    expect(record?.compensationLog.map((entry) => entry.step)).toEqual(STEPS.slice(0, 2));
+  });
+
+  it("runs again from the step it was in when it broke, with that step's idempotency key", async () => {
+    let breakOnShipment = true;
+    const { call, asked, states } = await setUpOrderActivities((request) => {
+      if (request.step === "arrangeShipment" && breakOnShipment) {
+        breakOnShipment = false;
+        throw new Error("the host went down mid-call");
+      }
+      return succeeded(request);
+    }, 4);
+    await expect(startAttempt(call, { workflowVersion: 4, chainSteps: true })).rejects.toThrow(/went down/);
+    expect((await states.get("ord-1"))?.steps.map((s) => s.status)).toEqual([
+      "Completed",
+      "Completed",
+      "Running",
+      "NotStarted",
+    ]);
+    // The runtime runs the activity again with the same input.
+    const again = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    const shipments = asked.filter((r) => r.step === "arrangeShipment");
+    expect(shipments).toHaveLength(2);
+    expect(shipments[1]?.idempotencyKey).toBe(shipments[0]?.idempotencyKey);
+    expect(asked.filter((r) => r.step === "reserveInventory")).toHaveLength(1);
+    expect(again.plan).toMatchObject({ pendingSteps: ["notifyCustomer"] });
+    expect(await states.get("ord-1")).toMatchObject({ processState: "Processed" });
+  });
+
+  it("runs one step when not asked to chain, as version 3 does", async () => {
+    const { call, asked } = await setUpOrderActivities(succeeded, 4);
+    const started = await startAttempt(call, { workflowVersion: 4 });
+    expect(asked.map((r) => r.step)).toEqual(["reserveInventory"]);
+    expect(started.plan).toMatchObject({ pendingSteps: STEPS });
+  });
+});
