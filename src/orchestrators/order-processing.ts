@@ -56,6 +56,11 @@ export type AttemptOutcome =
 
 export interface AttemptResult {
   readonly outcome: AttemptOutcome;
+  /**
+   * The step the attempt ended at. When version 4's first activity lost the race to its timer or
+   * broke, the step the attempt opened with: that activity may have been running a later one, which
+   * the record names.
+   */
   readonly step?: StepName;
   /**
    * For `timedOut`: how long after the step's deadline the orchestration saw its timer fire. Far past

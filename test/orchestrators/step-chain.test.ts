@@ -3,18 +3,36 @@
  * can be started with the first step's deadline and at least half a step timeout left before it.
  */
 import { describe, expect, it } from "vitest";
-import type { AgentRequest } from "../../src/domain/agent-messages.js";
+import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import { CHAIN_MIN_REMAINING_SHARE } from "../../src/orchestrators/activities/progress.js";
 import { T0 } from "../support/records.js";
 import { STEP_TIMEOUT_MS, setUpOrderActivities, startAttempt, succeeded } from "./order-activity-harness.js";
 
 const FIRST_DEADLINE = addMilliseconds(T0, STEP_TIMEOUT_MS);
+
+/** A partner that answers every step but `step`, which it answers with `fault`. */
+function failingAt(step: string, fault: NonNullable<AgentResponse["fault"]>) {
+  return (request: AgentRequest): AgentResponse =>
+    request.step === step
+      ? { ...succeeded(request), outcome: "failed", reference: null, fault }
+      : succeeded(request);
+}
 const STEPS = ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"];
 
 describe("an attempt's steps run by one activity (workflow version 4)", () => {
   it("runs every step that fits inside the first step's deadline, each started with it and then completed", async () => {
-    const { call, asked, states, settled } = await setUpOrderActivities(succeeded, 4);
+    const seenAtCall: unknown[] = [];
+    const { call, asked, states, settled } = await setUpOrderActivities(async (request) => {
+      // What the record holds as the call begins: the step started, with the request's deadline and calls.
+      const step = (await states.get("ord-1"))?.steps.find((s) => s.name === request.step);
+      seenAtCall.push([
+        step?.status,
+        step?.completeBy === request.completeBy,
+        step?.allowance === request.maxCalls,
+      ]);
+      return succeeded(request);
+    }, 4);
     const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
     expect(asked.map((r) => [r.step, r.completeBy, r.maxCalls])).toEqual(
       STEPS.map((step) => [step, FIRST_DEADLINE, 3]),
@@ -42,6 +60,7 @@ describe("an attempt's steps run by one activity (workflow version 4)", () => {
       "finish:",
     ]);
     expect(settled).toEqual(["settled"]);
+    expect(seenAtCall).toEqual(STEPS.map(() => ["Running", true, true]));
   });
 
   it("gives the next step a deadline of its own once less than half a step timeout is left, and stops there", async () => {
@@ -65,15 +84,7 @@ describe("an attempt's steps run by one activity (workflow version 4)", () => {
 
   it("stops at a refusal, with the steps completed before it in the plan for the orchestration to undo", async () => {
     const { call, asked, states } = await setUpOrderActivities(
-      (request) =>
-        request.step === "arrangeShipment"
-          ? {
-              ...succeeded(request),
-              outcome: "failed",
-              reference: null,
-              fault: { kind: "permanent", code: "NoCarrier", message: "no carrier" },
-            }
-          : succeeded(request),
+      failingAt("arrangeShipment", { kind: "permanent", code: "NoCarrier", message: "no carrier" }),
       4,
     );
     const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
@@ -87,6 +98,42 @@ describe("an attempt's steps run by one activity (workflow version 4)", () => {
     const record = await states.get("ord-1");
     expect(record?.steps.map((s) => s.status)).toEqual(["Completed", "Completed", "Running", "NotStarted"]);
     expect(record?.compensationLog.map((entry) => entry.step)).toEqual(STEPS.slice(0, 2));
+  });
+
+  it("stops at a step the breaker defers, that step first in the plan for the orchestration to defer", async () => {
+    const { call, asked } = await setUpOrderActivities(
+      failingAt("chargePayment", {
+        kind: "unavailable",
+        code: "BreakerOpen",
+        message: "the breaker is open",
+      }),
+      4,
+    );
+    const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    expect(asked.map((r) => r.step)).toEqual(STEPS.slice(0, 2));
+    expect(started.plan).toMatchObject({
+      pendingSteps: STEPS.slice(1),
+      completed: [{ step: "reserveInventory", reference: "ref-reserveInventory" }],
+    });
+    expect(started.firstRun).toMatchObject({ reply: { fault: { kind: "unavailable" } }, advanced: null });
+  });
+
+  it("leaves to the orchestration a step an earlier run gave a deadline of its own, calling nothing", async () => {
+    const slowly = STEP_TIMEOUT_MS * 0.6; // less than half a step timeout left after the first reply
+    const { call, asked, clock } = await setUpOrderActivities(async (request: AgentRequest) => {
+      await clock.advance(slowly);
+      return succeeded(request);
+    }, 4);
+    const first = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    const ownDeadline = addMilliseconds(T0, slowly + STEP_TIMEOUT_MS);
+    expect(first.firstRun?.advanced).toMatchObject({ ok: true, completeBy: ownDeadline });
+    // The run's result was lost with its host: the runtime runs the activity again with the same input.
+    const again = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    expect(again).toMatchObject({
+      plan: { pendingSteps: STEPS.slice(1), firstCompleteBy: ownDeadline, firstStart: { ok: true } },
+      firstRun: null,
+    });
+    expect(asked.map((r) => r.step)).toEqual(["reserveInventory"]);
   });
 
   it("runs again from the step it was in when it broke, with that step's idempotency key", async () => {

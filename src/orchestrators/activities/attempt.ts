@@ -33,10 +33,15 @@ export function createAttemptActivities(
       }),
     async startAttempt(input, invocation) {
       const ref: AttemptRef = { orderId: input.orderId, instanceId: input.instanceId };
-      const plan = await planAttempt(deps, actions, { ...input, ref });
+      const keepStoredDeadline = input.chainSteps === true;
+      const plan = await planAttempt(deps, actions, { ...input, ref, keepStoredDeadline });
       if (!plan.owned || plan.mode !== "forward" || !plan.firstStart.ok || plan.agentMode !== "activity") {
         return { plan, firstRun: null };
       }
+      // Version 4: an earlier run of this activity gave the step a deadline of its own, which the
+      // orchestration's timer must race; it runs the step in an activity of its own, as that run meant.
+      if (keepStoredDeadline && plan.firstCompleteBy !== input.firstCompleteBy)
+        return { plan, firstRun: null };
       const [first, next] = plan.pendingSteps;
       if (!first) return { plan, firstRun: null };
       const request = agentRequestFor(input, {
@@ -65,6 +70,11 @@ interface AttemptToPlan {
   /** The version of the orchestration asking; absent in histories recorded before versions were named: 1. */
   readonly workflowVersion: number;
   readonly firstCompleteBy: string;
+  /**
+   * Version 4 on: the plan's `firstCompleteBy` is the first step's deadline as stored, which differs
+   * from the one asked for when an earlier run of the activity started that step with another.
+   */
+  readonly keepStoredDeadline?: boolean;
 }
 
 async function planAttempt(
@@ -98,7 +108,7 @@ async function planAttempt(
     mode,
   });
   if (mode === "compensate") return compensationPlan(deps, actions, ref);
-  return forwardPlan(deps, actions, { ref, record, firstCompleteBy: attempt.firstCompleteBy });
+  return forwardPlan(deps, actions, { ...attempt, ref, record });
 }
 
 function planBasics(deps: OrderActivityDeps) {
@@ -141,7 +151,7 @@ async function compensationPlan(
 async function forwardPlan(
   deps: OrderActivityDeps,
   actions: RecordActions,
-  attempt: { readonly ref: AttemptRef; readonly record: StateRecord; readonly firstCompleteBy: string },
+  attempt: AttemptToPlan & { readonly record: StateRecord },
 ): Promise<ForwardPlan> {
   const { ref, record } = attempt;
   await actions.notify(record, "processing");
@@ -154,22 +164,20 @@ async function forwardPlan(
     .map((s) => s.name)
     .filter((step) => !completed.some((c) => c.step === step));
   // Reading the plan also starts the first pending step: one update fewer per attempt.
-  const { firstCompleteBy } = attempt;
   const first = pendingSteps[0];
-  const firstStart: StepStart = first
-    ? actions.startOf(
-        await actions.apply(ref, () => actions.startStep(ref, first, firstCompleteBy), "step.started", {
-          step: first,
-        }),
-        first,
-      )
-    : { ok: false, reason: "refused", detail: "no step left to start" };
-  return {
-    ...planBasics(deps),
-    mode: "forward",
-    pendingSteps,
-    completed,
-    firstStart,
-    firstCompleteBy,
-  };
+  if (!first) {
+    const firstStart: StepStart = { ok: false, reason: "refused", detail: "no step left to start" };
+    const { firstCompleteBy } = attempt;
+    return { ...planBasics(deps), mode: "forward", pendingSteps, completed, firstStart, firstCompleteBy };
+  }
+  const started = await actions.apply(
+    ref,
+    () => actions.startStep(ref, first, attempt.firstCompleteBy),
+    "step.started",
+    { step: first },
+  );
+  const stored = started.ok ? stepOf(started.record, first)?.completeBy : undefined;
+  const firstCompleteBy = (attempt.keepStoredDeadline && stored) || attempt.firstCompleteBy;
+  const firstStart = actions.startOf(started, first);
+  return { ...planBasics(deps), mode: "forward", pendingSteps, completed, firstStart, firstCompleteBy };
 }
