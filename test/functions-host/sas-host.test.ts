@@ -132,7 +132,7 @@ describe("sas host", () => {
 
     // The operator's CLI works against it as against func start, with the keys the host checks.
     const shown = sasOrders(app, host, ["orders", "show", ids[0] ?? "", "--key", host.functionKey, "--json"]);
-    expect(shown.status).toBe(0);
+    expect(shown.status, `sas orders show: ${shown.stderr}`).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ orderId: ids[0], processState: "Processed" });
     expect(sasOrders(app, host, ["orders", "show", ids[0] ?? ""])).toMatchObject({ status: 1 });
     const refused = sasOrders(app, host, [

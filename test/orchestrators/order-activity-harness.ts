@@ -19,15 +19,24 @@ export type ActivityCall = <T>(name: string, input: unknown) => Promise<T>;
 
 /**
  * The order activities on SQLite in memory, an Agent that answers as told, and order `ord-1` claimed
- * for attempt 1 under the given workflow version.
+ * for attempt 1 under the given workflow version. `replaceTakesMs` makes the store's nth replace
+ * (from 1) take that long on the virtual clock.
  */
 export async function setUpOrderActivities(
   answer: (request: AgentRequest) => AgentResponse | Promise<AgentResponse>,
   workflowVersion = 3,
+  replaceTakesMs: (nth: number) => number = () => 0,
 ) {
   const db = openDatabase(":memory:");
   const clock = new VirtualClock(T0);
-  const states = new SqliteStateStore(db);
+  let replaces = 0;
+  const states = new (class extends SqliteStateStore {
+    override async replace(...args: Parameters<SqliteStateStore["replace"]>) {
+      const result = await super.replace(...args);
+      await clock.advance(replaceTakesMs(++replaces));
+      return result;
+    }
+  })(db);
   const asked: AgentRequest[] = [];
   const settled: string[] = [];
   const activities = createOrderActivities({

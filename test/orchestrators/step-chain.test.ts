@@ -82,6 +82,24 @@ describe("an attempt's steps run by one activity (workflow version 4)", () => {
     expect(record?.completeBy).toBe(ownDeadline);
   });
 
+  it("leaves the next step to the orchestration when a slow record write used up more than half its time", async () => {
+    // The write that completes the first step and starts the second takes 60% of a step timeout.
+    const { call, asked, states } = await setUpOrderActivities(succeeded, 4, (nth) =>
+      nth === 2 ? STEP_TIMEOUT_MS * 0.6 : 0,
+    );
+    const started = await startAttempt(call, { workflowVersion: 4, chainSteps: true });
+    expect(asked.map((r) => r.step)).toEqual(["reserveInventory"]);
+    expect(started.plan).toMatchObject({ pendingSteps: STEPS, completed: [] });
+    expect(started.firstRun?.advanced).toMatchObject({ ok: true, completeBy: FIRST_DEADLINE });
+    const record = await states.get("ord-1");
+    expect(record?.steps.map((s) => [s.status, s.completeBy])).toEqual([
+      ["Completed", FIRST_DEADLINE],
+      ["Running", FIRST_DEADLINE],
+      ["NotStarted", null],
+      ["NotStarted", null],
+    ]);
+  });
+
   it("stops at a refusal, with the steps completed before it in the plan for the orchestration to undo", async () => {
     const { call, asked, states } = await setUpOrderActivities(
       failingAt("arrangeShipment", { kind: "permanent", code: "NoCarrier", message: "no carrier" }),
