@@ -51,13 +51,12 @@ export function createAttemptActivities(
         maxCalls: plan.firstStart.allowance,
         reference: null,
       });
-      const chainUntil = input.chainSteps ? plan.firstCompleteBy : undefined;
+      const chainUntil = input.chainSteps ? { chainUntil: plan.firstCompleteBy } : {};
       const firstRun = await runAndRecord(
         deps,
         actions,
-        { request, next: next ?? null },
+        { request, next: next ?? null, ...chainUntil },
         invocation,
-        chainUntil,
       );
       if (!input.chainSteps) return { plan, firstRun };
       return runStepChain(deps, actions, { input, plan, firstRun }, invocation);

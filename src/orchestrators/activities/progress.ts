@@ -44,6 +44,11 @@ export const RECORD_MARGIN_MS = 1_000;
  */
 export const CHAIN_MIN_REMAINING_SHARE = 0.5;
 
+/** Whether `chainUntil` leaves at least `CHAIN_MIN_REMAINING_SHARE` of a step timeout after `now`. */
+export function leavesRoomToChain(deps: OrderActivityDeps, chainUntil: string, now: string): boolean {
+  return Date.parse(chainUntil) - Date.parse(now) >= deps.settings.stepTimeoutMs * CHAIN_MIN_REMAINING_SHARE;
+}
+
 /**
  * Asks the Agent for one step and, when it succeeded in time, records it and starts the next. Given a
  * `chainUntil` (version 4 on), the next step is started with that deadline while at least
@@ -52,11 +57,10 @@ export const CHAIN_MIN_REMAINING_SHARE = 0.5;
 export async function runAndRecord(
   deps: OrderActivityDeps,
   actions: RecordActions,
-  input: { readonly request: AgentRequest; readonly next: StepName | null },
+  input: { readonly request: AgentRequest; readonly next: StepName | null; readonly chainUntil?: string },
   invocation: ActivityInvocation,
-  chainUntil?: string,
 ): Promise<StepRun> {
-  const { request, next } = input;
+  const { request, next, chainUntil } = input;
   const reply = await deps.agent(request);
   const { stepTimeoutMs } = deps.settings;
   const margin = Math.min(RECORD_MARGIN_MS, stepTimeoutMs / 4);
@@ -64,8 +68,7 @@ export async function runAndRecord(
   if (reply.outcome !== "succeeded" || now + margin >= Date.parse(request.completeBy)) {
     return { reply, advanced: null };
   }
-  const chains =
-    chainUntil !== undefined && Date.parse(chainUntil) - now >= stepTimeoutMs * CHAIN_MIN_REMAINING_SHARE;
+  const chains = chainUntil !== undefined && leavesRoomToChain(deps, chainUntil, actions.now());
   const completeBy = next ? (chains ? chainUntil : addMilliseconds(actions.now(), stepTimeoutMs)) : null;
   const recorded = await recordProgress(
     deps,

@@ -2,7 +2,7 @@ import type { ActivityInvocation } from "../activity-contract.js";
 import { agentRequestFor } from "../agent-request.js";
 import type { CompletedStep, ForwardPlan, StartedAttempt, StepRun, StepStart } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
-import { CHAIN_MIN_REMAINING_SHARE, runAndRecord } from "./progress.js";
+import { leavesRoomToChain, runAndRecord } from "./progress.js";
 import type { RecordActions } from "./record-actions.js";
 
 /** An attempt whose first step the activity has run, as `startAttempt` has it. */
@@ -41,7 +41,7 @@ export async function runStepChain(
     const advanced = run.advanced;
     if (!done || !step || !advanced?.ok || !advanced.next.ok || advanced.completeBy !== chainUntil) break;
     // The step's record write may have been slow: its call too needs half a step timeout left.
-    if (Date.parse(chainUntil) - Date.parse(actions.now()) < minimumLeftMs(deps)) break;
+    if (!leavesRoomToChain(deps, chainUntil, actions.now())) break;
     chained.push({ step: done, reference: run.reply.reference });
     start = advanced.next;
     at++;
@@ -53,7 +53,7 @@ export async function runStepChain(
       reference: null,
     });
     const next = plan.pendingSteps[at + 1] ?? null;
-    run = await runAndRecord(deps, actions, { request, next }, invocation, chainUntil);
+    run = await runAndRecord(deps, actions, { request, next, chainUntil }, invocation);
   }
   if (at === 0) return { plan, firstRun: run };
   return {
@@ -65,8 +65,4 @@ export async function runStepChain(
     },
     firstRun: run,
   };
-}
-
-function minimumLeftMs(deps: OrderActivityDeps): number {
-  return deps.settings.stepTimeoutMs * CHAIN_MIN_REMAINING_SHARE;
 }
