@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { JsonAnswer } from "../src/adapters/web/json-response.js";
+import { readBodyUpTo } from "../src/adapters/web/request-body.js";
 import {
   isPartnerOperation,
   isUndoOperation,
@@ -101,14 +102,8 @@ export async function parseCall(req: IncomingMessage, path: string): Promise<Par
 
 /** The body as text, or null when it is larger than allowed (it is still drained, to keep the connection usable). */
 async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size <= MAX_BODY_BYTES) chunks.push(buffer);
-  }
-  return size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString("utf8");
+  const body = await readBodyUpTo(req, MAX_BODY_BYTES);
+  return body === undefined ? null : body.toString("utf8");
 }
 
 function fail(status: number, error: string, message: string, headers?: Record<string, string>): Parsed {

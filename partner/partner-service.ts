@@ -62,7 +62,7 @@ import { type JsonAnswer, sendJson } from "../src/adapters/web/json-response.js"
 import { listenOrRefuse } from "../src/adapters/web/listen-or-refuse.js";
 import type { Clock } from "../src/ports/clock.js";
 import type { Logger } from "../src/ports/logger.js";
-import { accessRefusal } from "./access.js";
+import { type AccessGuard, accessGuard } from "./access.js";
 import { type Call, parseCall } from "./call-request.js";
 import {
   adoptStartRates,
@@ -167,6 +167,7 @@ type Answer = JsonAnswer & { readonly body: Readonly<Record<string, unknown>> };
 /** What the handlers of one running partner service share. */
 interface PartnerRuntime extends ControlHost {
   readonly accessKey: string | undefined;
+  readonly refuseAccess: AccessGuard;
   readonly undoRefusals: boolean;
   /** Aborted by close(), so answers still waiting on the clock give up instead of holding the server open. */
   readonly closing: AbortController;
@@ -224,6 +225,7 @@ function partnerRuntime(options: PartnerServiceOptions): PartnerRuntime {
     clock: options.clock,
     logger: options.logger,
     accessKey: options.accessKey,
+    refuseAccess: accessGuard(options.accessKey),
     seed,
     slowMs,
     undoRefusals: options.undoRefusals ?? false,
@@ -281,12 +283,12 @@ function serve(partner: PartnerRuntime, req: IncomingMessage, res: ServerRespons
 }
 
 async function handle(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = new URL(req.url ?? "/", "http://partner").pathname;
+  const path = pathOf(req.url);
   if (req.method === "GET" && path === "/health") {
     sendJson(res, { status: 200, body: { status: "ok" } });
     return;
   }
-  const refusal = accessRefusal(partner.accessKey, req.headers);
+  const refusal = partner.refuseAccess(req.headers);
   if (refusal) {
     partner.ledger.count("unauthorized");
     partner.logger.warn("partner.unauthorized", { method: req.method, path, status: refusal.status });
@@ -310,6 +312,16 @@ async function handle(partner: PartnerRuntime, req: IncomingMessage, res: Server
     return;
   }
   await answerCall(partner, parsed.call, req, res);
+}
+
+/**
+ * The request target's path, its query left out. Taken as sent: every route is an exact path, so a
+ * path that is not one of them (dot segments and escapes included) is refused as unknown.
+ */
+function pathOf(target: string | undefined): string {
+  if (target === undefined) return "/";
+  const query = target.indexOf("?");
+  return query === -1 ? target : target.slice(0, query);
 }
 
 function badRequest(partner: PartnerRuntime, req: IncomingMessage, answer: JsonAnswer): void {

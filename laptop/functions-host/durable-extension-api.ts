@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { type JsonAnswer, sendJson } from "../../src/adapters/web/json-response.js";
 import { listenOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
+import { readBodyUpTo } from "../../src/adapters/web/request-body.js";
 import {
   FINISHED_STATUSES,
   InstanceAlreadyRunningError,
@@ -11,7 +12,6 @@ import {
   type RuntimeStatus,
 } from "../../src/ports/durable-client.js";
 import type { InstanceFilter, LocalDurableRuntime } from "../durable/local-durable-runtime.js";
-import { readBodyUpTo } from "../http/request-body.js";
 import type { OverridableStates } from "./host-config.js";
 
 /**

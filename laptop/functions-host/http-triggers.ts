@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import azureFunctions from "@azure/functions";
 import { listenOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
+import { readBodyUpTo } from "../../src/adapters/web/request-body.js";
 import type { Logger } from "../../src/ports/logger.js";
-import { readBodyUpTo } from "../http/request-body.js";
 import { type BindingData, invocationContextFor } from "../worker/invocation-context.js";
 import { type CapturedFunction, triggerOf } from "../worker/registration-capture.js";
 

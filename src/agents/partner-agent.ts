@@ -70,6 +70,39 @@ export interface PartnerAgentDeps {
   readonly breaker?: Pick<SharedBreaker, "admit" | "record">;
 }
 
+/** Where an operation's calls go, and the HTTP attributes of their spans and metrics. */
+interface OperationTarget {
+  readonly url: URL;
+  readonly http: {
+    readonly "http.request.method": "POST";
+    readonly "server.address": string;
+    readonly "server.port": number;
+  };
+}
+
+type StepDeps = PartnerAgentDeps & {
+  readonly telemetry: Telemetry;
+  readonly target: (operation: string) => OperationTarget;
+};
+
+/** Each operation's target, parsed from the partner's URL on its first call rather than on every call. */
+function operationTargets(partnerUrl: string): (operation: string) => OperationTarget {
+  const known = new Map<string, OperationTarget>();
+  return (operation) => {
+    let target = known.get(operation);
+    if (!target) {
+      const url = new URL(`${partnerUrl}/operations/${operation}`);
+      const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+      target = {
+        url,
+        http: { "http.request.method": "POST", "server.address": url.hostname, "server.port": port },
+      };
+      known.set(operation, target);
+    }
+    return target;
+  };
+}
+
 type CallResult =
   | { readonly kind: "success"; readonly reference: string | null }
   | { readonly kind: "fault"; readonly fault: AgentFault };
@@ -84,6 +117,7 @@ export function createPartnerAgent(
   deps: PartnerAgentDeps,
 ): (request: AgentRequest) => Promise<AgentResponse> {
   const orders = recentOrders(deps.orders);
+  const target = operationTargets(deps.partnerUrl);
   return async (request) => {
     const telemetry = deps.telemetry ?? globalTelemetry();
     const started = deps.clock.now();
@@ -101,7 +135,7 @@ export function createPartnerAgent(
     });
     let response: AgentResponse;
     try {
-      response = await runStep({ ...deps, orders, telemetry }, request, contextOf(span));
+      response = await runStep({ ...deps, orders, telemetry, target }, request, contextOf(span));
     } catch (error) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
       span.end(deps.clock.now());
@@ -121,11 +155,7 @@ export function createPartnerAgent(
 }
 
 /** The step's calls: as many as the allowance and the deadline permit, each a child of `parent`. */
-async function runStep(
-  deps: PartnerAgentDeps & { readonly telemetry: Telemetry },
-  request: AgentRequest,
-  parent: Context,
-): Promise<AgentResponse> {
+async function runStep(deps: StepDeps, request: AgentRequest, parent: Context): Promise<AgentResponse> {
   const operation = PARTNER_OPERATIONS[request.step][request.operation];
   const deadline = Date.parse(request.completeBy);
   const log = deps.logger.child({
@@ -229,17 +259,12 @@ function respond(
 
 /** One call: an HTTP client span (its `traceparent` sent along) and the call metrics. */
 async function callPartner(
-  deps: PartnerAgentDeps & { readonly telemetry: Telemetry },
+  deps: StepDeps,
   operation: string,
   request: AgentRequest,
   at: { readonly call: number; readonly parent: Context; readonly body: string },
 ): Promise<CallResult> {
-  const url = new URL(`${deps.partnerUrl}/operations/${operation}`);
-  const http = {
-    "http.request.method": "POST",
-    "server.address": url.hostname,
-    "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
-  };
+  const { url, http } = deps.target(operation);
   const started = deps.clock.now();
   const span = startSpan(deps.telemetry.tracer, "POST", {
     kind: SpanKind.CLIENT,

@@ -1,4 +1,5 @@
-import { createServer } from "node:net";
+import { request } from "node:http";
+import { connect, createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { Ledger, type LedgerEvent, type LedgerJournal } from "../../partner/ledger.js";
@@ -280,6 +281,56 @@ describe("calls and replays", () => {
   it("accepts a key of exactly 200 characters", async () => {
     const partner = await start();
     expect((await post(partner, "chargePayment", "k".repeat(200), { orderId: "o" })).status).toBe(200);
+  });
+
+  it("routes on the path without its query, and refuses a path with dot segments as unknown", async () => {
+    const partner = await start();
+    const withQuery = await post(
+      partner,
+      "",
+      "k-1",
+      { orderId: "o" },
+      { path: "/operations/chargePayment?x=1" },
+    );
+    expect(withQuery.status).toBe(200);
+    // fetch, and node:http given a URL, resolve the dot segments before sending; a path option is sent as is.
+    const dotted = await new Promise<number>((resolve, reject) => {
+      const { hostname, port } = new URL(partner.url);
+      const call = request({
+        host: hostname,
+        port: Number(port),
+        path: "/control/../operations/chargePayment",
+        method: "POST",
+        headers: { "Idempotency-Key": "k-2", "Content-Type": "application/json" },
+      });
+      call.once("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      call.once("error", reject);
+      call.end(JSON.stringify({ orderId: "o" }));
+    });
+    expect(dotted).toBe(404);
+    expect(partner.ledger()).toMatchObject({ calls: 1, effects: 1 });
+  });
+
+  it("keeps serving after a caller goes away in the middle of its body, with nothing applied", async () => {
+    const partner = await start();
+    const { hostname, port } = new URL(partner.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          "POST /operations/chargePayment HTTP/1.1\r\nHost: partner\r\nIdempotency-Key: cut\r\n" +
+            'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"orderId":',
+          () => socket.destroy(),
+        );
+      });
+      socket.once("close", () => resolve());
+      socket.once("error", reject);
+    });
+    await until(() => logger.events("partner.internal-error").length > 0);
+    expect((await post(partner, "chargePayment", "whole", { orderId: "o" })).status).toBe(200);
+    expect(partner.ledger()).toMatchObject({ calls: 1, effects: 1 });
   });
 });
 

@@ -29,3 +29,21 @@ export function readRequestBody(
     req.once("close", () => resolve("aborted"));
   });
 }
+
+/**
+ * The whole request body; undefined when it runs past `maxBytes` (the rest is read and dropped, so the
+ * connection stays usable). Rejects when the client goes away before the body's end.
+ */
+export function readBodyUpTo(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    req.once("end", () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks)));
+    // A client that goes away before the end makes the request emit an error ("aborted").
+    req.once("error", reject);
+  });
+}
