@@ -4,7 +4,8 @@
 // alternately (base, this, this, base, ...), each in a process of its own in its own checkout. Per
 // order: CPU, and from a run on disk the durable work its database kept; with --azure, the Cosmos DB
 // requests, Service Bus operations and durable work of each checkout's `sas host` on the Azure path.
-import { spawnSync } from "node:child_process";
+// On Linux, each run's CPU by thread too, whole process (thread-cpu.ts).
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -25,8 +26,10 @@ import {
   STORAGE_KINDS,
   type StorageKind,
   targetLines,
+  threadFigures,
 } from "./demo-comparison.js";
 import { comparisonTable, type Figures } from "./runtime-comparison.js";
+import { type ThreadCpu, watchThreads } from "./thread-cpu.js";
 import { countDurableWork } from "./work-counts.js";
 
 const USAGE = [
@@ -39,6 +42,7 @@ const USAGE = [
   "  --azure         also measure each build's `sas host` on the Azure path (Cosmos DB, Service Bus)",
   "  --azure-orders  orders of each Azure-path run, 1 to 1000000 (default --orders)",
   "  --json          print the runs and the comparison as JSON instead of the table",
+  "On Linux each demo's CPU is also split by thread (main, V8 and loader, partner, other), whole process.",
   "Exits 0 when every run was made, 1 when one failed, 2 on bad flags; the targets are reported, not enforced.",
 ].join("\n");
 
@@ -107,38 +111,56 @@ export function storageKinds(raw: string): StorageKind[] {
   return kinds;
 }
 
-/** One demo run of a checkout, in a process of its own, and its figures. */
-function demoRun(checkout: string, kind: StorageKind, orders: number): Figures {
+/** One demo run of a checkout, in a process of its own, and its figures (by thread too, on Linux). */
+async function demoRun(checkout: string, kind: StorageKind, orders: number): Promise<Figures> {
   const cli = checkoutCli(checkout);
   if (!cli) throw new Error(`${checkout}: no demo command`);
   const dir = kind === "disk" ? mkdtempSync(join(tmpdir(), "sas-compare-")) : undefined;
   try {
     const timeout = String(Math.min(86_400, Math.max(300, Math.ceil(orders / 20))));
-    const args = [
-      "demo",
-      "--orders",
-      String(orders),
-      "--json",
-      "--timeout",
-      timeout,
-      "--data",
-      dir ?? ":memory:",
-    ];
-    const child = spawnSync(process.execPath, ["--import", "tsx", cli, ...args], {
-      cwd: checkout,
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    if (child.error) throw new Error(`the demo of ${checkout} did not start: ${child.error.message}`);
+    const args = ["demo", "--orders", String(orders), "--json", "--timeout", timeout];
+    const child = await runWatched(checkout, [cli, ...args, "--data", dir ?? ":memory:"]);
     const summary = child.status === 0 ? demoSummaryFromOutput(child.stdout) : undefined;
     if (!summary) {
       const end = child.signal ? `was killed by ${child.signal}` : `exited ${child.status}`;
       throw new Error(`the demo of ${checkout} (${kind}) ${end}: ${child.stderr.trim().slice(-500)}`);
     }
-    return demoFigures(kind, summary, dir ? countDurableWork(join(dir, "sas.sqlite")) : null);
+    return {
+      ...demoFigures(kind, summary, dir ? countDurableWork(join(dir, "sas.sqlite")) : null),
+      ...(child.threads ? threadFigures(kind, child.threads) : {}),
+    };
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface WatchedRun {
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly threads: ThreadCpu | undefined;
+}
+
+/** Runs the checkout's CLI under `tsx`, reading its threads' CPU while it runs. */
+function runWatched(checkout: string, args: readonly string[]): Promise<WatchedRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: checkout });
+    const watch = child.pid === undefined ? undefined : watchThreads(child.pid);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.once("error", (error) => {
+      watch?.stop();
+      reject(new Error(`the demo of ${checkout} did not start: ${error.message}`));
+    });
+    child.once("close", (status, signal) => {
+      const threads = watch?.stop();
+      const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString("utf8");
+      resolve({ status, signal, stdout: text(out), stderr: text(err), threads });
+    });
+  });
 }
 
 export type MeasureAzureWork = (options: { checkout: string; orders: number }) => Promise<AzureWorkRead>;
@@ -171,7 +193,7 @@ export interface Sittings {
   readonly failure?: Error;
 }
 
-type DemoRun = (checkout: string, kind: StorageKind, orders: number) => Figures;
+type DemoRun = (checkout: string, kind: StorageKind, orders: number) => Figures | Promise<Figures>;
 
 /**
  * Every section's pairs: each storage kind's demo runs, then the Azure path's if `measure` is given.

@@ -4,6 +4,7 @@
  * for the ratios. The running itself is `demo-compare.ts`'s.
  */
 import { compareRuns, type FigureComparison, type Figures } from "./runtime-comparison.js";
+import type { ThreadCpu } from "./thread-cpu.js";
 import { type DurableWork, perOrder } from "./work-counts.js";
 
 export const STORAGE_KINDS = ["memory", "disk"] as const;
@@ -121,6 +122,19 @@ export function demoFigures(kind: StorageKind, summary: DemoSummaryRead, work: D
     [`${kind}, partner calls per order`]: summary.partner.calls / orders,
     [`${kind}, rows written per order`]: summary.storage.rowsWritten / orders,
     ...(work ? durableFigures(kind, work, orders) : {}),
+  };
+}
+
+/**
+ * A demo run's CPU by thread, whole process (`thread-cpu.ts`): where the figure per order went. The
+ * partner's thread is the busiest one started after the process: the simulated partner's worker.
+ */
+export function threadFigures(kind: StorageKind, threads: ThreadCpu): Figures {
+  return {
+    [`${kind}, CPU s, main thread`]: threads.mainSeconds,
+    [`${kind}, CPU s, V8 and loader threads`]: threads.startedWithProcessSeconds,
+    [`${kind}, CPU s, partner thread`]: threads.busiestLaterSeconds,
+    [`${kind}, CPU s, other threads`]: threads.otherSeconds,
   };
 }
 
