@@ -42,7 +42,7 @@ const USAGE = [
   "  --azure         also measure each build's `sas host` on the Azure path (Cosmos DB, Service Bus)",
   "  --azure-orders  orders of each Azure-path run, 1 to 1000000 (default --orders)",
   "  --json          print the runs and the comparison as JSON instead of the table",
-  "On Linux each demo's CPU is also split by thread (main, V8 and loader, partner, other), whole process.",
+  "On Linux each demo's CPU is also split by thread (main, V8 and loader, workers), whole process.",
   "Exits 0 when every run was made, 1 when one failed, 2 on bad flags; the targets are reported, not enforced.",
 ].join("\n");
 
@@ -155,8 +155,12 @@ function runWatched(checkout: string, args: readonly string[]): Promise<WatchedR
       watch?.stop();
       reject(new Error(`the demo of ${checkout} did not start: ${error.message}`));
     });
+    // The threads are read until the process ends; its output until its streams close.
+    let threads: ThreadCpu | undefined;
+    child.once("exit", () => {
+      threads = watch?.stop();
+    });
     child.once("close", (status, signal) => {
-      const threads = watch?.stop();
       const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString("utf8");
       resolve({ status, signal, stdout: text(out), stderr: text(err), threads });
     });

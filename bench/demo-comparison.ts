@@ -127,14 +127,13 @@ export function demoFigures(kind: StorageKind, summary: DemoSummaryRead, work: D
 
 /**
  * A demo run's CPU by thread, whole process (`thread-cpu.ts`): where the figure per order went. The
- * partner's thread is the busiest one started after the process: the simulated partner's worker.
+ * threads started later are the demo's workers: the simulated partner's, and on disk the checkpoints'.
  */
 export function threadFigures(kind: StorageKind, threads: ThreadCpu): Figures {
   return {
     [`${kind}, CPU s, main thread`]: threads.mainSeconds,
     [`${kind}, CPU s, V8 and loader threads`]: threads.startedWithProcessSeconds,
-    [`${kind}, CPU s, partner thread`]: threads.busiestLaterSeconds,
-    [`${kind}, CPU s, other threads`]: threads.otherSeconds,
+    [`${kind}, CPU s, worker threads`]: threads.startedLaterSeconds,
   };
 }
 

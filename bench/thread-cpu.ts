@@ -1,16 +1,21 @@
 /**
  * Where a process's CPU went, by thread, read from Linux's `/proc/<pid>/task/<tid>/stat` while it runs:
  * the main thread; the threads started with the process (V8's helpers, which run parallel scavenges,
- * concurrent marking and optimizing compiles, and the module loader's); the busiest thread started
- * later (the simulated partner's worker in the demo); and the rest. Whole-process figures, start-up
- * included. Elsewhere than Linux there is no `/proc`, and nothing is read.
+ * concurrent marking and optimizing compiles, and the module loader's); and the threads started later
+ * (in the demo, its worker threads: the simulated partner's, and on disk the checkpoints'). Whole-process
+ * figures, start-up included; each thread as last seen, at most one interval before it or the process
+ * ended. Elsewhere than Linux there is no `/proc`, and nothing is read.
  */
 import { readdirSync, readFileSync } from "node:fs";
 
 /** Linux reports thread times in clock ticks of 1/100 s (USER_HZ) on every architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
 
-/** A thread started within this many ticks of the main thread started with the process. */
+/**
+ * A thread started within this many ticks of the main thread started with the process: V8's helpers
+ * start with the main thread, the module loader's within the first tenth of a second, and the demo's
+ * workers only once the app's modules are loaded, a second or more later.
+ */
 const STARTED_WITH_PROCESS_TICKS = 50;
 
 export interface ThreadStat {
@@ -23,8 +28,7 @@ export interface ThreadStat {
 export interface ThreadCpu {
   readonly mainSeconds: number;
   readonly startedWithProcessSeconds: number;
-  readonly busiestLaterSeconds: number;
-  readonly otherSeconds: number;
+  readonly startedLaterSeconds: number;
 }
 
 /** One `/proc/.../stat` line's start and CPU; undefined if it is not one. The name may hold spaces and ")". */
@@ -46,20 +50,17 @@ export function splitThreads(pid: number, threads: ReadonlyMap<number, ThreadSta
   const main = threads.get(pid);
   if (!main) return undefined;
   let startedWithProcess = 0;
-  const later: number[] = [];
+  let startedLater = 0;
   for (const [tid, thread] of threads) {
     if (tid === pid) continue;
     if (thread.startTicks - main.startTicks <= STARTED_WITH_PROCESS_TICKS)
       startedWithProcess += thread.cpuTicks;
-    else later.push(thread.cpuTicks);
+    else startedLater += thread.cpuTicks;
   }
-  const busiest = Math.max(0, ...later);
-  const seconds = (ticks: number) => ticks / TICKS_PER_SECOND;
   return {
-    mainSeconds: seconds(main.cpuTicks),
-    startedWithProcessSeconds: seconds(startedWithProcess),
-    busiestLaterSeconds: seconds(busiest),
-    otherSeconds: seconds(later.reduce((sum, ticks) => sum + ticks, 0) - busiest),
+    mainSeconds: main.cpuTicks / TICKS_PER_SECOND,
+    startedWithProcessSeconds: startedWithProcess / TICKS_PER_SECOND,
+    startedLaterSeconds: startedLater / TICKS_PER_SECOND,
   };
 }
 

@@ -10,7 +10,7 @@ export type AccessGuard = (headers: IncomingHttpHeaders) => JsonAnswer | null;
  * The guard of a partner with `accessKey` (every request may go on when there is none): it refuses a
  * request that does not carry the key (401) or carries another one (403). The keys are compared as
  * SHA-256 digests in constant time, so neither their content nor their length shows in the time
- * taken; the partner's own key is digested once, here, rather than on every request.
+ * taken. The partner's own key is digested once, when the guard is made.
  */
 export function accessGuard(accessKey: string | undefined): AccessGuard {
   if (accessKey === undefined) return () => null;

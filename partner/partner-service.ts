@@ -276,6 +276,11 @@ async function reply(partner: PartnerRuntime, res: ServerResponse, answer: JsonA
 
 function serve(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): void {
   handle(partner, req, res).catch((error: unknown) => {
+    if (!req.complete && req.destroyed) {
+      // The caller went away before its request was whole: nothing was applied, and no one to answer.
+      partner.logger.warn("partner.caller-gone", { method: req.method, path: req.url, error });
+      return;
+    }
     partner.logger.error("partner.internal-error", { error });
     if (!res.headersSent) sendJson(res, { status: 500, body: { error: "internal", message: String(error) } });
     else req.socket.destroy();
@@ -315,11 +320,13 @@ async function handle(partner: PartnerRuntime, req: IncomingMessage, res: Server
 }
 
 /**
- * The request target's path, its query left out. Taken as sent: every route is an exact path, so a
- * path that is not one of them (dot segments and escapes included) is refused as unknown.
+ * The request target's path, its query left out. An origin-form target (`/...`, what every client of
+ * the partner sends) is taken as sent, its dot segments not resolved: every route is an exact path, so
+ * such a path is refused as unknown. Any other form (absolute-form included) goes through URL parsing.
  */
 function pathOf(target: string | undefined): string {
   if (target === undefined) return "/";
+  if (!target.startsWith("/")) return new URL(target, "http://partner").pathname;
   const query = target.indexOf("?");
   return query === -1 ? target : target.slice(0, query);
 }

@@ -85,7 +85,7 @@ type StepDeps = PartnerAgentDeps & {
   readonly target: (operation: string) => OperationTarget;
 };
 
-/** Each operation's target, parsed from the partner's URL on its first call rather than on every call. */
+/** Each operation's target, parsed from the partner's URL on the operation's first call and kept. */
 function operationTargets(partnerUrl: string): (operation: string) => OperationTarget {
   const known = new Map<string, OperationTarget>();
   return (operation) => {

@@ -1,5 +1,5 @@
 import { Agent, createServer, type IncomingMessage, request, type Server } from "node:http";
-import { connect } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { readBodyUpTo } from "../../src/adapters/web/request-body.js";
 
@@ -14,10 +14,10 @@ afterEach(async () => {
   );
 });
 
-/** A server that reads each body with a limit of 16 bytes and answers what it read. */
+/** A server that reads each body with a limit of 16 bytes and answers what it read; counts its connections. */
 async function serve(
   seen: (outcome: Buffer | undefined | Error) => void,
-): Promise<{ port: number; server: Server }> {
+): Promise<{ port: number; server: Server; connections: () => number }> {
   const server = createServer((req: IncomingMessage, res) => {
     readBodyUpTo(req, 16).then(
       (body) => {
@@ -27,11 +27,15 @@ async function serve(
       (error: Error) => seen(error),
     );
   });
+  let connections = 0;
+  server.on("connection", () => {
+    connections++;
+  });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("no port");
-  return { port: address.port, server };
+  return { port: address.port, server, connections: () => connections };
 }
 
 /** POSTs `body` on one kept-alive connection per call of the agent given; resolves with the answer. */
@@ -54,7 +58,7 @@ function post(port: number, body: string, agent: Agent): Promise<string> {
 describe("readBodyUpTo", () => {
   it("reads a whole body within the limit, and refuses one past it while keeping the connection usable", async () => {
     const outcomes: (Buffer | undefined | Error)[] = [];
-    const { port } = await serve((outcome) => outcomes.push(outcome));
+    const { port, connections } = await serve((outcome) => outcomes.push(outcome));
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       expect(await post(port, "x".repeat(17), agent)).toBe("too large");
@@ -63,6 +67,32 @@ describe("readBodyUpTo", () => {
       agent.destroy();
     }
     expect(outcomes.map((o) => (o instanceof Buffer ? o.toString("utf8") : o))).toEqual([undefined, "hello"]);
+    // Both on the one connection: the refused body was drained, not left to break it.
+    expect(connections()).toBe(1);
+  });
+
+  it("refuses at once a request whose body was already read", async () => {
+    let settled: (error: Error) => void = () => {};
+    const refusal = new Promise<Error>((resolve) => {
+      settled = resolve;
+    });
+    const server = createServer((req, res) => {
+      req.resume();
+      req.once("end", () => {
+        readBodyUpTo(req, 16).then(() => settled(new Error("read a body already read")), settled);
+        res.end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const agent = new Agent();
+    try {
+      await post(port, "abc", agent);
+    } finally {
+      agent.destroy();
+    }
+    expect((await refusal).message).toContain("has ended");
   });
 
   it("rejects when the client goes away before the body's end", async () => {

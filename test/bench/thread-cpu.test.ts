@@ -24,7 +24,7 @@ describe("parseThreadStat", () => {
 describe("splitThreads", () => {
   const thread = (startTicks: number, cpuTicks: number): ThreadStat => ({ startTicks, cpuTicks });
 
-  it("tells the threads started with the process from those started later, the busiest of which is the partner's", () => {
+  it("tells the threads started with the process from those started later", () => {
     const threads = new Map([
       [100, thread(1_000, 900)],
       [101, thread(1_000, 80)],
@@ -37,8 +37,7 @@ describe("splitThreads", () => {
     expect(splitThreads(100, threads)).toEqual({
       mainSeconds: 9,
       startedWithProcessSeconds: 1.75,
-      busiestLaterSeconds: 1.7,
-      otherSeconds: 0.1,
+      startedLaterSeconds: 1.8,
     });
   });
 
@@ -47,8 +46,7 @@ describe("splitThreads", () => {
     expect(splitThreads(100, new Map([[100, thread(1, 50)]]))).toEqual({
       mainSeconds: 0.5,
       startedWithProcessSeconds: 0,
-      busiestLaterSeconds: 0,
-      otherSeconds: 0,
+      startedLaterSeconds: 0,
     });
   });
 });

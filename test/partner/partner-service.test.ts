@@ -66,6 +66,40 @@ async function post(
   };
 }
 
+/**
+ * POSTs a charge with `target` sent as the request target exactly as given: fetch, and node:http given
+ * a URL, resolve dot segments before sending, a `path` option is sent as is.
+ */
+async function sendTarget(
+  service: PartnerService,
+  target: string,
+  key: string,
+): Promise<{ status: number; error: unknown }> {
+  const { hostname, port } = new URL(service.url);
+  return new Promise((resolve, reject) => {
+    const call = request({
+      host: hostname,
+      port: Number(port),
+      path: target,
+      method: "POST",
+      headers: { "Idempotency-Key": key, "Content-Type": "application/json" },
+    });
+    call.once("response", (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      response.once("end", () => {
+        const body = JSON.parse(text) as { error?: unknown };
+        resolve({ status: response.statusCode ?? 0, error: body.error });
+      });
+    });
+    call.once("error", reject);
+    call.end(JSON.stringify({ orderId: "o" }));
+  });
+}
+
 /** What a caller sees: the status, or "network-error" when the connection was dropped. */
 async function outcome(service: PartnerService, operation: string, key: string, orderId: string) {
   try {
@@ -283,7 +317,7 @@ describe("calls and replays", () => {
     expect((await post(partner, "chargePayment", "k".repeat(200), { orderId: "o" })).status).toBe(200);
   });
 
-  it("routes on the path without its query, and refuses a path with dot segments as unknown", async () => {
+  it("routes on the path without its query, refuses dot segments as unknown, and accepts an absolute-form target", async () => {
     const partner = await start();
     const withQuery = await post(
       partner,
@@ -293,25 +327,11 @@ describe("calls and replays", () => {
       { path: "/operations/chargePayment?x=1" },
     );
     expect(withQuery.status).toBe(200);
-    // fetch, and node:http given a URL, resolve the dot segments before sending; a path option is sent as is.
-    const dotted = await new Promise<number>((resolve, reject) => {
-      const { hostname, port } = new URL(partner.url);
-      const call = request({
-        host: hostname,
-        port: Number(port),
-        path: "/control/../operations/chargePayment",
-        method: "POST",
-        headers: { "Idempotency-Key": "k-2", "Content-Type": "application/json" },
-      });
-      call.once("response", (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
-      call.once("error", reject);
-      call.end(JSON.stringify({ orderId: "o" }));
-    });
-    expect(dotted).toBe(404);
-    expect(partner.ledger()).toMatchObject({ calls: 1, effects: 1 });
+    const dotted = await sendTarget(partner, "/control/../operations/chargePayment", "k-2");
+    expect(dotted).toEqual({ status: 404, error: "not-found" });
+    const absolute = await sendTarget(partner, `${partner.url}/operations/chargePayment`, "k-3");
+    expect(absolute).toEqual({ status: 200, error: undefined });
+    expect(partner.ledger()).toMatchObject({ calls: 2, effects: 2 });
   });
 
   it("keeps serving after a caller goes away in the middle of its body, with nothing applied", async () => {
@@ -328,7 +348,8 @@ describe("calls and replays", () => {
       socket.once("close", () => resolve());
       socket.once("error", reject);
     });
-    await until(() => logger.events("partner.internal-error").length > 0);
+    await until(() => logger.events("partner.caller-gone").length > 0);
+    expect(logger.events("partner.internal-error")).toEqual([]);
     expect((await post(partner, "chargePayment", "whole", { orderId: "o" })).status).toBe(200);
     expect(partner.ledger()).toMatchObject({ calls: 1, effects: 1 });
   });

@@ -32,9 +32,13 @@ export function readRequestBody(
 
 /**
  * The whole request body; undefined when it runs past `maxBytes` (the rest is read and dropped, so the
- * connection stays usable). Rejects when the client goes away before the body's end.
+ * connection stays usable). Rejects when the client goes away before the body's end, and at once for a
+ * request already ended or destroyed, whose body can no longer be read.
  */
 export function readBodyUpTo(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  if (req.readableEnded || req.destroyed) {
+    return Promise.reject(new Error("the request has ended: its body can no longer be read"));
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -43,7 +47,9 @@ export function readBodyUpTo(req: IncomingMessage, maxBytes: number): Promise<Bu
       if (size <= maxBytes) chunks.push(chunk);
     });
     req.once("end", () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks)));
-    // A client that goes away before the end makes the request emit an error ("aborted").
     req.once("error", reject);
+    req.once("close", () => {
+      if (!req.complete) reject(new Error("the client went away before the whole body came"));
+    });
   });
 }
