@@ -108,13 +108,24 @@ function timeSpanMs(text: string): number {
  */
 export function hostKeys(data: string): HostKeys {
   const path = join(data, "host-keys.json");
-  const newKey = () => randomBytes(30).toString("base64url");
+  const newKey = () => newAccessKey(30);
   if (existsSync(path)) {
     const stored = readKeys(path);
     if (stored.durableTaskKey) return { ...stored, durableTaskKey: stored.durableTaskKey };
     return writeKeys(path, { ...stored, durableTaskKey: newKey() });
   }
   return writeKeys(path, { functionKey: newKey(), masterKey: newKey(), durableTaskKey: newKey() });
+}
+
+/**
+ * `bytes` random bytes as base64url text that does not begin with "-": a key is given on command lines
+ * as `--key <key>`, and a value starting with a dash reads as another flag there.
+ */
+export function newAccessKey(bytes: number): string {
+  for (;;) {
+    const key = randomBytes(bytes).toString("base64url");
+    if (!key.startsWith("-")) return key;
+  }
 }
 
 function writeKeys(path: string, keys: HostKeys): HostKeys {

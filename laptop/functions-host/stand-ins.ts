@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +8,7 @@ import { CONNECTION_NAMES, PARTNER_ACCESS_KEY_SETTING, PARTNER_URL_SETTING } fro
 import { isoDurationMs } from "../../src/domain/time.js";
 import type { Logger } from "../../src/ports/logger.js";
 import { answers } from "../http/port-probe.js";
+import { newAccessKey } from "./host-config.js";
 
 /** A stand-in `sas host` started, or a service it found already answering where the settings point. */
 export interface StandIn {
@@ -204,7 +204,7 @@ async function partner(options: StandInOptions): Promise<StandIn | undefined> {
   const { openLedgerFile } = await import("../../partner/ledger-file.js");
   // The stand-in wants an access key, as the partner in Azure does: the settings' own, or one for this start.
   const givenKey = options.settings[PARTNER_ACCESS_KEY_SETTING]?.trim();
-  const accessKey = givenKey || randomBytes(32).toString("base64url");
+  const accessKey = givenKey || newAccessKey(32);
   const file = openLedgerFile(join(options.data, "partner-ledger.db"));
   const service = await startOrRefuse(
     () =>
