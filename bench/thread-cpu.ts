@@ -40,9 +40,10 @@ export function parseThreadStat(line: string): ThreadStat | undefined {
     .slice(close + 2)
     .trim()
     .split(" ");
-  const [utime, stime, start] = [fields[11], fields[12], fields[19]].map(Number);
-  if (![utime, stime, start].every((value) => Number.isSafeInteger(value))) return undefined;
-  return { startTicks: start as number, cpuTicks: (utime as number) + (stime as number) };
+  const values = [fields[11], fields[12], fields[19]].map(Number);
+  if (!values.every((value) => Number.isSafeInteger(value))) return undefined;
+  const [utime = 0, stime = 0, start = 0] = values;
+  return { startTicks: start, cpuTicks: utime + stime };
 }
 
 /** The threads split into their groups; `threads` holds each thread's last reading, the main one's under `pid`. */

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createHttpPartnerControls } from "../../src/adapters/partner/http-partner-controls.js";
@@ -11,6 +10,7 @@ import type { KeyRing } from "../../src/ports/field-cipher.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { PartnerControls } from "../../src/ports/partner-controls.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
+import { newAccessKey } from "../http/access-key.js";
 import { type PartnerThread, startPartnerThread } from "../simulation/partner/partner-thread.js";
 import { LocalPipeline } from "./pipeline.js";
 
@@ -80,8 +80,7 @@ export interface EmbeddedStack {
  * keyed path is the one that runs, as in Azure.
  */
 export async function startEmbeddedStack(options: StackOptions): Promise<EmbeddedStack> {
-  const ownKey =
-    options.partnerUrl === undefined ? { [PARTNER_ACCESS_KEY_SETTING]: newPartnerAccessKey() } : {};
+  const ownKey = options.partnerUrl === undefined ? { [PARTNER_ACCESS_KEY_SETTING]: newAccessKey(32) } : {};
   const settings = loadPipelineSettings({
     ...DEMO_ENVIRONMENT,
     AGENT_MODE: options.agent,
@@ -124,11 +123,6 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Embedde
     ...(settings.partnerAccessKey !== undefined ? { accessKey: settings.partnerAccessKey } : {}),
   });
   return { pipeline, partner: partner ?? null, settings, partnerControls, stop };
-}
-
-/** 32 random bytes, URL-safe: a valid header value. */
-export function newPartnerAccessKey(): string {
-  return randomBytes(32).toString("base64url");
 }
 
 async function settle(work: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {

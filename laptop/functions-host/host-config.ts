@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { SettingsError } from "../../src/config/settings.js";
+import { newAccessKey } from "../http/access-key.js";
 import type { HostKeys } from "./http-triggers.js";
 
 /** The app settings the host runs with: `local.settings.json`'s Values, under the environment's own. */
@@ -115,17 +115,6 @@ export function hostKeys(data: string): HostKeys {
     return writeKeys(path, { ...stored, durableTaskKey: newKey() });
   }
   return writeKeys(path, { functionKey: newKey(), masterKey: newKey(), durableTaskKey: newKey() });
-}
-
-/**
- * `bytes` random bytes as base64url text that does not begin with "-": a key is given on command lines
- * as `--key <key>`, and a value starting with a dash reads as another flag there.
- */
-export function newAccessKey(bytes: number): string {
-  for (;;) {
-    const key = randomBytes(bytes).toString("base64url");
-    if (!key.startsWith("-")) return key;
-  }
 }
 
 function writeKeys(path: string, keys: HostKeys): HostKeys {

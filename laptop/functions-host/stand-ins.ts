@@ -7,8 +7,8 @@ import { type ListenPlace, startOrRefuse } from "../../src/adapters/web/listen-o
 import { CONNECTION_NAMES, PARTNER_ACCESS_KEY_SETTING, PARTNER_URL_SETTING } from "../../src/config/names.js";
 import { isoDurationMs } from "../../src/domain/time.js";
 import type { Logger } from "../../src/ports/logger.js";
+import { newAccessKey } from "../http/access-key.js";
 import { answers } from "../http/port-probe.js";
-import { newAccessKey } from "./host-config.js";
 
 /** A stand-in `sas host` started, or a service it found already answering where the settings point. */
 export interface StandIn {

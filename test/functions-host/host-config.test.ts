@@ -3,13 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  hostKeys,
-  hostSettings,
-  newAccessKey,
-  readHostJson,
-  resolverOf,
-} from "../../laptop/functions-host/host-config.js";
+import { hostKeys, hostSettings, readHostJson, resolverOf } from "../../laptop/functions-host/host-config.js";
 import { embeddedOrders } from "../../laptop/functions-host/sql-choice.js";
 import { isoDurationMs } from "../../src/domain/time.js";
 
@@ -92,14 +86,6 @@ describe("the host's settings", () => {
     expect(() => read({ overridableExistingInstanceStates: "Running" })).toThrow(
       /overridableExistingInstanceStates must be NonRunningStates or AnyState; got "Running"/,
     );
-  });
-
-  it("make keys that never begin with a dash, so that `--key <key>` reads as one flag and its value", () => {
-    // One key in 64 would begin with "-" if drawn as is: 2,000 draws all but surely include some.
-    const keys = Array.from({ length: 2_000 }, () => newAccessKey(30));
-    expect(keys.filter((key) => key.startsWith("-"))).toEqual([]);
-    expect(keys.every((key) => /^[\w-]{40}$/.test(key))).toBe(true);
-    expect(new Set(keys).size).toBe(keys.length);
   });
 
   it("keep the host's keys in the data folder, readable by its owner only", () => {
