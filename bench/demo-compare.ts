@@ -4,7 +4,8 @@
 // alternately (base, this, this, base, ...), each in a process of its own in its own checkout. Per
 // order: CPU, and from a run on disk the durable work its database kept; with --azure, the Cosmos DB
 // requests, Service Bus operations and durable work of each checkout's `sas host` on the Azure path.
-// On Linux, each run's CPU by thread too, whole process (thread-cpu.ts).
+// On Linux, each run's CPU by thread too: whole process, and per order over the demo's measured
+// seconds (thread-cpu.ts).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +19,7 @@ import {
   azureKinds,
   type Build,
   compareSection,
+  type DemoSummaryRead,
   demoFigures,
   demoSummaryFromOutput,
   judgeTargets,
@@ -27,9 +29,10 @@ import {
   type StorageKind,
   targetLines,
   threadFigures,
+  windowThreadFigures,
 } from "./demo-comparison.js";
 import { comparisonTable, type Figures } from "./runtime-comparison.js";
-import { type ThreadCpu, watchThreads } from "./thread-cpu.js";
+import { type ThreadWatch, watchThreads } from "./thread-cpu.js";
 import { countDurableWork } from "./work-counts.js";
 
 const USAGE = [
@@ -42,7 +45,8 @@ const USAGE = [
   "  --azure         also measure each build's `sas host` on the Azure path (Cosmos DB, Service Bus)",
   "  --azure-orders  orders of each Azure-path run, 1 to 1000000 (default --orders)",
   "  --json          print the runs and the comparison as JSON instead of the table",
-  "On Linux each demo's CPU is also split by thread (main, V8 and loader, workers), whole process.",
+  "On Linux each demo's CPU is also split by thread (main, V8 and loader, workers): in seconds over the",
+  "whole process, and per order over the demo's measured seconds, as the demo's own CPU per order is.",
   "Exits 0 when every run was made, 1 when one failed, 2 on bad flags; the targets are reported, not enforced.",
 ].join("\n");
 
@@ -127,11 +131,24 @@ async function demoRun(checkout: string, kind: StorageKind, orders: number): Pro
     }
     return {
       ...demoFigures(kind, summary, dir ? countDurableWork(join(dir, "sas.sqlite")) : null),
-      ...(child.threads ? threadFigures(kind, child.threads) : {}),
+      ...byThread(kind, summary, child.threads),
     };
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The run's CPU by thread, whole process and over its measured seconds; nothing without `/proc`. */
+function byThread(kind: StorageKind, summary: DemoSummaryRead, threads: ThreadWatch | undefined): Figures {
+  const whole = threads?.whole;
+  if (!threads || !whole) return {};
+  const from = Date.parse(summary.window?.from ?? "");
+  const to = Date.parse(summary.window?.to ?? "");
+  const within = Number.isFinite(from) && Number.isFinite(to) ? threads.within(from, to) : undefined;
+  return {
+    ...threadFigures(kind, whole),
+    ...(within ? windowThreadFigures(kind, within, summary.orders.submitted) : {}),
+  };
 }
 
 interface WatchedRun {
@@ -139,7 +156,7 @@ interface WatchedRun {
   readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
-  readonly threads: ThreadCpu | undefined;
+  readonly threads: ThreadWatch | undefined;
 }
 
 /** Runs the checkout's CLI under `tsx`, reading its threads' CPU while it runs. */
@@ -156,7 +173,7 @@ function runWatched(checkout: string, args: readonly string[]): Promise<WatchedR
       reject(new Error(`the demo of ${checkout} did not start: ${error.message}`));
     });
     // The threads are read until the process ends; its output until its streams close.
-    let threads: ThreadCpu | undefined;
+    let threads: ThreadWatch | undefined;
     child.once("exit", () => {
       threads = watch?.stop();
     });

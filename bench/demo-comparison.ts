@@ -20,6 +20,8 @@ export interface DemoSummaryRead {
   readonly throughput: { readonly ordersPerSecond: number };
   readonly cpu: { readonly msPerOrder: number };
   readonly storage: { readonly rowsWritten: number };
+  /** The measured seconds, wall clock (ISO instants); the CPU per order is over these. */
+  readonly window?: { readonly from: string; readonly to: string };
 }
 
 /** What `measureAzureWork` returns (bench/azure-work.ts), as far as a comparison reads it. */
@@ -134,6 +136,23 @@ export function threadFigures(kind: StorageKind, threads: ThreadCpu): Figures {
     [`${kind}, CPU s, main thread`]: threads.mainSeconds,
     [`${kind}, CPU s, V8 and loader threads`]: threads.startedWithProcessSeconds,
     [`${kind}, CPU s, worker threads`]: threads.startedLaterSeconds,
+  };
+}
+
+/**
+ * The demo's CPU per order split by thread over its measured seconds, as its own figure is: the three
+ * groups add up to it, within what the readings' interval leaves out. "All but the workers" is the
+ * process without its worker threads: in memory, without the simulated partner's thread.
+ */
+export function windowThreadFigures(kind: StorageKind, threads: ThreadCpu, orders: number): Figures {
+  const perOrder = (seconds: number) => (seconds * 1_000) / orders;
+  return {
+    [`${kind}, CPU ms per order, main thread`]: perOrder(threads.mainSeconds),
+    [`${kind}, CPU ms per order, V8 and loader threads`]: perOrder(threads.startedWithProcessSeconds),
+    [`${kind}, CPU ms per order, worker threads`]: perOrder(threads.startedLaterSeconds),
+    [`${kind}, CPU ms per order, all but the workers`]: perOrder(
+      threads.mainSeconds + threads.startedWithProcessSeconds,
+    ),
   };
 }
 

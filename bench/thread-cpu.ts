@@ -2,9 +2,11 @@
  * Where a process's CPU went, by thread, read from Linux's `/proc/<pid>/task/<tid>/stat` while it runs:
  * the main thread; the threads started with the process (V8's helpers, which run parallel scavenges,
  * concurrent marking and optimizing compiles, and the module loader's); and the threads started later
- * (in the demo, its worker threads: the simulated partner's, and on disk the checkpoints'). Whole-process
- * figures, start-up included; each thread as last seen, at most one interval before it or the process
- * ended. Elsewhere than Linux there is no `/proc`, and nothing is read.
+ * (in the demo, its worker threads: the simulated partner's, and on disk the checkpoints'). Over the
+ * whole run, start-up included, each thread as last seen (at most one interval before it or the process
+ * ended); or over a window of it, such as the demo's measured seconds, each thread's CPU interpolated
+ * between the readings around the window's ends. Elsewhere than Linux there is no `/proc`, and nothing
+ * is read.
  */
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -65,13 +67,84 @@ export function splitThreads(pid: number, threads: ReadonlyMap<number, ThreadSta
   };
 }
 
+/** A thread's CPU so far, in ticks, read at a wall-clock instant (ms since the epoch). */
+export interface ThreadReading {
+  readonly atMs: number;
+  readonly cpuTicks: number;
+}
+
+/** Every reading of one thread, oldest first; `seenFromStart` if it was there at the first reading. */
+export interface ThreadTrack {
+  readonly startTicks: number;
+  readonly seenFromStart: boolean;
+  readonly readings: readonly ThreadReading[];
+}
+
 /**
- * Reads the threads of `pid` every `intervalMs` until stopped, keeping each one's last reading (a
- * thread that has ended keeps what it had used when last seen); `stop` answers the split, or undefined
- * where there is no `/proc`.
+ * A thread's CPU at `atMs`, in ticks, interpolated between the readings around it: its first reading
+ * before them (0 for a thread first seen after the watch began: it started in between), its last
+ * after them.
  */
-export function watchThreads(pid: number, intervalMs = 200): { stop(): ThreadCpu | undefined } {
-  const threads = new Map<number, ThreadStat>();
+export function cpuTicksAt(track: ThreadTrack, atMs: number): number {
+  const { readings } = track;
+  const first = readings[0];
+  if (!first) return 0;
+  if (atMs <= first.atMs) {
+    if (track.seenFromStart) return first.cpuTicks;
+    return 0;
+  }
+  for (let i = 1; i < readings.length; i++) {
+    const after = readings[i] as ThreadReading;
+    if (atMs > after.atMs) continue;
+    const before = readings[i - 1] as ThreadReading;
+    const share = (atMs - before.atMs) / (after.atMs - before.atMs);
+    return before.cpuTicks + share * (after.cpuTicks - before.cpuTicks);
+  }
+  return (readings[readings.length - 1] as ThreadReading).cpuTicks;
+}
+
+/** The split of the CPU each thread used between two instants (ms since the epoch). */
+export function splitWithin(
+  pid: number,
+  tracks: ReadonlyMap<number, ThreadTrack>,
+  fromMs: number,
+  toMs: number,
+): ThreadCpu | undefined {
+  const used = new Map<number, ThreadStat>();
+  for (const [tid, track] of tracks) {
+    const cpuTicks = Math.max(0, cpuTicksAt(track, toMs) - cpuTicksAt(track, fromMs));
+    used.set(tid, { startTicks: track.startTicks, cpuTicks });
+  }
+  return splitThreads(pid, used);
+}
+
+/** Each thread's start and its CPU at its last reading: what it had used since it started. */
+function lastReadings(tracks: ReadonlyMap<number, ThreadTrack>): Map<number, ThreadStat> {
+  const last = new Map<number, ThreadStat>();
+  for (const [tid, { startTicks, readings }] of tracks) {
+    last.set(tid, { startTicks, cpuTicks: readings[readings.length - 1]?.cpuTicks ?? 0 });
+  }
+  return last;
+}
+
+/** What a watch saw: the split over the whole run, and over any window of it. */
+export interface ThreadWatch {
+  readonly whole: ThreadCpu | undefined;
+  within(fromMs: number, toMs: number): ThreadCpu | undefined;
+}
+
+/**
+ * Reads the threads of `pid` every `intervalMs` until stopped, keeping every reading with its instant
+ * (a thread that has ended keeps what it had used when last seen); `stop` answers what was seen,
+ * or undefined where there is no `/proc`.
+ */
+export function watchThreads(
+  pid: number,
+  intervalMs = 50,
+  now: () => number = Date.now,
+): { stop(): ThreadWatch | undefined } {
+  const tracks = new Map<number, ThreadTrack & { readings: ThreadReading[] }>();
+  let readings = 0;
   const read = () => {
     let tids: string[];
     try {
@@ -79,21 +152,33 @@ export function watchThreads(pid: number, intervalMs = 200): { stop(): ThreadCpu
     } catch {
       return;
     }
+    const atMs = now();
     for (const tid of tids) {
       try {
         const stat = parseThreadStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8"));
-        if (stat) threads.set(Number(tid), stat);
+        if (!stat) continue;
+        let track = tracks.get(Number(tid));
+        if (!track) {
+          track = { startTicks: stat.startTicks, seenFromStart: readings === 0, readings: [] };
+          tracks.set(Number(tid), track);
+        }
+        track.readings.push({ atMs, cpuTicks: stat.cpuTicks });
       } catch {
         // The thread ended between the listing and the read: its last reading stands.
       }
     }
+    readings++;
   };
   read();
   const timer = setInterval(read, intervalMs);
   return {
     stop() {
       clearInterval(timer);
-      return splitThreads(pid, threads);
+      if (tracks.size === 0) return undefined;
+      return {
+        whole: splitThreads(pid, lastReadings(tracks)),
+        within: (fromMs, toMs) => splitWithin(pid, tracks, fromMs, toMs),
+      };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +24,7 @@ import {
   judgeTargets,
   pairOrder,
   targetLines,
+  windowThreadFigures,
 } from "../../bench/demo-comparison.js";
 import type { FigureComparison } from "../../bench/runtime-comparison.js";
 import { UsageError } from "../../laptop/cli/usage-error.js";
@@ -180,6 +181,16 @@ describe("a run's figures", () => {
       "disk, activities per order": 9,
       "disk, timers per order": 4,
       "disk, state-record writes per order": 7,
+    });
+  });
+
+  it("gives the CPU by thread over the measured seconds per order, and the process without its workers", () => {
+    const threads = { mainSeconds: 6, startedWithProcessSeconds: 2, startedLaterSeconds: 1.5 };
+    expect(windowThreadFigures("memory", threads, 4_000)).toEqual({
+      "memory, CPU ms per order, main thread": 1.5,
+      "memory, CPU ms per order, V8 and loader threads": 0.5,
+      "memory, CPU ms per order, worker threads": 0.375,
+      "memory, CPU ms per order, all but the workers": 2,
     });
   });
 
@@ -369,6 +380,12 @@ describe("bench:compare, run", () => {
       expect(row(figure)?.medianPairRatio, figure).toBe(1);
     }
     expect(row("disk, CPU ms per order")?.baseMedian).toBeGreaterThan(0);
+    if (existsSync("/proc/self/task")) {
+      // The threads over the measured seconds add up to about the demo's own figure.
+      const mainThread = row("disk, CPU ms per order, main thread")?.baseMedian ?? 0;
+      expect(mainThread).toBeGreaterThan(0);
+      expect(mainThread).toBeLessThan((row("disk, CPU ms per order")?.baseMedian ?? 0) * 1.5);
+    }
     expect(printed.runs.disk?.base).toHaveLength(1);
     expect(printed.targets.map((t) => t.figure)).toEqual([
       "disk, CPU ms per order",

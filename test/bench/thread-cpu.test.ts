@@ -1,6 +1,14 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseThreadStat, splitThreads, type ThreadStat, watchThreads } from "../../bench/thread-cpu.js";
+import {
+  cpuTicksAt,
+  parseThreadStat,
+  splitThreads,
+  splitWithin,
+  type ThreadStat,
+  type ThreadTrack,
+  watchThreads,
+} from "../../bench/thread-cpu.js";
 
 /** A `/proc/<pid>/task/<tid>/stat` line with the given name, CPU ticks and start (ticks since boot). */
 function statLine(name: string, utime: number, stime: number, start: number): string {
@@ -51,10 +59,81 @@ describe("splitThreads", () => {
   });
 });
 
+describe("cpuTicksAt", () => {
+  const track = (seenFromStart: boolean): ThreadTrack => ({
+    startTicks: 1_000,
+    seenFromStart,
+    readings: [
+      { atMs: 1_000, cpuTicks: 10 },
+      { atMs: 1_100, cpuTicks: 30 },
+      { atMs: 1_300, cpuTicks: 40 },
+    ],
+  });
+
+  it("interpolates between the readings around an instant", () => {
+    expect(cpuTicksAt(track(true), 1_050)).toBe(20);
+    expect(cpuTicksAt(track(true), 1_200)).toBe(35);
+    expect(cpuTicksAt(track(true), 1_100)).toBe(30);
+  });
+
+  it("holds the first reading before them, or 0 for a thread that started after the watch, and the last after them", () => {
+    expect(cpuTicksAt(track(true), 500)).toBe(10);
+    expect(cpuTicksAt(track(false), 500)).toBe(0);
+    expect(cpuTicksAt(track(true), 9_000)).toBe(40);
+    expect(cpuTicksAt({ startTicks: 1, seenFromStart: true, readings: [] }, 1_000)).toBe(0);
+  });
+});
+
+describe("splitWithin", () => {
+  it("splits only the CPU used inside the window, by group", () => {
+    const tracks = new Map<number, ThreadTrack>([
+      [
+        100,
+        {
+          startTicks: 1_000,
+          seenFromStart: true,
+          readings: [
+            { atMs: 0, cpuTicks: 100 },
+            { atMs: 1_000, cpuTicks: 300 },
+            { atMs: 2_000, cpuTicks: 500 },
+          ],
+        },
+      ],
+      [101, { startTicks: 1_010, seenFromStart: true, readings: [{ atMs: 0, cpuTicks: 50 }] }],
+      [
+        190,
+        {
+          startTicks: 1_200,
+          seenFromStart: false,
+          readings: [
+            { atMs: 1_000, cpuTicks: 0 },
+            { atMs: 2_000, cpuTicks: 80 },
+          ],
+        },
+      ],
+    ]);
+    // From 500 to 1500: the main thread 400 - 200, the helper nothing, the worker 40 - 0.
+    expect(splitWithin(100, tracks, 500, 1_500)).toEqual({
+      mainSeconds: 2,
+      startedWithProcessSeconds: 0,
+      startedLaterSeconds: 0.4,
+    });
+  });
+});
+
 describe.runIf(existsSync("/proc/self/task"))("watchThreads", () => {
-  it("reads a live process's threads, its main thread's CPU included", () => {
-    const split = watchThreads(process.pid, 10_000).stop();
-    expect(split).toBeDefined();
-    expect(split?.mainSeconds).toBeGreaterThan(0);
+  it("reads a live process's threads, its main thread's CPU included, and a window of it", async () => {
+    const watch = watchThreads(process.pid, 5);
+    const from = Date.now();
+    const spinUntil = from + 150;
+    while (Date.now() < spinUntil) Math.sqrt(Math.random());
+    const to = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const seen = watch.stop();
+    expect(seen?.whole?.mainSeconds).toBeGreaterThan(0);
+    const within = seen?.within(from, to);
+    // 150 ms spent spinning on the main thread: ticks of 10 ms, read every 5 ms.
+    expect(within?.mainSeconds).toBeGreaterThan(0.05);
+    expect(within?.mainSeconds).toBeLessThanOrEqual((seen?.whole?.mainSeconds ?? 0) + 1e-9);
   });
 });
