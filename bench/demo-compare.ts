@@ -32,7 +32,7 @@ import {
   windowThreadFigures,
 } from "./demo-comparison.js";
 import { comparisonTable, type Figures } from "./runtime-comparison.js";
-import { type ThreadWatch, watchThreads } from "./thread-cpu.js";
+import { type ThreadWatch, threadsAtStartup, watchThreads } from "./thread-cpu.js";
 import { countDurableWork } from "./work-counts.js";
 
 const USAGE = [
@@ -159,11 +159,23 @@ interface WatchedRun {
   readonly threads: ThreadWatch | undefined;
 }
 
+/** How each checkout's CLI is run: under `tsx`, from its TypeScript. */
+const NODE_ARGS = ["--import", "tsx"] as const;
+
+const threadsAtStart = new Map<string, number | undefined>();
+
+/** The threads a checkout's process has when its own code starts, counted once per checkout. */
+function startupThreads(checkout: string): number | undefined {
+  if (!threadsAtStart.has(checkout)) threadsAtStart.set(checkout, threadsAtStartup(NODE_ARGS, checkout));
+  return threadsAtStart.get(checkout);
+}
+
 /** Runs the checkout's CLI under `tsx`, reading its threads' CPU while it runs. */
 function runWatched(checkout: string, args: readonly string[]): Promise<WatchedRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: checkout });
-    const watch = child.pid === undefined ? undefined : watchThreads(child.pid);
+    const withProcess = startupThreads(checkout);
+    const child = spawn(process.execPath, [...NODE_ARGS, ...args], { cwd: checkout });
+    const watch = child.pid === undefined ? undefined : watchThreads(child.pid, { withProcess });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));

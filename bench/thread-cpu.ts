@@ -2,21 +2,24 @@
  * Where a process's CPU went, by thread, read from Linux's `/proc/<pid>/task/<tid>/stat` while it runs:
  * the main thread; the threads started with the process (V8's helpers, which run parallel scavenges,
  * concurrent marking and optimizing compiles, and the module loader's); and the threads started later
- * (in the demo, its worker threads: the simulated partner's, and on disk the checkpoints'). Over the
+ * (in the demo, its worker threads: the simulated partner's, and on disk the checkpoints'), told apart
+ * by how many threads a process of the same command has when its own code starts. Over the
  * whole run, start-up included, each thread as last seen (at most one interval before it or the process
  * ended); or over a window of it, such as the demo's measured seconds, each thread's CPU interpolated
  * between the readings around the window's ends. Elsewhere than Linux there is no `/proc`, and nothing
  * is read.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 /** Linux reports thread times in clock ticks of 1/100 s (USER_HZ) on every architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
 
 /**
- * A thread started within this many ticks of the main thread started with the process: V8's helpers
- * start with the main thread, the module loader's within the first tenth of a second, and the demo's
- * workers only once the app's modules are loaded, a second or more later.
+ * Without a count of the threads a process has when its own code starts (`threadsAtStartup`), a thread
+ * started within this many ticks of the main thread counts as started with the process: V8's helpers
+ * start with the main thread, the module loader's soon after, and the demo's workers only once the
+ * app's modules are loaded. A guess, which a fast start defeats: the count is what the comparison uses.
  */
 const STARTED_WITH_PROCESS_TICKS = 50;
 
@@ -48,23 +51,52 @@ export function parseThreadStat(line: string): ThreadStat | undefined {
   return { startTicks: start, cpuTicks: utime + stime };
 }
 
-/** The threads split into their groups; `threads` holds each thread's last reading, the main one's under `pid`. */
-export function splitThreads(pid: number, threads: ReadonlyMap<number, ThreadStat>): ThreadCpu | undefined {
+/**
+ * The threads split into their groups; `threads` holds each thread's reading, the main one's under
+ * `pid`. With `withProcess`, the number of threads a process of the same command has when its own
+ * code starts (the main one included), the first that many by start are the ones started with the
+ * process, and any later one is the program's own; without it, a guess by start time.
+ */
+export function splitThreads(
+  pid: number,
+  threads: ReadonlyMap<number, ThreadStat>,
+  withProcess?: number,
+): ThreadCpu | undefined {
   const main = threads.get(pid);
   if (!main) return undefined;
+  // By start, then by thread id: ids grow as threads are made, and many start within one tick.
+  const others = [...threads]
+    .filter(([tid]) => tid !== pid)
+    .sort(([a, x], [b, y]) => x.startTicks - y.startTicks || a - b);
   let startedWithProcess = 0;
   let startedLater = 0;
-  for (const [tid, thread] of threads) {
-    if (tid === pid) continue;
-    if (thread.startTicks - main.startTicks <= STARTED_WITH_PROCESS_TICKS)
-      startedWithProcess += thread.cpuTicks;
+  others.forEach(([, thread], rank) => {
+    const early =
+      withProcess === undefined
+        ? thread.startTicks - main.startTicks <= STARTED_WITH_PROCESS_TICKS
+        : rank < withProcess - 1;
+    if (early) startedWithProcess += thread.cpuTicks;
     else startedLater += thread.cpuTicks;
-  }
+  });
   return {
     mainSeconds: main.cpuTicks / TICKS_PER_SECOND,
     startedWithProcessSeconds: startedWithProcess / TICKS_PER_SECOND,
     startedLaterSeconds: startedLater / TICKS_PER_SECOND,
   };
+}
+
+/**
+ * How many threads a process started as `node <nodeArgs>` in `cwd` has once its own code runs (the
+ * main one included), read by starting one that only counts them; undefined where there is no `/proc`.
+ */
+export function threadsAtStartup(nodeArgs: readonly string[], cwd: string): number | undefined {
+  const count = 'import { readdirSync } from "node:fs"; console.log(readdirSync("/proc/self/task").length);';
+  const probe = spawnSync(process.execPath, [...nodeArgs, "--input-type=module", "--eval", count], {
+    cwd,
+    encoding: "utf8",
+  });
+  const threads = Number(probe.stdout.trim());
+  return probe.status === 0 && Number.isSafeInteger(threads) && threads > 0 ? threads : undefined;
 }
 
 /** A thread's CPU so far, in ticks, read at a wall-clock instant (ms since the epoch). */
@@ -109,13 +141,14 @@ export function splitWithin(
   tracks: ReadonlyMap<number, ThreadTrack>,
   fromMs: number,
   toMs: number,
+  withProcess?: number,
 ): ThreadCpu | undefined {
   const used = new Map<number, ThreadStat>();
   for (const [tid, track] of tracks) {
     const cpuTicks = Math.max(0, cpuTicksAt(track, toMs) - cpuTicksAt(track, fromMs));
     used.set(tid, { startTicks: track.startTicks, cpuTicks });
   }
-  return splitThreads(pid, used);
+  return splitThreads(pid, used, withProcess);
 }
 
 /** Each thread's start and its CPU at its last reading: what it had used since it started. */
@@ -140,9 +173,13 @@ export interface ThreadWatch {
  */
 export function watchThreads(
   pid: number,
-  intervalMs = 50,
-  now: () => number = Date.now,
+  options: {
+    readonly intervalMs?: number;
+    readonly withProcess?: number | undefined;
+    readonly now?: () => number;
+  } = {},
 ): { stop(): ThreadWatch | undefined } {
+  const { intervalMs = 50, withProcess, now = Date.now } = options;
   const tracks = new Map<number, ThreadTrack & { readings: ThreadReading[] }>();
   let readings = 0;
   const read = () => {
@@ -176,8 +213,8 @@ export function watchThreads(
       clearInterval(timer);
       if (tracks.size === 0) return undefined;
       return {
-        whole: splitThreads(pid, lastReadings(tracks)),
-        within: (fromMs, toMs) => splitWithin(pid, tracks, fromMs, toMs),
+        whole: splitThreads(pid, lastReadings(tracks), withProcess),
+        within: (fromMs, toMs) => splitWithin(pid, tracks, fromMs, toMs, withProcess),
       };
     },
   };

@@ -7,6 +7,7 @@ import {
   splitWithin,
   type ThreadStat,
   type ThreadTrack,
+  threadsAtStartup,
   watchThreads,
 } from "../../bench/thread-cpu.js";
 
@@ -47,6 +48,24 @@ describe("splitThreads", () => {
       startedWithProcessSeconds: 1.75,
       startedLaterSeconds: 1.8,
     });
+  });
+
+  it("with a count of the threads at start-up, tells them apart by start order, however soon a worker started", () => {
+    const threads = new Map([
+      [100, thread(1_000, 900)],
+      [103, thread(1_000, 60)],
+      [101, thread(1_000, 40)],
+      [102, thread(1_001, 0)],
+      // The program's worker, 0.2 s after the process: a guess by time would count it as started with it.
+      [110, thread(1_020, 170)],
+      [111, thread(1_020, 30)],
+    ]);
+    expect(splitThreads(100, threads, 4)).toEqual({
+      mainSeconds: 9,
+      startedWithProcessSeconds: 1,
+      startedLaterSeconds: 2,
+    });
+    expect(splitThreads(100, threads)?.startedLaterSeconds).toBe(0);
   });
 
   it("gives nothing without the main thread, and zeros when no thread started later", () => {
@@ -121,9 +140,17 @@ describe("splitWithin", () => {
   });
 });
 
+describe.runIf(existsSync("/proc/self/task"))("threadsAtStartup", () => {
+  it("counts a new process's threads when its code starts, and gives nothing when it cannot start", () => {
+    const threads = threadsAtStartup([], process.cwd());
+    expect(threads).toBeGreaterThanOrEqual(1);
+    expect(threadsAtStartup(["--no-such-flag-at-all"], process.cwd())).toBeUndefined();
+  });
+});
+
 describe.runIf(existsSync("/proc/self/task"))("watchThreads", () => {
   it("reads a live process's threads, its main thread's CPU included, and a window of it", async () => {
-    const watch = watchThreads(process.pid, 5);
+    const watch = watchThreads(process.pid, { intervalMs: 5 });
     const from = Date.now();
     const spinUntil = from + 150;
     while (Date.now() < spinUntil) Math.sqrt(Math.random());
