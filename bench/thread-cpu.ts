@@ -118,21 +118,18 @@ export interface ThreadTrack {
  * after them.
  */
 export function cpuTicksAt(track: ThreadTrack, atMs: number): number {
-  const { readings } = track;
-  const first = readings[0];
+  const [first, ...rest] = track.readings;
   if (!first) return 0;
-  if (atMs <= first.atMs) {
-    if (track.seenFromStart) return first.cpuTicks;
-    return 0;
+  if (atMs <= first.atMs) return track.seenFromStart ? first.cpuTicks : 0;
+  let before = first;
+  for (const after of rest) {
+    if (atMs <= after.atMs) {
+      const share = (atMs - before.atMs) / (after.atMs - before.atMs);
+      return before.cpuTicks + share * (after.cpuTicks - before.cpuTicks);
+    }
+    before = after;
   }
-  for (let i = 1; i < readings.length; i++) {
-    const after = readings[i] as ThreadReading;
-    if (atMs > after.atMs) continue;
-    const before = readings[i - 1] as ThreadReading;
-    const share = (atMs - before.atMs) / (after.atMs - before.atMs);
-    return before.cpuTicks + share * (after.cpuTicks - before.cpuTicks);
-  }
-  return (readings[readings.length - 1] as ThreadReading).cpuTicks;
+  return before.cpuTicks;
 }
 
 /** The split of the CPU each thread used between two instants (ms since the epoch). */
@@ -181,7 +178,7 @@ export function watchThreads(
 ): { stop(): ThreadWatch | undefined } {
   const { intervalMs = 50, withProcess, now = Date.now } = options;
   const tracks = new Map<number, ThreadTrack & { readings: ThreadReading[] }>();
-  let readings = 0;
+  let firstPass = true;
   const read = () => {
     let tids: string[];
     try {
@@ -196,7 +193,7 @@ export function watchThreads(
         if (!stat) continue;
         let track = tracks.get(Number(tid));
         if (!track) {
-          track = { startTicks: stat.startTicks, seenFromStart: readings === 0, readings: [] };
+          track = { startTicks: stat.startTicks, seenFromStart: firstPass, readings: [] };
           tracks.set(Number(tid), track);
         }
         track.readings.push({ atMs, cpuTicks: stat.cpuTicks });
@@ -204,7 +201,7 @@ export function watchThreads(
         // The thread ended between the listing and the read: its last reading stands.
       }
     }
-    readings++;
+    firstPass = false;
   };
   read();
   const timer = setInterval(read, intervalMs);
