@@ -18,6 +18,13 @@ import { PortInUseError, type Storefront, startStorefront } from "./storefront.j
 /** The order book's file inside `STOREFRONT_DATA`. */
 export const ORDER_BOOK_FILE = "orders.sqlite";
 
+/**
+ * The orders queue's duplicate-detection window, as infra/queues.json gives it to the queue in Azure
+ * (`P1D`; a test keeps the two equal). The outbox resends an order's message no longer than this after
+ * the order was placed, so that every copy it sends falls inside the window and is dropped.
+ */
+export const ORDERS_DUPLICATE_WINDOW_MS = 24 * 60 * 60_000;
+
 export interface StandaloneStorefrontOptions {
   /** Where log lines go (default: JSON lines on stdout). */
   readonly logger?: Logger;
@@ -36,7 +43,12 @@ export async function startStandaloneStorefront(
       ? { connectionString: settings.serviceBus.connectionString }
       : { fullyQualifiedNamespace: settings.serviceBus.fullyQualifiedNamespace },
   );
-  const orders = new ServiceBusMessageQueue(client, settings.ordersQueue, {}, { clock });
+  const orders = new ServiceBusMessageQueue(
+    client,
+    settings.ordersQueue,
+    { duplicateDetectionWindowMs: ORDERS_DUPLICATE_WINDOW_MS },
+    { clock },
+  );
   const statusQueue = new ServiceBusMessageQueue(client, settings.statusQueue, {}, { clock });
   const closeQueues = async () => {
     await Promise.allSettled([orders.close(), statusQueue.close()]);
@@ -53,6 +65,7 @@ export async function startStandaloneStorefront(
       host: settings.host,
       clock,
       logger,
+      limits: settings.limits,
     });
   } catch (error) {
     await closeQueues();

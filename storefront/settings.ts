@@ -4,6 +4,7 @@
  * named in one error.
  */
 import { PIPELINE_QUEUES } from "../src/domain/order.js";
+import { DEFAULT_LIMITS, limitProblems, resolveLimits, type StorefrontLimits } from "./limits.js";
 
 export const STOREFRONT_SETTINGS = {
   connectionString: "ServiceBusConnection",
@@ -13,6 +14,10 @@ export const STOREFRONT_SETTINGS = {
   data: "STOREFRONT_DATA",
   port: "PORT",
   host: "STOREFRONT_HOST",
+  ordersPerMinute: "STOREFRONT_MAX_ORDERS_PER_MINUTE",
+  visitorOrdersPerMinute: "STOREFRONT_MAX_VISITOR_ORDERS_PER_MINUTE",
+  streams: "STOREFRONT_MAX_STREAMS",
+  visitorStreams: "STOREFRONT_MAX_VISITOR_STREAMS",
 } as const;
 
 export type ServiceBusConnection =
@@ -27,6 +32,7 @@ export interface StorefrontSettings {
   readonly data: string;
   readonly port: number;
   readonly host: string;
+  readonly limits: StorefrontLimits;
 }
 
 export class StorefrontSettingsError extends Error {
@@ -71,6 +77,7 @@ export function loadStorefrontSettings(env: Env): StorefrontSettings {
       `${STOREFRONT_SETTINGS.port} must be a port number from 0 to 65535; got ${JSON.stringify(rawPort)}`,
     );
   }
+  const limits = limitsFrom(env, problems);
   if (problems.length > 0 || !serviceBus) throw new StorefrontSettingsError(problems);
   return {
     serviceBus,
@@ -79,7 +86,22 @@ export function loadStorefrontSettings(env: Env): StorefrontSettings {
     data: read(STOREFRONT_SETTINGS.data, ".data/storefront"),
     port,
     host: read(STOREFRONT_SETTINGS.host, "0.0.0.0"),
+    limits,
   };
+}
+
+/** The limits, each from its setting or as `resolveLimits` defaults it; each that is wrong is named. */
+function limitsFrom(env: Env, problems: string[]): StorefrontLimits {
+  const given: { -readonly [K in keyof StorefrontLimits]?: number } = {};
+  for (const limit of Object.keys(DEFAULT_LIMITS) as (keyof StorefrontLimits)[]) {
+    const raw = env[STOREFRONT_SETTINGS[limit]]?.trim();
+    if (raw === undefined || raw === "") continue;
+    if (/^\d+$/.test(raw)) given[limit] = Number(raw);
+    else problems.push(`${STOREFRONT_SETTINGS[limit]} must be a whole number; got ${JSON.stringify(raw)}`);
+  }
+  const limits = resolveLimits(given);
+  problems.push(...limitProblems(limits, (limit) => STOREFRONT_SETTINGS[limit]));
+  return limits;
 }
 
 /** A connection string wins when both are given, as the Functions host decides. */

@@ -1,21 +1,23 @@
 /**
  * The storefront's JSON API: the catalogue, checkout and the orders it placed. Checkout writes the
- * order into the order book first, then sends it to the orders queue, so a status message can never
- * arrive for an order the book does not know; a send that fails takes the order out again.
+ * order, with its message in the outbox, into the order book first, then sends it to the orders queue,
+ * so a status message can never arrive for an order the book does not know. Once written, the order is
+ * placed: a send that fails may still have reached the queue, so the order is never taken out again,
+ * and the outbox resends it with the same message id until the queue acknowledges it (outbox.ts).
  */
 import { toInstant } from "../src/domain/time.js";
 import type { Clock } from "../src/ports/clock.js";
 import type { Logger } from "../src/ports/logger.js";
-import type { MessageQueue } from "../src/ports/message-queue.js";
 import type { Catalogue } from "./catalogue.js";
 import { newCustomerId, newOrderId, orderMessageFor, orderQueueMessage, parseCart } from "./checkout.js";
 import type { Answer } from "./http-io.js";
-import type { OrderBook, OrderView } from "./order-book.js";
+import { type OrderBook, type OrderView, UnreadableRowError } from "./order-book.js";
+import type { Outbox } from "./outbox.js";
 
 export interface StorefrontApiDeps {
   readonly catalogue: Catalogue;
   readonly book: OrderBook;
-  readonly orders: MessageQueue;
+  readonly outbox: Outbox;
   readonly statusQueueName: string;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -52,14 +54,34 @@ export function createStorefrontApi(deps: StorefrontApiDeps): StorefrontApi {
       }
       return { status: 200, body: { orders: book.list([...new Set(wanted)]) } };
     },
-    order: (orderId) => (ORDER_ID.test(orderId) ? book.get(orderId) : undefined),
+    order: (orderId) => {
+      const found = readOrder(book, orderId);
+      return found instanceof UnreadableRowError ? undefined : found;
+    },
     getOrder: (orderId) => {
-      const order = ORDER_ID.test(orderId) ? book.get(orderId) : undefined;
+      const order = readOrder(book, orderId);
+      if (order instanceof UnreadableRowError) {
+        return {
+          status: 500,
+          body: { error: `order ${orderId} cannot be read back; it has been logged for the shop's staff` },
+        };
+      }
       if (order) return { status: 200, body: order };
       logger.debug("storefront.order.notFound", { orderId });
       return { status: 404, body: { error: `no order ${orderId} was placed here` } };
     },
   };
+}
+
+/** The order, undefined when it is not in the book, or the error (already logged) when it does not read back. */
+function readOrder(book: OrderBook, orderId: string): OrderView | UnreadableRowError | undefined {
+  if (!ORDER_ID.test(orderId)) return undefined;
+  try {
+    return book.get(orderId);
+  } catch (error) {
+    if (error instanceof UnreadableRowError) return error;
+    throw error;
+  }
 }
 
 async function placeOrder(deps: StorefrontApiDeps, body: string): Promise<Answer> {
@@ -82,31 +104,38 @@ async function placeOrder(deps: StorefrontApiDeps, body: string): Promise<Answer
     quantity: item.quantity,
     unitPriceMinor: item.unitPriceMinor,
   }));
-  book.place({
-    orderId,
-    customerId: message.customerId,
-    placedAt: toInstant(now),
-    currency: message.currency,
-    items,
-    messageId: outgoing.messageId,
-  });
   try {
-    await deps.orders.send(outgoing);
+    book.place(
+      {
+        orderId,
+        customerId: message.customerId,
+        placedAt: toInstant(now),
+        currency: message.currency,
+        items,
+        message: outgoing,
+      },
+      now.getTime(),
+    );
   } catch (error) {
-    book.forget(orderId);
-    logger.error("storefront.order.sendFailed", {
-      orderId,
-      error: error instanceof Error ? error.message : String(error),
-    });
-    return { status: 503, body: { error: "the order could not be sent; nothing was ordered, try again" } };
+    logger.error("storefront.order.notKept", { orderId, error: messageOf(error) });
+    return {
+      status: 503,
+      body: { error: "the order could not be recorded; nothing was ordered, try again" },
+    };
   }
-  const view = book.get(orderId);
+  await deps.outbox.sendNow(orderId);
+  const delivery = book.get(orderId)?.delivery ?? "sending";
   logger.info("storefront.order.placed", {
     orderId,
     messageId: outgoing.messageId,
     lines: items.length,
-    totalMinor: view?.totalMinor ?? null,
+    totalMinor: items.reduce((sum, line) => sum + line.quantity * line.unitPriceMinor, 0),
     replyTo: deps.statusQueueName,
+    delivery,
   });
-  return { status: 202, body: { orderId }, headers: { Location: `/api/orders/${orderId}` } };
+  return { status: 202, body: { orderId, delivery }, headers: { Location: `/api/orders/${orderId}` } };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

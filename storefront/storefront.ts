@@ -13,11 +13,14 @@ import type { MessageQueue } from "../src/ports/message-queue.js";
 import { type Catalogue, loadCatalogue } from "./catalogue.js";
 import { MAX_CART_BYTES } from "./checkout.js";
 import { type Answer, methodNotAllowed, readText, sendJson, serveStatic } from "./http-io.js";
+import { limitProblems, OrderAdmission, resolveLimits, type StorefrontLimits } from "./limits.js";
 import { LiveOrders } from "./live-orders.js";
 import { OrderBook } from "./order-book.js";
 import { createEventStreams, type EventStreams } from "./order-events.js";
+import { Outbox } from "./outbox.js";
 import { startStatusConsumer } from "./status-consumer.js";
 import { createStorefrontApi, type StorefrontApi } from "./storefront-api.js";
+import { visitorOf } from "./visitor.js";
 
 export interface StorefrontOptions {
   /** Where checkout sends order messages: the Scheduler's orders queue. */
@@ -33,12 +36,14 @@ export interface StorefrontOptions {
   readonly host: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** What anyone may take (each missing one as `resolveLimits` gives it). */
+  readonly limits?: Partial<StorefrontLimits>;
 }
 
 export interface Storefront {
   /** Base URL, e.g. `http://127.0.0.1:7080`, without a trailing slash. */
   readonly url: string;
-  /** Stops receiving and listening, ends open event streams, closes the order book. */
+  /** Stops receiving, resending and listening, ends open event streams, closes the order book. */
   close(): Promise<void>;
 }
 
@@ -58,15 +63,20 @@ const ORDER_PATH = /^\/api\/orders\/([^/]+)$/;
 const EVENTS_PATH = /^\/api\/orders\/([^/]+)\/events$/;
 
 export async function startStorefront(options: StorefrontOptions): Promise<Storefront> {
+  const limits = resolveLimits(options.limits ?? {});
+  const problems = limitProblems(limits, (limit) => `limits.${limit}`);
+  if (problems.length > 0) throw new RangeError(`invalid storefront limits: ${problems.join("; ")}`);
   const catalogue = loadCatalogue();
   const logger = options.logger.child({ component: "storefront" });
-  const book = OrderBook.open(options.orderBookFile);
+  const book = OrderBook.open(options.orderBookFile, logger);
   const live = new LiveOrders();
-  const api = createStorefrontApi({ ...options, catalogue, book, logger });
-  const streams = createEventStreams(live, options.clock);
+  const outbox = new Outbox({ book, orders: options.orders, clock: options.clock, logger });
+  const api = createStorefrontApi({ ...options, catalogue, book, outbox, logger });
+  const streams = createEventStreams(live, options.clock, limits);
+  const admission = new OrderAdmission(limits, options.clock);
   const files = webFolder("storefront", STOREFRONT_FILES);
   const server = createServer((req, res) => {
-    void respond({ api, streams, files, logger }, req, res);
+    void respond({ api, streams, admission, files, logger }, req, res);
   });
   try {
     await listen(server, options.port, options.host);
@@ -81,12 +91,15 @@ export async function startStorefront(options: StorefrontOptions): Promise<Store
     clock: options.clock,
     logger,
   });
+  outbox.start();
   const { port } = server.address() as AddressInfo;
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
   logger.info("storefront.started", {
     url,
     statusQueue: options.statusQueueName,
     catalogue: describe(catalogue),
+    resendHorizonMs: outbox.horizonMs,
+    limits,
   });
 
   let closed: Promise<void> | undefined;
@@ -94,7 +107,7 @@ export async function startStorefront(options: StorefrontOptions): Promise<Store
     url,
     close: () => {
       closed ??= (async () => {
-        await consumer.stop();
+        await Promise.all([consumer.stop(), outbox.stop()]);
         streams.closeAll();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
@@ -124,6 +137,7 @@ function describe(catalogue: Catalogue): string {
 interface Parts {
   readonly api: StorefrontApi;
   readonly streams: EventStreams;
+  readonly admission: OrderAdmission;
   readonly files: WebFolder;
   readonly logger: Logger;
 }
@@ -155,6 +169,11 @@ async function route(
   if (path === ORDERS_PATH) {
     if (method === "GET") return api.listOrders(url.searchParams.get("ids"));
     if (method !== "POST") return methodNotAllowed(method, "GET", "POST");
+    const refused = parts.admission.admit(visitorOf(req));
+    if (refused) {
+      parts.logger.debug("storefront.order.limited", { reason: refused.reason });
+      return refused;
+    }
     const body = await readText(req, MAX_CART_BYTES);
     if (body === "aborted") return { status: 400, body: { error: "request aborted" } };
     if (body === "tooLarge")
@@ -167,8 +186,7 @@ async function route(
     const orderId = decoded(events[1]);
     const found = api.order(orderId);
     if (!found) return api.getOrder(orderId);
-    parts.streams.open(res, found);
-    return null;
+    return parts.streams.open(res, found, visitorOf(req));
   }
   const order = ORDER_PATH.exec(path);
   if (order) return method === "GET" ? api.getOrder(decoded(order[1])) : methodNotAllowed(method, "GET");

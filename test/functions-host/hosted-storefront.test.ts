@@ -16,6 +16,7 @@ import {
 } from "../../laptop/functions-host/hosted-storefront.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { SettingsError } from "../../src/config/settings.js";
+import { DEFAULT_LIMITS } from "../../storefront/limits.js";
 
 const STAND_IN =
   "Endpoint=sb://localhost:5999;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true;";
@@ -52,6 +53,7 @@ describe("the storefront under sas host", () => {
       data: join("/data/host", "storefront"),
       port: 7080,
       host: "127.0.0.1",
+      limits: DEFAULT_LIMITS,
     });
     const identity = hostedStorefrontSettings(
       { ServiceBusConnection__fullyQualifiedNamespace: "shop.servicebus.windows.net" },

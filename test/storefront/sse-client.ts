@@ -15,9 +15,15 @@ export interface EventStreamReader {
   close(): void;
 }
 
-export async function openEventStream(url: string): Promise<EventStreamReader> {
+export async function openEventStream(
+  url: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<EventStreamReader> {
   const abort = new AbortController();
-  const response = await fetch(url, { signal: abort.signal, headers: { accept: "text/event-stream" } });
+  const response = await fetch(url, {
+    signal: abort.signal,
+    headers: { accept: "text/event-stream", ...headers },
+  });
   const reader = response.body?.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

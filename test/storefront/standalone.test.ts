@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +9,12 @@ import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-n
 import { createServiceBusClient } from "../../src/adapters/servicebus/service-bus-client.js";
 import { ServiceBusMessageQueue } from "../../src/adapters/servicebus/service-bus-queue.js";
 import { statusMessageFor } from "../../src/domain/status-message.js";
-import { ORDER_BOOK_FILE, startStandaloneStorefront } from "../../storefront/main.js";
+import { isoDurationMs } from "../../src/domain/time.js";
+import {
+  ORDER_BOOK_FILE,
+  ORDERS_DUPLICATE_WINDOW_MS,
+  startStandaloneStorefront,
+} from "../../storefront/main.js";
 import { loadStorefrontSettings } from "../../storefront/settings.js";
 
 let broker: ServiceBusStandIn;
@@ -74,5 +79,23 @@ describe("the stand-alone storefront on Service Bus", () => {
     }
     // The order book is a file in STOREFRONT_DATA: a restart finds the order again.
     expect(existsSync(join(data, ORDER_BOOK_FILE))).toBe(true);
+  });
+
+  it("F24-3: resends an order no longer than the orders queue in Azure detects duplicates (infra/queues.json)", async () => {
+    const queues = JSON.parse(readFileSync(new URL("../../infra/queues.json", import.meta.url), "utf8")) as {
+      orders: { requiresDuplicateDetection: boolean; duplicateDetectionHistoryTimeWindow: string };
+    };
+    expect(queues.orders.requiresDuplicateDetection).toBe(true);
+    expect(ORDERS_DUPLICATE_WINDOW_MS).toBe(isoDurationMs(queues.orders.duplicateDetectionHistoryTimeWindow));
+    const logger = new MemoryLogger();
+    const settings = loadStorefrontSettings({
+      ServiceBusConnection: broker.connectionString,
+      STOREFRONT_DATA: data,
+      PORT: "0",
+      STOREFRONT_HOST: "127.0.0.1",
+    });
+    const storefront = await startStandaloneStorefront(settings, { logger });
+    await storefront.close();
+    expect(logger.events("storefront.started")[0]?.resendHorizonMs).toBe(ORDERS_DUPLICATE_WINDOW_MS);
   });
 });

@@ -32,22 +32,26 @@ afterEach(() => {
 function harness(): Harness {
   const db = openDatabase(":memory:");
   const clock = new VirtualClock(AT);
-  const book = OrderBook.open(":memory:");
-  book.place({
-    orderId: "sf-1",
-    customerId: "guest-1",
-    placedAt: AT,
-    currency: "EUR",
-    items: [{ sku: "NOTE-A5", name: "A5 notebook", quantity: 1, unitPriceMinor: 900 }],
-    messageId: "sf-1:abc",
-  });
+  const logger = new MemoryLogger();
+  const book = OrderBook.open(":memory:", logger);
+  book.place(
+    {
+      orderId: "sf-1",
+      customerId: "guest-1",
+      placedAt: AT,
+      currency: "EUR",
+      items: [{ sku: "NOTE-A5", name: "A5 notebook", quantity: 1, unitPriceMinor: 900 }],
+      message: { messageId: "sf-1:abc", body: { orderId: "sf-1" } },
+    },
+    Date.parse(AT),
+  );
   const h = {
     db,
     clock,
     queue: new SqliteMessageQueue(db, clock, "sf-status"),
     book,
     live: new LiveOrders(),
-    logger: new MemoryLogger(),
+    logger,
   };
   open.push(h);
   return h;

@@ -1,93 +1,9 @@
 import { createServer } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
-import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
-import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
-import { type OrderStatus, statusMessageFor } from "../../src/domain/status-message.js";
-import type { MessageQueue } from "../../src/ports/message-queue.js";
+import { describe, expect, it } from "vitest";
 import { HEARTBEAT_MS } from "../../storefront/order-events.js";
-import { PortInUseError, type Storefront, startStorefront } from "../../storefront/storefront.js";
+import { PortInUseError } from "../../storefront/storefront.js";
+import { afterThisTest, getJson, openShop, placeOrder, STATUS_QUEUE } from "./shop.js";
 import { openEventStream } from "./sse-client.js";
-
-const AT = "2026-05-01T09:00:00.000Z";
-const STATUS_QUEUE = "sf-status";
-
-interface Shop {
-  readonly storefront: Storefront;
-  readonly orders: SqliteMessageQueue;
-  readonly statuses: SqliteMessageQueue;
-  readonly clock: VirtualClock;
-  readonly logger: MemoryLogger;
-  /** The Scheduler's side: a status message onto the storefront's queue, then the clock moved so it is received. */
-  tell(orderId: string, status: OrderStatus, attempt: number, detail?: string | null): Promise<void>;
-}
-
-let cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
-
-async function openShop(
-  options: { orders?: (queue: SqliteMessageQueue) => MessageQueue; port?: number } = {},
-): Promise<Shop> {
-  const db: EmbeddedDatabase = openDatabase(":memory:");
-  const clock = new VirtualClock(AT);
-  const logger = new MemoryLogger();
-  const orders = new SqliteMessageQueue(db, clock, "orders");
-  const statuses = new SqliteMessageQueue(db, clock, STATUS_QUEUE);
-  cleanups.push(() => {
-    db.close();
-  });
-  const storefront = await startStorefront({
-    orders: options.orders ? options.orders(orders) : orders,
-    statusQueue: statuses,
-    statusQueueName: STATUS_QUEUE,
-    orderBookFile: ":memory:",
-    port: options.port ?? 0,
-    host: "127.0.0.1",
-    clock,
-    logger,
-  });
-  cleanups.push(() => storefront.close());
-  const notifier = new QueueStatusNotifier(() => statuses);
-  return {
-    storefront,
-    orders,
-    statuses,
-    clock,
-    logger,
-    tell: async (orderId, status, attempt, detail = null) => {
-      await notifier.notify(
-        STATUS_QUEUE,
-        statusMessageFor({ orderId, attempt }, status, clock.now().toISOString(), detail),
-      );
-      await clock.advance(250);
-    },
-  };
-}
-
-async function placeOrder(
-  shop: Shop,
-  items: unknown = [
-    { sku: "TEA-SENCHA", quantity: 2 },
-    { sku: "MUG-STONE", quantity: 1 },
-  ],
-) {
-  const response = await fetch(`${shop.storefront.url}/api/orders`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ items }),
-  });
-  return { status: response.status, body: (await response.json()) as { orderId?: string; error?: string } };
-}
-
-async function getJson(shop: Shop, path: string) {
-  const response = await fetch(`${shop.storefront.url}${path}`);
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
 
 describe("the storefront's HTTP API", () => {
   it("serves its page and the page's files, and nothing else", async () => {
@@ -122,6 +38,7 @@ describe("the storefront's HTTP API", () => {
     const shop = await openShop();
     const placed = await placeOrder(shop);
     expect(placed.status).toBe(202);
+    expect(placed.body.delivery).toBe("sent");
     const orderId = placed.body.orderId ?? "";
     expect(orderId).toMatch(/^sf-[0-9a-z]+-[0-9a-f]{12}$/);
     const [message] = await shop.orders.peek(10);
@@ -145,6 +62,7 @@ describe("the storefront's HTTP API", () => {
       currency: "EUR",
       statuses: [],
       detail: null,
+      delivery: "sent",
     });
     expect(shop.logger.events("storefront.order.placed")[0]).toMatchObject({
       orderId,
@@ -156,6 +74,7 @@ describe("the storefront's HTTP API", () => {
     const shop = await openShop();
     expect(await placeOrder(shop, [{ sku: "NOPE", quantity: 1 }])).toEqual({
       status: 400,
+      retryAfter: null,
       body: { error: "invalid cart: items[0].sku: NOPE is not in the catalogue" },
     });
     const notJson = await fetch(`${shop.storefront.url}/api/orders`, { method: "POST", body: "{" });
@@ -167,19 +86,6 @@ describe("the storefront's HTTP API", () => {
     });
     expect(huge.status).toBe(413);
     expect(await shop.orders.peek(10)).toEqual([]);
-  });
-
-  it("answers 503 when the orders queue refuses the send, and keeps no such order", async () => {
-    const failing = (queue: SqliteMessageQueue): MessageQueue =>
-      Object.assign(Object.create(queue) as MessageQueue, {
-        send: () => Promise.reject(new Error("the namespace is unreachable")),
-      });
-    const shop = await openShop({ orders: failing });
-    const placed = await placeOrder(shop);
-    expect(placed.status).toBe(503);
-    const orderId = shop.logger.events("storefront.order.sendFailed")[0]?.orderId;
-    expect(orderId).toEqual(expect.any(String));
-    expect((await getJson(shop, `/api/orders/${orderId}`)).status).toBe(404);
   });
 
   it("follows the statuses it receives: each kept once, the state never moving back", async () => {
@@ -230,7 +136,7 @@ describe("the storefront's HTTP API", () => {
   it("refuses to start on a port in use, naming it", async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+    afterThisTest(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
     const port = (blocker.address() as { port: number }).port;
     const failure = openShop({ port });
     await expect(failure).rejects.toThrow(PortInUseError);
@@ -246,7 +152,7 @@ describe("the storefront's event stream", () => {
     await expect.poll(async () => (await getJson(shop, `/api/orders/${orderId}`)).body.state).toBe("Pending");
 
     const stream = await openEventStream(`${shop.storefront.url}/api/orders/${orderId}/events`);
-    cleanups.push(() => stream.close());
+    afterThisTest(() => stream.close());
     expect([stream.status, stream.contentType]).toEqual([200, "text/event-stream; charset=utf-8"]);
     expect(await stream.nextStatus()).toMatchObject({ state: "Pending", statuses: [{ status: "received" }] });
 

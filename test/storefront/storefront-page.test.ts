@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedStorefront } from "../../laptop/embedded/storefront.js";
 import { runUntil, type Scenario, scenarioPerTest } from "../pipeline/pipeline-harness.js";
 import { chromiumAvailable, launchChromium } from "../support/chromium.js";
+import { keptButFailing, openShop } from "./shop.js";
+import { openEventStream } from "./sse-client.js";
 
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/storefront");
 const DOCS_IMAGE = join(import.meta.dirname, "../../docs/images/storefront.png");
@@ -122,5 +124,67 @@ describe.runIf(available)("the storefront in a browser", () => {
       await row.getByRole("link", { name: orderId }).click();
       await expect.poll(() => orderState(page).textContent()).toBe(text);
     });
+  });
+
+  it("F24-6: shows the shopper why an order, or the order's live view, was refused", {
+    timeout: 60_000,
+  }, async () => {
+    const shop = await openShop({ limits: { ordersPerMinute: 1, streams: 1 } });
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    try {
+      await page.goto(`${shop.storefront.url}/`);
+      const add = page.getByRole("button", { name: "Add to cart" }).first();
+      await add.click();
+      await page.getByRole("button", { name: "Place order" }).click();
+      await expect.poll(() => orderState(page).textContent()).toBe("Submitted");
+      const orderId = (await page.locator("#order-id").textContent()) ?? "";
+
+      await page.getByRole("link", { name: "Back to the shop" }).click();
+      // The page's stream is closed with its view; another client takes the only one there is.
+      await expect
+        .poll(
+          async () => (await openEventStream(`${shop.storefront.url}/api/orders/${orderId}/events`)).status,
+        )
+        .toBe(200);
+      await add.click();
+      await page.getByRole("button", { name: "Place order" }).click();
+      await expect
+        .poll(() => page.getByRole("alert").textContent())
+        .toBe(
+          "The order was not placed: the shop is taking as many orders as it can (1 a minute); try again in 60 s",
+        );
+      await screenshot(page, "order-refused-light");
+
+      await page.goto(`${shop.storefront.url}/#/orders/${encodeURIComponent(orderId)}`);
+      await expect
+        .poll(() => page.locator("#order-notice").textContent())
+        .toBe(
+          "Live updates are paused: the shop is following as many orders live as it can (1); the page looks again in 15 s",
+        );
+      expect(await page.locator("#order-notice").isVisible()).toBe(true);
+      await expect.poll(() => orderState(page).textContent()).toBe("Submitted");
+      await screenshot(page, "stream-refused-light");
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("F24-3: tells the shopper an order whose send failed is placed, and being sent", {
+    timeout: 60_000,
+  }, async () => {
+    const shop = await openShop({ orders: keptButFailing(1) });
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    try {
+      await page.goto(`${shop.storefront.url}/`);
+      await page.getByRole("button", { name: "Add to cart" }).first().click();
+      await page.getByRole("button", { name: "Place order" }).click();
+      await expect.poll(() => orderState(page).textContent()).toBe("Placed, sending");
+      expect(await page.locator("#order-explain").textContent()).toMatch(
+        /^Placed\. The Scheduler's queue has not/,
+      );
+      expect(await page.locator("#checkout-error").textContent()).toBe("");
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { QUEUES } from "../../laptop/embedded/pipeline.js";
 import { STOREFRONT_STATUS_QUEUE, startEmbeddedStorefront } from "../../laptop/embedded/storefront.js";
+import type { MessageQueue, OutgoingMessage } from "../../src/ports/message-queue.js";
+import { startStorefront } from "../../storefront/storefront.js";
 import { recordOf, runUntil, type Scenario, scenarioPerTest } from "../pipeline/pipeline-harness.js";
 
 const openScenario = scenarioPerTest();
@@ -16,6 +19,38 @@ async function withStorefront(s: Scenario, body: (url: string) => Promise<void>)
     port: 0,
     host: "127.0.0.1",
     data: ":memory:",
+    logger: s.logger,
+  });
+  try {
+    await body(storefront.url);
+  } finally {
+    await storefront.close();
+  }
+}
+
+/**
+ * A storefront on the pipeline's queues whose first send reaches the orders queue but reports a failure,
+ * as a Service Bus send does when the link drops after the broker kept the message.
+ */
+async function withLostAcknowledgement(s: Scenario, body: (url: string) => Promise<void>): Promise<void> {
+  const queue = s.pipeline.queue(QUEUES.orders);
+  let lost = 1;
+  const orders = Object.assign(Object.create(queue) as MessageQueue, {
+    send: async (message: OutgoingMessage) => {
+      const result = await queue.send(message);
+      s.pipeline.nudge(QUEUES.orders);
+      if (lost-- > 0) throw new Error("the link was detached before the broker's acknowledgement arrived");
+      return result;
+    },
+  });
+  const storefront = await startStorefront({
+    orders,
+    statusQueue: s.pipeline.queue(STOREFRONT_STATUS_QUEUE),
+    statusQueueName: STOREFRONT_STATUS_QUEUE,
+    orderBookFile: ":memory:",
+    port: 0,
+    host: "127.0.0.1",
+    clock: s.clock,
     logger: s.logger,
   });
   try {
@@ -82,6 +117,25 @@ describe("the storefront on the embedded pipeline", () => {
       expect(order.state).toBe(record.processState);
       expect(order.detail).toBe("out-of-stock"); // the partner refuses the first step, reserveInventory
       expect(order.detail).toBe(record.lastError?.message);
+    });
+  });
+
+  it("F24-3: a send that fails after the queue kept the order: the shopper sees it placed, then Processed, charged once", {
+    timeout: 60_000,
+  }, async () => {
+    const s = await openScenario();
+    await withLostAcknowledgement(s, async (url) => {
+      const orderId = await placeOrder(url);
+      expect((await orderAt(url, orderId)).state).toBe("Submitted");
+      const order = await untilFinal(s, url, orderId);
+      expect(order.state).toBe("Processed");
+      const charges = (s.partner.ledger().effectsByOrder[orderId] ?? []).filter(
+        (effect) => effect.operation === "chargePayment",
+      );
+      expect(charges).toHaveLength(1);
+      expect(s.partner.ledger().duplicateEffects).toBe(0);
+      expect(await s.pipeline.queue(STOREFRONT_STATUS_QUEUE).deadLetterQueue.peek(10)).toEqual([]);
+      expect((await recordOf(s, orderId)).attempt).toBe(1);
     });
   });
 });

@@ -3,12 +3,22 @@
  * events, and the orders placed in this browser (their ids in localStorage, their details from the API).
  * Views are chosen by the address's hash: #/ the shop, #/orders the list, #/orders/{id} one order.
  * No framework and no build step: plain DOM code, every value written as text. Loaded as a module.
+ * When the storefront refuses something (too many orders, too many live views), the page shows the
+ * reason it gave.
  */
 const $ = (id) => document.getElementById(id);
 const ORDERS_KEY = "storefront.orders";
 const CART_KEY = "storefront.cart";
 const FINAL = new Set(["Processed", "Error", "Compensated", "CompensationFailed"]);
 const FAILED = new Set(["Error", "Compensated", "CompensationFailed", "Compensating"]);
+/** How long to wait before following an order again after its stream ended or was cut off. */
+const RETRY_MS = 2_000;
+const DELIVERY_EXPLANATIONS = {
+  sending:
+    "Placed. The Scheduler's queue has not confirmed it yet; the shop keeps sending it, and it is taken once.",
+  notSent:
+    "The shop could not get this order to the Scheduler and stopped trying. Unless a status appears below, it was not taken and nothing was charged.",
+};
 const EXPLANATIONS = {
   Submitted: "Sent to the Scheduler; waiting for it to confirm.",
   Pending: "The Scheduler has your order and will start on it shortly.",
@@ -31,7 +41,7 @@ const STATUS_WORDS = {
 
 let catalogue = null;
 let cart = readJson(sessionStorage, CART_KEY, {});
-let stream = null;
+let following = null;
 
 function readJson(storage, key, fallback) {
   try {
@@ -175,6 +185,7 @@ async function placeOrder() {
       body: JSON.stringify({ items }),
     });
     const body = await response.json().catch(() => ({}));
+    // A refusal's body says why (a 429 names the limit and when to try again): shown as it is.
     if (response.status !== 202) throw new Error(body.error ?? `the storefront answered ${response.status}`);
     remember(body.orderId);
     $("cart-message").textContent = "";
@@ -199,27 +210,114 @@ function showOrder(orderId) {
   $("order-id").textContent = orderId;
   $("order-state").textContent = "Loading…";
   $("order-explain").textContent = "";
+  showNotice("");
   $("order-lines").replaceChildren();
   $("timeline").replaceChildren();
-  stream = new EventSource(`/api/orders/${encodeURIComponent(orderId)}/events`);
-  stream.addEventListener("status", (event) => {
-    const order = JSON.parse(event.data);
-    renderOrder(order);
-    if (FINAL.has(order.state)) closeStream();
-  });
-  stream.addEventListener("error", () => {
-    if (stream?.readyState === EventSource.CLOSED) {
-      $("order-state").textContent = "This order could not be found here.";
-    }
-  });
+  following = new AbortController();
+  void followOrder(orderId, following.signal);
 }
 
 function closeStream() {
-  stream?.close();
-  stream = null;
+  following?.abort();
+  following = null;
+}
+
+function showNotice(text) {
+  $("order-notice").textContent = text;
+  $("order-notice").hidden = text === "";
+}
+
+/**
+ * Follows the order's event stream until the order is final. Read with fetch rather than EventSource,
+ * which hides why a stream was refused: a refusal (429 or 503) is shown with its reason, the order is
+ * read once meanwhile, and the stream is asked for again after the Retry-After the refusal gave.
+ */
+async function followOrder(orderId, signal) {
+  const path = `/api/orders/${encodeURIComponent(orderId)}`;
+  while (!signal.aborted) {
+    let waitMs = RETRY_MS;
+    try {
+      const response = await fetch(`${path}/events`, { headers: { accept: "text/event-stream" }, signal });
+      if (response.ok) {
+        showNotice("");
+        if (await readEvents(response)) return;
+      } else {
+        const body = await response.json().catch(() => ({}));
+        const reason = body.error ?? `the storefront answered ${response.status}`;
+        if (response.status !== 429 && response.status !== 503) {
+          $("order-state").textContent =
+            response.status === 404
+              ? "This order could not be found here."
+              : `This order cannot be shown: ${reason}`;
+          return;
+        }
+        showNotice(`Live updates are paused: ${reason}`);
+        waitMs = retryAfterMs(response);
+        const order = await getJson(path);
+        renderOrder(order);
+        if (FINAL.has(order.state)) return;
+      }
+    } catch {
+      if (signal.aborted) return;
+    }
+    await pause(waitMs, signal);
+  }
+}
+
+/** Renders each `status` event of the stream; true once the order is final, false when the stream ends. */
+async function readEvents(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return false;
+    buffer += value;
+    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+      const order = statusEventOf(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+      if (!order) continue;
+      renderOrder(order);
+      if (FINAL.has(order.state)) {
+        await reader.cancel();
+        return true;
+      }
+    }
+  }
+}
+
+/** The order an `event: status` block carries; null for any other block (a heartbeat, `retry:`). */
+function statusEventOf(block) {
+  const lines = block.split("\n");
+  if (!lines.includes("event: status")) return null;
+  const data = lines
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => line.slice(6))
+    .join("\n");
+  return data ? JSON.parse(data) : null;
+}
+
+function retryAfterMs(response) {
+  const seconds = Number(response.headers.get("retry-after"));
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1_000 : RETRY_MS;
+}
+
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }
 
 function stateText(order) {
+  if (order.state === "Submitted" && order.delivery === "sending") return "Placed, sending";
+  if (order.state === "Submitted" && order.delivery === "notSent") return "Not sent";
   return FAILED.has(order.state) && order.detail ? `${order.state}: ${order.detail}` : order.state;
 }
 
@@ -227,7 +325,8 @@ function renderOrder(order) {
   const state = $("order-state");
   state.textContent = stateText(order);
   state.dataset.state = order.state;
-  $("order-explain").textContent = EXPLANATIONS[order.state] ?? "";
+  const explanation = order.state === "Submitted" ? DELIVERY_EXPLANATIONS[order.delivery] : undefined;
+  $("order-explain").textContent = explanation ?? EXPLANATIONS[order.state] ?? "";
   const lines = $("order-lines");
   lines.replaceChildren();
   for (const item of order.items) {
