@@ -3,7 +3,7 @@ export interface Command {
   readonly name: string;
   /** The command list's lines for it, without indentation. */
   readonly summary: readonly string[];
-  /** What `sas <name> --help` prints, and a usage error after its message. */
+  /** What `sas <name> --help` prints. */
   readonly usage: string;
   /** The exit status; a `UsageError` (or a flag `parseArgs` refuses) is the caller's to report. */
   run(args: readonly string[]): Promise<number>;

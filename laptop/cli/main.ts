@@ -40,21 +40,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === undefined) throw new UsageError(`unknown command ${name}`);
     return await command.run(rest);
   } catch (error) {
-    return reportRefusal(error, command);
+    return reportRefusal(error, command, rest);
   }
 }
 
 /**
- * A command line that cannot run: the message and the usage (the command's own, then the list of
- * commands), exit status 2; a setting that cannot be used: its message, exit status 2; a port that
- * something else holds (a `PortInUseError`, from laptop/http or the storefront): one line naming the
- * command, the port and the address, exit status 2, the command having closed what it had started.
- * Anything else is a failure, not a refusal, and goes on.
+ * A command line that cannot run: one line naming what is wrong (a flag as it was typed), one line
+ * pointing to the command's `--help`, exit status 2; a setting that cannot be used: its message, exit
+ * status 2; a port that something else holds (a `PortInUseError`, from laptop/http or the storefront):
+ * one line naming the command, the port and the address, exit status 2, the command having closed what
+ * it had started. Anything else is a failure, not a refusal, and goes on.
  */
-function reportRefusal(error: unknown, command: Command | undefined): number {
+function reportRefusal(error: unknown, command: Command | undefined, args: readonly string[]): number {
   if (error instanceof UsageError || isParseArgsError(error)) {
-    const usage = command ? `${command.usage}\n${USAGE}` : USAGE;
-    process.stderr.write(`${error.message}\n\n${usage}`);
+    const who = command ? `sas ${command.name}` : "sas";
+    const message = error instanceof UsageError ? error.message : describeFlagError(error, args);
+    process.stderr.write(
+      `${who}: ${message}\nrun '${who} --help' for ${command ? "its flags" : "the commands"}\n`,
+    );
     return 2;
   }
   if (error instanceof Error && error.name === "SettingsError") {
@@ -69,13 +72,31 @@ function reportRefusal(error: unknown, command: Command | undefined): number {
 }
 
 /** A flag `parseArgs` refuses: unknown, missing its value, or a positional where none is taken. */
-function isParseArgsError(error: unknown): error is Error {
+function isParseArgsError(error: unknown): error is Error & { code: string } {
   return (
     error instanceof Error &&
     "code" in error &&
     typeof error.code === "string" &&
     error.code.startsWith("ERR_PARSE_ARGS")
   );
+}
+
+/** `parseArgs`'s refusal in the command line's own words, naming the argument as it was typed. */
+export function describeFlagError(error: Error & { code: string }, args: readonly string[]): string {
+  const quoted = /'([^' ]+)/.exec(error.message)?.[1] ?? "";
+  const typed = args.find((arg) => arg === quoted || arg.startsWith(`${quoted}=`)) ?? quoted;
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown flag ${typed}`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return `unexpected argument ${typed}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return error.message.includes("argument missing")
+        ? `${quoted} needs a value`
+        : `${typed}: ${quoted} takes no value`;
+    default:
+      return error.message;
+  }
 }
 
 /** Run as a program (`sas`, or `node cli.js` through a symlink as npm links bins), not imported. */

@@ -2,7 +2,6 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PartnerFaults } from "../../partner/faults.js";
-import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { JsonLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { closeDatabase } from "../../src/adapters/sqlite/write-batch.js";
@@ -11,10 +10,10 @@ import { startOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
 import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
 import { loadOtlpSettings, OTLP_ENDPOINT_SETTING } from "../../src/config/telemetry-settings.js";
 import { seededRandom } from "../../src/domain/backoff.js";
-import { isTerminal, PROCESS_STATES } from "../../src/domain/state-record.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
+import { followBatch } from "./batch-progress.js";
 import { demoOrder } from "./demo.js";
 import {
   DEMO_ENVIRONMENT,
@@ -24,8 +23,6 @@ import {
 } from "./embedded-stack.js";
 import { type HttpApi, startHttpApi } from "./http-api.js";
 import { localKeys } from "./key-file.js";
-import type { LocalPipeline } from "./pipeline.js";
-import { createStatusLine } from "./status-line.js";
 import { STOREFRONT_STATUS_QUEUE, type Storefront, startEmbeddedStorefront } from "./storefront.js";
 
 export interface HostOptions {
@@ -96,7 +93,8 @@ export async function runHost(options: HostOptions): Promise<void> {
   out.write(
     `embedded host: data in ${inMemory ? "memory" : options.data}, logs in ${logPath}\n` +
       `personal and payment fields sealed with the key ring from ${keys.source}\n` +
-      `${describeParts(options, sdk?.destination)}\n`,
+      `${describeParts(options, sdk?.destination)}\n\n` +
+      describeAddresses(api, storefront),
   );
 
   const prefix = `demo-${Date.now().toString(36)}`;
@@ -104,22 +102,14 @@ export async function runHost(options: HostOptions): Promise<void> {
   const batch = Array.from({ length: options.demoOrders }, (_, i) => demoOrder(prefix, i, random));
   for (const message of batch) await pipeline.post(message as unknown as JsonValue);
   if (batch.length > 0) {
-    out.write(`submitted a demo batch of ${batch.length} orders\n`);
-    await follow(
+    out.write(`\nsubmitted a demo batch of ${batch.length} orders\n`);
+    await followBatch(
       pipeline,
       batch.map((m) => m.orderId),
       out,
     );
   }
-  out.write(
-    `\nserving ${api.url}: POST /api/orders, GET /api/orders/{orderId}. Ctrl-C to stop.\n` +
-      `dashboard:  ${api.url}/\n` +
-      (storefront
-        ? `storefront: ${storefront.url}/ (orders to the orders queue, statuses back on ${STOREFRONT_STATUS_QUEUE})\n`
-        : "storefront: off (--no-store)\n") +
-      `partner:    its faults and outages: sas partner status|faults|outage --url ${api.url}\n` +
-      `try: curl -s -X POST ${api.url}/api/orders -H 'content-type: application/json' -d '${JSON.stringify(demoOrder("ord-try", 1, seededRandom(1)))}'\n`,
-  );
+  out.write("Ctrl-C to stop.\n");
 
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
@@ -127,6 +117,19 @@ export async function runHost(options: HostOptions): Promise<void> {
   });
   out.write("stopping...\n");
   await stopAll(servers);
+}
+
+/** Where to go: printed before the demo batch, so the addresses come first. */
+function describeAddresses(api: HttpApi, storefront: Storefront | null): string {
+  return (
+    `serving ${api.url}: POST /api/orders, GET /api/orders/{orderId}\n` +
+    `dashboard:  ${api.url}/\n` +
+    (storefront
+      ? `storefront: ${storefront.url}/ (orders to the orders queue, statuses back on ${STOREFRONT_STATUS_QUEUE})\n`
+      : "storefront: off (--no-store)\n") +
+    `partner:    its faults and outages: sas partner status|faults|outage --url ${api.url}\n` +
+    `try: curl -s -X POST ${api.url}/api/orders -H 'content-type: application/json' -d '${JSON.stringify(demoOrder("ord-try", 1, seededRandom(1)))}'\n`
+  );
 }
 
 /** The partner and the telemetry's destination, as the host prints them at start. */
@@ -179,33 +182,4 @@ async function startServers(
     await api.close();
     throw error;
   }
-}
-
-/** Shows the batch's progress on one terminal line until every order has settled. */
-async function follow(
-  pipeline: LocalPipeline,
-  orderIds: readonly string[],
-  out: NodeJS.WriteStream,
-): Promise<void> {
-  const clock = new SystemClock();
-  const show = createStatusLine(out);
-  for (;;) {
-    const counts = Object.fromEntries(PROCESS_STATES.map((state) => [state, 0])) as Record<string, number>;
-    for (const id of orderIds) {
-      const record = await pipeline.states.get(id);
-      const state = record?.processState ?? "Queued";
-      counts[state] = (counts[state] ?? 0) + 1;
-    }
-    const deadLettered = (await pipeline.ordersQueue.deadLetterQueue.peek(10_000)).length;
-    const line = Object.entries(counts)
-      .filter(([, n]) => n > 0)
-      .map(([state, n]) => `${state} ${n}`)
-      .join(" · ");
-    show(`${line}${deadLettered ? ` · dead-lettered ${deadLettered}` : ""}`);
-    const settled =
-      deadLettered + PROCESS_STATES.filter(isTerminal).reduce((n, state) => n + (counts[state] ?? 0), 0);
-    if (settled >= orderIds.length) break;
-    await clock.sleep(250);
-  }
-  out.write(`\ndemo batch finished; ${pipeline.alerts.raised.length} operator alert(s), see the log\n`);
 }

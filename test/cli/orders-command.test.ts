@@ -65,7 +65,10 @@ describe("sas orders", () => {
 
   it("needs the host's API token for a command, and says so without it", async () => {
     expect(await run("resubmit", "ord-err", "--operator", "alice", "--reason", "restocked")).toBe(1);
-    expect(err).toBe("401 unauthorized: operator commands need Authorization: Bearer <api token>\n");
+    expect(err).toBe(
+      "401 unauthorized: operator commands need Authorization: Bearer <api token>\n" +
+        `${api.url} wants a key: give --key <function key> (the Functions app; sas host prints its key) or --token <API token> (sas start --api-token)\n`,
+    );
     expect(
       await run(
         "resubmit",
@@ -78,6 +81,7 @@ describe("sas orders", () => {
         "wrong-token-16-chars",
       ),
     ).toBe(1);
+    expect(err).toContain(`${api.url} refused the --token given`);
     expect((await states.get("ord-err"))?.processState).toBe("Error");
   });
 

@@ -39,7 +39,8 @@ describe("sas start", () => {
     try {
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setInterval(() => {
-          const match = /serving (http:\/\/[\d.]+:\d+)/.exec(stdout);
+          // The addresses are printed first, the demo batch's end after them.
+          const match = /serving (http:\/\/[\d.]+:\d+)[\s\S]*demo batch finished/.exec(stdout);
           if (match?.[1]) {
             clearInterval(timer);
             resolve(match[1]);
@@ -51,6 +52,10 @@ describe("sas start", () => {
         });
       });
       expect(stdout).toContain("submitted a demo batch of 5 orders");
+      // F27: the addresses before the demo batch, not after it settles.
+      expect(stdout.indexOf("dashboard:")).toBeGreaterThan(-1);
+      expect(stdout.indexOf("dashboard:")).toBeLessThan(stdout.indexOf("submitted a demo batch"));
+      expect(stdout).not.toContain("\r");
       expect(stdout).toContain("demo batch finished");
 
       const order = {
