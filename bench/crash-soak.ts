@@ -1,8 +1,9 @@
-// npm run soak:crash [-- --orders N --kills K --seed S]
+// npm run soak:crash [-- --orders N --kills K --seed S --permanent-faults R]
 // Kills the embedded host (`sas start`) with SIGKILL again and again while orders are in flight, with
-// transient faults, slow answers, lost and duplicate replies but no permanent fault, then lets a last
-// host drain the batch and reports where every order ended. Exit 0 only when every order is Processed:
-// crashes and transient faults alone must never leave work for an operator.
+// transient faults, slow answers, lost and duplicate replies (and, if asked, permanent faults), then
+// lets a last host drain the batch and reports where every order ended and how long the last host
+// took to settle them. Without permanent faults, exit 0 only when every order is Processed: crashes
+// and transient faults alone must never leave work for an operator; with them, when every order is final.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,14 +15,16 @@ import { seededRandom } from "../src/domain/backoff.js";
 
 const USAGE =
   "usage: npm run soak:crash -- [--orders <n>] [--kills <n>] [--seed <n>] [--drain-seconds <n>]\n" +
+  "                              [--permanent-faults <rate>]\n" +
   "  orders 1 to 100000 (default 600), kills 0 to 1000 (default 10), seed an integer (default 11),\n" +
-  "  drain-seconds 10 to 3600 (default 600)";
+  "  drain-seconds 10 to 3600 (default 600), permanent-faults 0 to 0.5 (default 0)";
 
 interface Options {
   readonly orders: number;
   readonly kills: number;
   readonly seed: number;
   readonly drainSeconds: number;
+  readonly permanentFaults: number;
 }
 
 function options(): Options {
@@ -32,6 +35,7 @@ function options(): Options {
         kills: { type: "string", default: "10" },
         seed: { type: "string", default: "11" },
         "drain-seconds": { type: "string", default: "600" },
+        "permanent-faults": { type: "string", default: "0" },
       },
       strict: true,
     });
@@ -46,6 +50,7 @@ function options(): Options {
       kills: int("kills", values.kills, 0, 1_000),
       seed: int("seed", values.seed, -(2 ** 31), 2 ** 31 - 1),
       drainSeconds: int("drain-seconds", values["drain-seconds"], 10, 3_600),
+      permanentFaults: rate(values["permanent-faults"]),
     };
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
@@ -53,11 +58,18 @@ function options(): Options {
   }
 }
 
+function rate(raw: string | undefined): number {
+  const n = Number(raw);
+  if (raw === undefined || raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 0.5)
+    throw new Error(`--permanent-faults must be a number from 0 to 0.5; got ${raw}`);
+  return n;
+}
+
 const PORT = 7381;
 const BASE = `http://127.0.0.1:${PORT}`;
 const TERMINAL = ["Processed", "Error", "Compensated", "CompensationFailed"];
 
-function startHost(dataDir: string, seed: number): ChildProcess {
+function startHost(dataDir: string, seed: number, permanentFaults: number): ChildProcess {
   const args = [
     "--import",
     "tsx",
@@ -75,7 +87,7 @@ function startHost(dataDir: string, seed: number): ChildProcess {
       "--no-store",
     ],
     ...["--transient-faults", "0.2", "--slow", "0.05", "--lost-replies", "0.05"],
-    ...["--duplicate-replies", "0.05", "--permanent-faults", "0"],
+    ...["--duplicate-replies", "0.05", "--permanent-faults", String(permanentFaults)],
   ];
   // Its own process group, so SIGKILL reaches the host and nothing of it survives.
   return spawn(process.execPath, args, { stdio: "ignore", detached: true });
@@ -133,7 +145,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   try {
     for (let k = 0; k < opts.kills; k++) {
-      const host = startHost(dataDir, opts.seed + k);
+      const host = startHost(dataDir, opts.seed + k, opts.permanentFaults);
       await waitUntilServing();
       const posting = postOrders(pending);
       await sleep(1_000 + random() * 4_000);
@@ -141,7 +153,8 @@ async function main(): Promise<void> {
       await posting;
       console.log(JSON.stringify({ event: "killed", kill: k + 1, notYetAccepted: pending.size }));
     }
-    const host = startHost(dataDir, opts.seed + opts.kills);
+    const host = startHost(dataDir, opts.seed + opts.kills, opts.permanentFaults);
+    const lastStart = Date.now();
     try {
       await waitUntilServing();
       await postOrders(pending);
@@ -150,11 +163,14 @@ async function main(): Promise<void> {
         orders: opts.orders,
         kills: opts.kills,
         seed: opts.seed,
+        permanentFaults: opts.permanentFaults,
         counts,
         seconds: Math.round((Date.now() - started) / 1_000),
+        secondsAfterLastRestart: Math.round((Date.now() - lastStart) / 1_000),
       };
       console.log(JSON.stringify(report));
-      process.exitCode = counts.Processed === opts.orders ? 0 : 1;
+      const final = TERMINAL.reduce((n, state) => n + (counts[state] ?? 0), 0);
+      process.exitCode = (opts.permanentFaults === 0 ? counts.Processed : final) === opts.orders ? 0 : 1;
     } finally {
       kill(host);
     }
