@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedStorefront } from "../../laptop/embedded/storefront.js";
 import { runUntil, type Scenario, scenarioPerTest } from "../pipeline/pipeline-harness.js";
 import { chromiumAvailable, launchChromium } from "../support/chromium.js";
-import { keptButFailing, openShop } from "./shop.js";
+import { getJson, keptButFailing, openShop } from "./shop.js";
 import { openEventStream } from "./sse-client.js";
 
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/storefront");
@@ -164,6 +164,60 @@ describe.runIf(available)("the storefront in a browser", () => {
       expect(await page.locator("#order-notice").isVisible()).toBe(true);
       await expect.poll(() => orderState(page).textContent()).toBe("Submitted");
       await screenshot(page, "stream-refused-light");
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("F27: tells the shopper in plain words that an order is being tried again, with times in their zone and UTC on hover", {
+    timeout: 60_000,
+  }, async () => {
+    const shop = await openShop();
+    // A phone in Paris: 09:00 UTC on 1 May is 11:00 there.
+    const page = await browser.newPage({ viewport: { width: 390, height: 800 }, timezoneId: "Europe/Paris" });
+    try {
+      await page.goto(`${shop.storefront.url}/`);
+      await page.getByRole("button", { name: "Add to cart" }).first().click();
+      await page.getByRole("button", { name: "Place order" }).click();
+      await expect.poll(() => orderState(page).textContent()).toBe("Submitted");
+      const orderId = (await page.locator("#order-id").textContent()) ?? "";
+      await shop.tell(orderId, "received", 0);
+      await shop.tell(orderId, "processing", 1);
+      await expect.poll(() => orderState(page).textContent()).toBe("Processing");
+      expect(await page.locator("#timeline .detail").count()).toBe(0);
+      await shop.tell(orderId, "processing", 2);
+
+      const retry = "The first attempt did not go through; trying again (attempt 2).";
+      const lines = page.locator("#timeline li");
+      await expect.poll(() => lines.count()).toBe(3);
+      expect(await lines.nth(2).locator(".detail").allTextContents()).toEqual([retry]);
+      expect(await page.locator("#order-explain").textContent()).toBe(
+        `${retry} Steps already done are not done again, and nothing is charged twice.`,
+      );
+      await shop.tell(orderId, "processing", 3);
+      await expect.poll(() => lines.count()).toBe(4);
+      expect(await lines.nth(3).locator(".detail").allTextContents()).toEqual([
+        "Attempt 2 did not go through; trying again (attempt 3).",
+      ]);
+
+      const { body } = await getJson(shop, `/api/orders/${orderId}`);
+      const statuses = body.statuses as { at: string }[];
+      const first = lines.first().locator("time");
+      expect(await first.getAttribute("datetime")).toBe(statuses[0]?.at);
+      expect(await first.getAttribute("title")).toBe("2026-05-01T09:00:00.000Z UTC");
+      expect(await first.textContent()).toMatch(/^(2026-05-01 )?11:00:00$/);
+      expect(await page.locator("#order-view .zone-note").textContent()).toBe(
+        "Times are in your time zone (Europe/Paris); hover over one for UTC.",
+      );
+      expect(await page.evaluate("document.scrollingElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot(page, "order-retried-390");
+
+      await page.getByRole("link", { name: "Your orders", exact: true }).click();
+      const placed = page.locator("#orders-list tr", { hasText: orderId }).locator("time");
+      await expect.poll(() => placed.getAttribute("title")).toBe("2026-05-01T09:00:00.000Z UTC");
+      expect(await placed.textContent()).toMatch(/^(2026-05-01 )?11:00:00$/);
+      expect(await page.evaluate("document.scrollingElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot(page, "orders-390");
     } finally {
       await page.close();
     }

@@ -4,7 +4,7 @@
  * Views are chosen by the address's hash: #/ the shop, #/orders the list, #/orders/{id} one order.
  * No framework and no build step: plain DOM code, every value written as text. Loaded as a module.
  * When the storefront refuses something (too many orders, too many live views), the page shows the
- * reason it gave.
+ * reason it gave. Times are the viewer's, each a <time> carrying its UTC instant (shown on hover).
  */
 const $ = (id) => document.getElementById(id);
 const ORDERS_KEY = "storefront.orders";
@@ -60,6 +60,35 @@ function element(tag, text, className) {
   if (text !== undefined) node.textContent = text;
   if (className) node.className = className;
   return node;
+}
+
+const pad = (n, width = 2) => String(n).padStart(width, "0");
+
+function localDate(d) {
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A <time>: the instant in the viewer's zone ("HH:MM:SS", dated when not today), its UTC form on hover. */
+function timeElement(iso) {
+  const at = new Date(iso);
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+  const text = localDate(at) === localDate(new Date()) ? clock : `${localDate(at)} ${clock}`;
+  const node = element("time", text);
+  node.dateTime = at.toISOString();
+  node.title = `${at.toISOString()} UTC`;
+  return node;
+}
+
+/**
+ * Says, under a list of times, which zone they are in: by name only, since an offset from UTC taken now
+ * would be wrong for a time on the other side of a daylight-saving change.
+ */
+function showZoneNote(note, shown) {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  note.textContent = /^(Etc\/)?UTC$/.test(zone)
+    ? "Times are in UTC, your time zone."
+    : `Times are in your time zone${zone ? ` (${zone})` : ""}; hover over one for UTC.`;
+  note.hidden = !shown;
 }
 
 function cells(row, ...values) {
@@ -147,7 +176,7 @@ function renderCart() {
       saveCart();
       renderCart();
     });
-    const remove = element("button", "Remove");
+    const remove = element("button", "Remove", "remove");
     remove.type = "button";
     remove.setAttribute("aria-label", `Remove ${product.name}`);
     remove.addEventListener("click", () => {
@@ -156,17 +185,23 @@ function renderCart() {
       renderCart();
       $("place-order").focus();
     });
-    body.append(
-      cells(
-        element("tr"),
-        product.name,
-        input,
-        money(product.unitPriceMinor * quantity, catalogue.currency),
-        remove,
-      ),
+    // Remove under the name, not in a column of its own: three columns fit a 360 px phone.
+    const name = element("div", product.name);
+    name.append(remove);
+    const row = cells(
+      element("tr"),
+      name,
+      input,
+      money(product.unitPriceMinor * quantity, catalogue.currency),
     );
+    row.children[2].className = "amount";
+    body.append(row);
   }
   const empty = body.children.length === 0;
+  const count = Object.values(cart).reduce((sum, quantity) => sum + quantity, 0);
+  $("cart-jump").textContent = empty
+    ? "View your cart (empty)"
+    : `View your cart (${count} ${count === 1 ? "item" : "items"}, ${money(total, catalogue.currency)})`;
   $("cart-empty").hidden = !empty;
   $("cart-table").hidden = empty;
   $("cart-total").textContent = catalogue ? money(total, catalogue.currency) : "";
@@ -315,6 +350,23 @@ function pause(ms, signal) {
   });
 }
 
+/**
+ * What a status that starts another attempt tells the shopper. Status messages carry the attempt's
+ * number but not why the one before it ended (which step, what failed), so that is all it can say.
+ */
+function retryText(status) {
+  if (status.status !== "processing" || status.attempt < 2) return null;
+  const before = status.attempt === 2 ? "The first attempt" : `Attempt ${status.attempt - 1}`;
+  return `${before} did not go through; trying again (attempt ${status.attempt}).`;
+}
+
+function explanationOf(order) {
+  if (order.state === "Submitted") return DELIVERY_EXPLANATIONS[order.delivery] ?? "";
+  const retry = order.state === "Processing" ? retryText(order.statuses.at(-1) ?? {}) : null;
+  if (retry) return `${retry} Steps already done are not done again, and nothing is charged twice.`;
+  return EXPLANATIONS[order.state] ?? "";
+}
+
 function stateText(order) {
   if (order.state === "Submitted" && order.delivery === "sending") return "Placed, sending";
   if (order.state === "Submitted" && order.delivery === "notSent") return "Not sent";
@@ -325,8 +377,7 @@ function renderOrder(order) {
   const state = $("order-state");
   state.textContent = stateText(order);
   state.dataset.state = order.state;
-  const explanation = order.state === "Submitted" ? DELIVERY_EXPLANATIONS[order.delivery] : undefined;
-  $("order-explain").textContent = explanation ?? EXPLANATIONS[order.state] ?? "";
+  $("order-explain").textContent = explanationOf(order);
   const lines = $("order-lines");
   lines.replaceChildren();
   for (const item of order.items) {
@@ -345,14 +396,18 @@ function renderOrder(order) {
   timeline.replaceChildren();
   for (const status of order.statuses) {
     const item = element("li");
-    const time = element("time", new Date(status.at).toLocaleTimeString());
-    time.dateTime = status.at;
-    item.append(element("strong", STATUS_WORDS[status.status] ?? status.status), " · ", time);
+    item.append(
+      element("strong", STATUS_WORDS[status.status] ?? status.status),
+      " · ",
+      timeElement(status.at),
+    );
     if (status.attempt > 0) item.append(` · attempt ${status.attempt}`);
-    if (status.detail) item.append(element("span", status.detail, "detail"));
+    const detail = status.detail || retryText(status);
+    if (detail) item.append(element("span", detail, "detail"));
     timeline.append(item);
   }
   $("timeline-empty").hidden = order.statuses.length > 0;
+  showZoneNote(document.querySelector("#order-view .zone-note"), order.statuses.length > 0);
 }
 
 /* The orders placed in this browser. */
@@ -362,6 +417,7 @@ async function showOrders() {
   const message = $("orders-message");
   const table = $("orders-table");
   table.hidden = true;
+  showZoneNote(document.querySelector("#orders-view .zone-note"), false);
   if (ids.length === 0) {
     message.textContent = "You have not placed an order in this browser yet.";
     return;
@@ -383,7 +439,7 @@ async function showOrders() {
       cells(
         element("tr"),
         link,
-        new Date(order.placedAt).toLocaleString(),
+        timeElement(order.placedAt),
         money(order.totalMinor, order.currency),
         stateText(order),
       ),
@@ -391,6 +447,7 @@ async function showOrders() {
   }
   message.textContent = orders.length === 0 ? "None of your orders is known here any more." : "";
   table.hidden = orders.length === 0;
+  showZoneNote(document.querySelector("#orders-view .zone-note"), orders.length > 0);
 }
 
 /* Views. */
@@ -423,6 +480,12 @@ function route() {
 }
 
 $("place-order").addEventListener("click", () => void placeOrder());
+// The cart is below the products on a narrow screen: the link takes the shopper there without
+// changing the address (a hash that names no view).
+$("cart-jump").addEventListener("click", (event) => {
+  event.preventDefault();
+  $("cart").focus();
+});
 window.addEventListener("hashchange", () => {
   if (route()) $("main").focus();
 });
