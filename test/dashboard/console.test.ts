@@ -70,6 +70,7 @@ describe.runIf(available)("the console", () => {
         .poll(() => page.locator("#browse-page").textContent())
         .toBe("Page 2: 25 order(s) in Processed.");
       const onPage2 = await page.locator("#browse tr").first().getAttribute("data-order-id");
+      await page.screenshot({ path: join(ARTIFACTS, "console-orders.png") });
 
       await page.getByRole("link", { name: `Show order ${onPage2}` }).click();
       expect(await hash(page)).toBe(`#/orders/${onPage2}`);

@@ -10,9 +10,12 @@ export function readWith(headers) {
   readHeaders = headers;
 }
 
-/** The answer's JSON; throws, naming the path and the status, when it is not a 2xx. */
-export async function getJson(path) {
-  const response = await fetch(path, { headers: readHeaders });
+/**
+ * The answer's JSON; throws, naming the path and the status, when it is not a 2xx. `asked`: the
+ * request, when it was already sent.
+ */
+export async function getJson(path, asked = fetch(path, { headers: readHeaders })) {
+  const response = await asked;
   if (!response.ok) throw new Error(`${path} answered ${response.status}`);
   return response.json();
 }

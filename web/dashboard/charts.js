@@ -234,6 +234,9 @@ export function drawBreakers(container, breakers, samples) {
 /** What a breaker's row says of its calls: the window's when closed, the next probe otherwise. */
 function breakerCalls(breaker) {
   const failed = breaker.windowFailures;
+  if (breaker.status === "closed" && breaker.windowCalls === 0) {
+    return { text: "no calls in the window", title: "no calls in its window" };
+  }
   if (breaker.status === "closed") {
     return {
       text: `${failed} of ${breaker.windowCalls} failed`,

@@ -119,7 +119,7 @@ function draw(route, page) {
       : paged
         ? `Page ${number}: ${page.items.length} order(s)${what}${page.continuation ? "" : ", the last page"}.`
         : `${page.items.length} order(s)${what}.`;
-  $("pager").hidden = !paged;
+  for (const id of ["browse-first", "browse-prev", "browse-next"]) $(id).hidden = !paged;
   $("browse-next").disabled = !page.continuation;
   $("browse-prev").disabled = number === 1;
   $("browse-first").disabled = number === 1;
