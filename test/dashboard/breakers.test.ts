@@ -1,7 +1,8 @@
 /**
- * The dashboard's circuit breakers in a browser: the embedded host's API with a shared breaker over a
- * SQLite breaker store as the stats' breakers source, every partner operation listed, driven through
- * open, half-open and closed on the host's virtual clock; a source that fails; a host without breakers.
+ * The console's circuit breakers in a browser (the Partner view, `#/partner`): the embedded host's API
+ * with a shared breaker over a SQLite breaker store as the stats' breakers source, every partner
+ * operation listed, driven through open, half-open and closed on the host's virtual clock, each saying
+ * why it is in its state and when its next probe is due; a source that fails; a host without breakers.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -54,7 +55,8 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
         probeLeaseMs: 15_000,
       },
     });
-    page = await browser.newPage();
+    // In UTC, so the times shown are the breaker store's; the day is not today's, so they are dated.
+    page = await browser.newPage({ timezoneId: "UTC" });
   });
   afterEach(async () => {
     await page?.close();
@@ -70,7 +72,7 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
     const { breakers: _, ...readings } = backend.stats;
     const stats: StatsReadings = breakers ? { ...readings, breakers } : readings;
     api = await startHttpApi({ port: 0, logger: idle.logger, backend: { ...backend, stats } });
-    await page.goto(`${api.url}/`);
+    await page.goto(`${api.url}/#/partner`);
   }
 
   async function calls(operation: string, ...outcomes: BreakerOutcome[]): Promise<void> {
@@ -87,7 +89,7 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
   // The page refreshes every two seconds, in real time.
   const refreshed = { timeout: 6_000 };
 
-  it("lists every operation's breaker with its state, failures and next probe, and follows it to closed", {
+  it("F27-6: lists every operation's breaker, why it is in its state and when it is probed, and follows it to closed", {
     timeout: 60_000,
   }, async () => {
     await calls("reserveInventory", "succeeded", "transient", "succeeded", "transient");
@@ -98,35 +100,96 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
     expect(
       await page.locator("#breakers tr").evaluateAll((rows) => rows.map((r) => r.dataset.operation)),
     ).toEqual(OPERATIONS);
-    expect(await cells("chargePayment")).toEqual([
+    const opened = await cells("chargePayment");
+    expect(opened.slice(0, 3)).toEqual([
       "chargePayment",
-      `Open since ${T0}`,
-      "not calling",
-      "2026-01-01T00:00:05.000Z",
+      "Open since 2026-01-01 00:00:00",
+      "Opened at 2026-01-01 00:00:00 by transient failures: a run of them or their share of the window's " +
+        "calls (the host does not say which, nor how many).",
     ]);
+    // Counted down on the host's clock, which stands still here while this browser's runs on.
+    expect(opened[3]).toMatch(/^(In [1-5]s|Due now) \(2026-01-01 00:00:05\)\.$/);
+    expect(await rowOf("chargePayment").locator("time").first().getAttribute("title")).toBe(
+      "2026-01-01T00:00:00.000Z UTC",
+    );
     expect(await cells("reserveInventory")).toEqual([
       "reserveInventory",
       "Closed",
-      "2 of 4 calls, the last one failed",
+      "2 of 4 calls in the window failed; the last call failed.",
       "",
     ]);
-    expect(await cells("refundPayment")).toEqual(["refundPayment", "Closed", "0 of 0 calls", ""]);
+    expect(await cells("refundPayment")).toEqual(["refundPayment", "Closed", "No calls in the window.", ""]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-breakers.png"), fullPage: true });
 
     await idle.clock.advance(5_000);
     const probe = await breaker.admit("chargePayment");
     if (probe.decision !== "probe") throw new Error(`expected the probe, got ${probe.decision}`);
     await expect.poll(() => rowOf("chargePayment").getAttribute("data-status"), refreshed).toBe("half-open");
-    expect(await cells("chargePayment")).toEqual([
+    const probing = await cells("chargePayment");
+    expect(probing.slice(0, 3)).toEqual([
       "chargePayment",
-      `Half-open since ${T0}`,
-      "not calling",
-      "out now; its lease ends at 2026-01-01T00:00:20.000Z",
+      "Half-open since 2026-01-01 00:00:05",
+      "Opened at 2026-01-01 00:00:00 by transient failures: a run of them or their share of the window's " +
+        "calls (the host does not say which, nor how many). A probe went out at 2026-01-01 00:00:05.",
     ]);
+    expect(probing[3]).toMatch(/^One probe is out; its lease ends (in \d+s|now) \(2026-01-01 00:00:20\)\.$/);
 
-    await breaker.record(probe.ticket, "succeeded");
+    // The probe fails: open again, for twice as long, since the probe's failure.
+    await breaker.record(probe.ticket, "transient");
+    await expect.poll(() => rowOf("chargePayment").getAttribute("data-status"), refreshed).toBe("open");
+    const reopened = await cells("chargePayment");
+    expect(reopened.slice(1, 3)).toEqual([
+      "Open since 2026-01-01 00:00:05",
+      "Opened at 2026-01-01 00:00:00 by transient failures: a run of them or their share of the window's " +
+        "calls (the host does not say which, nor how many). A probe failed at 2026-01-01 00:00:05; open again since.",
+    ]);
+    expect(reopened[3]).toMatch(/\(2026-01-01 00:00:15\)\.$/);
+
+    await idle.clock.advance(10_000);
+    const second = await breaker.admit("chargePayment");
+    if (second.decision !== "probe") throw new Error(`expected the probe, got ${second.decision}`);
+    await breaker.record(second.ticket, "succeeded");
     await expect.poll(summary, refreshed).toBe("All closed: every partner operation is called.");
-    expect(await cells("chargePayment")).toEqual(["chargePayment", "Closed", "0 of 0 calls", ""]);
+    expect(await cells("chargePayment")).toEqual(["chargePayment", "Closed", "No calls in the window.", ""]);
+  });
+
+  it("F27-6: says which failures opened a breaker when the host reports them", {
+    timeout: 30_000,
+  }, async () => {
+    const view = (operation: string, opening: object) => ({
+      operation,
+      status: "open" as const,
+      since: T0,
+      openedAt: T0,
+      nextProbeAt: "2026-01-01T00:00:05.000Z",
+      consecutiveFailures: 0,
+      windowCalls: 0,
+      windowFailures: 0,
+      opening,
+    });
+    await serve(async () => [
+      view("reserveInventory", {
+        cause: "run",
+        consecutiveFailures: 3,
+        windowCalls: 7,
+        windowFailures: 4,
+        windowMs: 30_000,
+      }),
+      view("chargePayment", {
+        cause: "rate",
+        consecutiveFailures: 1,
+        windowCalls: 20,
+        windowFailures: 11,
+        windowMs: 30_000,
+      }),
+    ]);
+    await expect.poll(() => rowOf("chargePayment").count()).toBe(1);
+    expect((await cells("reserveInventory"))[2]).toBe(
+      "Opened at 2026-01-01 00:00:00: 3 transient failures in a row.",
+    );
+    expect((await cells("chargePayment"))[2]).toBe(
+      "Opened at 2026-01-01 00:00:00: 11 of 20 calls failed transiently in 30 s.",
+    );
   });
 
   it("says when the host could not read them, and shows none for a host without breakers", {
@@ -138,7 +201,10 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
 
     await api?.close();
     await serve(undefined);
-    await expect.poll(() => page.locator("#counts li").count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#inflight").textContent()).toMatch(/^In flight: \d+ of \d+$/);
     expect(await page.locator("#breakers-panel").isVisible()).toBe(false);
+    await page.getByRole("link", { name: "Overview" }).click();
+    await expect.poll(() => page.locator("#counts li").count()).toBeGreaterThan(0);
+    expect(await page.locator("#overview-breakers").isVisible()).toBe(false);
   });
 });

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 describe.runIf(available)("the dashboard in a browser", () => {
-  it("shows the counts, opens an Error order's timeline, resubmits it with a reason, and sees it Processed", {
+  it("F27-4: shows the counts, opens an Error order from the list needing attention, resubmits it with a reason, sees it Processed, and no longer offers Resubmit…", {
     timeout: 60_000,
   }, async () => {
     // No circuit breaker: a partner down through every call must spend the order's recoveries, not defer it.
@@ -37,7 +37,7 @@ describe.runIf(available)("the dashboard in a browser", () => {
     const backend = s.pipeline.apiBackend();
     const { stats } = backend;
     const api = await startHttpApi({ port: 0, logger: s.logger, backend });
-    const page = await browser.newPage();
+    const page = await browser.newPage({ timezoneId: "UTC" });
     try {
       // The partner is down through both attempts: the order ends in Error, its first step in doubt.
       s.partner.setFaults({ transient: 1 });
@@ -52,11 +52,10 @@ describe.runIf(available)("the dashboard in a browser", () => {
       // The Supervisor's last scan as the journal has it (the clock stands still: no scan runs meanwhile).
       const scan = await stats.lastScan();
       if (!scan) throw new Error("the Supervisor recovered the order, so it recorded a scan");
-      await expect
-        .poll(() => page.locator("#last-scan").textContent())
-        .toMatch(
-          new RegExp(`^${scan.finishedAt} by embedded-supervisor: scanned ${scan.found.scanned}, reset \\d+`),
-        );
+      await expect.poll(() => page.locator("#last-scan time").getAttribute("datetime")).toBe(scan.finishedAt);
+      expect(await page.locator("#last-scan").textContent()).toMatch(
+        new RegExp(` by embedded-supervisor: scanned ${scan.found.scanned}, reset \\d+`),
+      );
       const { finishedPerMinute } = await stats.throughput();
       expect(finishedPerMinute.reduce((sum, n) => sum + n, 0)).toBe(1); // the order that ended in Error
       expect(await page.locator("#throughput").textContent()).toContain(finishedPerMinute.join(" · "));
@@ -69,10 +68,20 @@ describe.runIf(available)("the dashboard in a browser", () => {
       );
       await page.screenshot({ path: join(ARTIFACTS, "dashboard-counts.png"), fullPage: true });
 
-      await page.locator("#attention").getByRole("button", { name: "Show order ord-stuck" }).click();
+      await page.getByRole("link", { name: "Needing attention →" }).click();
       await expect
-        .poll(() => page.locator("#timeline").textContent())
-        .toContain("supervisor recover: Processing → Error");
+        .poll(() => page.locator("#browse-page").textContent())
+        .toBe("1 order(s) needing attention.");
+      await page.getByRole("link", { name: "Show order ord-stuck" }).click();
+      const history = () =>
+        page
+          .locator("#timeline tr")
+          .evaluateAll((rows) =>
+            rows.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent).join(" | ")),
+          );
+      await expect
+        .poll(history)
+        .toContainEqual(expect.stringMatching(/ \| supervisor \| recover \| Processing → Error \| /));
       expect(await page.locator("#detail-state").textContent()).toContain("workflow v4 · attempt");
       expect(await page.locator("#detail-state").textContent()).toContain("reserveInventory InDoubt");
 
@@ -90,8 +99,20 @@ describe.runIf(available)("the dashboard in a browser", () => {
       await expect
         .poll(() => page.locator("#detail-state").textContent(), { timeout: 10_000 })
         .toContain("Processed");
-      await expect.poll(() => page.locator("#attention-empty").isVisible()).toBe(true);
+      // Processed: the transition table allows neither command, so neither is offered.
+      expect(await page.getByRole("button", { name: "Resubmit…" }).count()).toBe(0);
+      expect(await page.getByRole("button", { name: "Compensate…" }).count()).toBe(0);
+      expect(await page.locator("#actions-note").textContent()).toContain(
+        "Resubmit applies to an order in Error; this one is Processed.",
+      );
       await page.screenshot({ path: join(ARTIFACTS, "dashboard-processed.png"), fullPage: true });
+
+      await page.goBack();
+      await page.getByRole("button", { name: "Read again" }).click();
+      await expect
+        .poll(() => page.locator("#browse-page").textContent())
+        .toBe("No orders needing attention.");
+      expect(await page.locator("#browse-table").isVisible()).toBe(false);
     } finally {
       await page.close();
       await api.close();

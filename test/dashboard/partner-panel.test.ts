@@ -1,5 +1,5 @@
 /**
- * The dashboard's Partner panel in a browser, over the embedded host's operator API and its simulated
+ * The console's Partner view (`#/partner`) in a browser, over the embedded host's operator API and its simulated
  * partner on real time: the fault rates set, the partner taken down and brought back from the page (with
  * the API token, by keyboard), what the partner then reports, and an order held by the outage; a host
  * whose partner has no controls; the page in dark mode.
@@ -21,6 +21,15 @@ import { chromiumAvailable, launchChromium } from "../support/chromium.js";
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
 const API_TOKEN = "partner-panel-api-token";
 const available = chromiumAvailable();
+
+/** An instant as the page shows it in UTC: the time, dated when it is not today's. */
+function shown(iso: string | undefined): string {
+  const at = new Date(iso ?? "");
+  const time = at.toISOString().slice(11, 19);
+  return at.toISOString().slice(0, 10) === new Date().toISOString().slice(0, 10)
+    ? time
+    : `${at.toISOString().slice(0, 10)} ${time}`;
+}
 
 interface ControlState {
   readonly faults: Record<string, number>;
@@ -78,10 +87,10 @@ describe.runIf(available)("the dashboard's Partner panel", () => {
   it("sets the rates with the API token, shows a refusal's reason, takes the partner down and brings it back", {
     timeout: 90_000,
   }, async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ timezoneId: "UTC" });
     const panel = page.locator("#partner");
     try {
-      await page.goto(`${api.url}/`);
+      await page.goto(`${api.url}/#/partner`);
       await expect
         .poll(() => page.locator("#partner-status").textContent())
         .toMatch(/^Up: calls are answered/);
@@ -136,7 +145,7 @@ describe.runIf(available)("the dashboard's Partner panel", () => {
     expect(Date.parse(outage?.until ?? "") - Date.parse(outage?.since ?? "")).toBe(30_000);
     await expect
       .poll(() => page.locator("#partner-status").textContent())
-      .toBe(`Down since ${outage?.since}: every call is refused until ${outage?.until}.`);
+      .toBe(`Down since ${shown(outage?.since)}: every call is refused until ${shown(outage?.until)}.`);
     await expect
       .poll(() => page.locator("#partner-countdown").textContent())
       .toMatch(/^Back in (2\d|30)s\.$/);
@@ -180,7 +189,7 @@ describe.runIf(available)("the dashboard's Partner panel", () => {
       .evaluateAll((list) => list.map((row) => row.getAttribute("data-change")));
     expect(rows.slice(0, 3)).toEqual(["recovered", "outage", "faults"]);
     expect(await page.locator("#partner-changes tr").nth(1).textContent()).toContain(
-      `until ${outage?.until}`,
+      `until ${shown(outage?.until)}`,
     );
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-partner-back.png"), fullPage: true });
   }
@@ -191,7 +200,7 @@ describe.runIf(available)("the dashboard's Partner panel", () => {
     const withoutControls = await startHttpApi({ port: 0, logger, backend: stack.pipeline.apiBackend() });
     const page = await browser.newPage();
     try {
-      await page.goto(`${withoutControls.url}/`);
+      await page.goto(`${withoutControls.url}/#/partner`);
       await expect
         .poll(() => page.locator("#partner-status").textContent())
         .toMatch(/^This partner has no controls: its fault rates and outages cannot be set from here\./);
@@ -207,7 +216,7 @@ describe.runIf(available)("the dashboard's Partner panel", () => {
   it("follows the system's dark mode", { timeout: 30_000 }, async () => {
     const page = await browser.newPage({ colorScheme: "dark" });
     try {
-      await page.goto(`${api.url}/`);
+      await page.goto(`${api.url}/#/partner`);
       await expect.poll(() => page.locator("#partner-controls").isVisible()).toBe(true);
       // A string: this file is compiled without the DOM's types.
       const colours = await page.evaluate(

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -23,13 +23,23 @@ describe("the web/ folder's files", () => {
     expect((await dashboard(undefined))?.contentType).toBe("text/html; charset=utf-8");
     expect((await dashboard("index.html"))?.body).toContain("<h1>Orders</h1>");
     expect((await dashboard("dashboard.css"))?.contentType).toBe("text/css; charset=utf-8");
-    // The page's own modules, which dashboard.js loads with the page's key.
-    for (const file of ["dashboard.js", "charts.js", "order-life.js"]) {
+    // The page's own modules, each imported with the page's key through index.html's import map.
+    const modules = readdirSync(join(ROOT, "web/dashboard")).filter((file) => file.endsWith(".js"));
+    expect(modules.length).toBeGreaterThan(3);
+    for (const file of modules) {
       expect((await dashboard(file))?.contentType, file).toBe("text/javascript; charset=utf-8");
     }
     for (const file of ["..", "../../package.json", "../dashboard/index.html", "other.js", ""]) {
       expect(await dashboard(file), file).toBeUndefined();
     }
+  });
+
+  it("F27-1: name every module of the dashboard in its import map, so each import carries the function key", () => {
+    const page = readFileSync(join(ROOT, "web/dashboard/index.html"), "utf8");
+    const listed = /const MODULES = \[([^\]]*)\]/.exec(page)?.[1] ?? "";
+    const named = [...listed.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+    const modules = readdirSync(join(ROOT, "web/dashboard")).filter((file) => file.endsWith(".js"));
+    expect(named.sort()).toEqual(modules.sort());
   });
 
   it("are read once, on their first request", async () => {

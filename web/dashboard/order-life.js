@@ -89,7 +89,14 @@ function markOf(entry) {
       ? `Operator ${entry.command}`
       : `Supervisor ${MARK_KINDS[entry.command] || entry.command}`;
   const detail = `${entry.from} → ${entry.to}${entry.code ? `, ${entry.code}` : ""}`;
-  return { at: time(entry.at), kind, attempt: entry.attempt, label: `${by} at ${entry.at}: ${detail}` };
+  return {
+    at: time(entry.at),
+    kind,
+    attempt: entry.attempt,
+    by,
+    detail,
+    label: `${by} at ${entry.at}: ${detail}`,
+  };
 }
 
 function openBar(lane, step, undo, start) {
