@@ -21,8 +21,19 @@ export const DASHBOARD_FILES = [
   "index.html",
   "dashboard.css",
   "dashboard.js",
+  "api.js",
+  "breakers.js",
   "charts.js",
+  "commands.js",
+  "format.js",
+  "operator-rules.js",
   "order-life.js",
+  "order-picture.js",
+  "order.js",
+  "orders.js",
+  "overview.js",
+  "partner.js",
+  "router.js",
 ] as const;
 
 /** The storefront's page, `web/storefront/` (served by the storefront application, storefront/). */
