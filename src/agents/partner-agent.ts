@@ -1,4 +1,4 @@
-import type { BreakerDecision, SharedBreaker } from "../breaker/shared-breaker.js";
+import type { BreakerDecision, BreakerTicket, SharedBreaker } from "../breaker/shared-breaker.js";
 import {
   AGENT_MESSAGE_SCHEMA_VERSION,
   type AgentFault,
@@ -64,8 +64,9 @@ export interface PartnerAgentDeps {
    */
   readonly orders: Pick<OrdersRepository, "get">;
   /**
-   * The partner operations' circuit breakers, shared by every Agent instance: asked before each call,
-   * told how it ended. Without it every call goes out.
+   * The partner operations' circuit breakers, shared by every Agent instance: asked before each call
+   * (waiting no longer than the time left), told how it ended (not waited for). Without it every call
+   * goes out.
    */
   readonly breaker?: Pick<SharedBreaker, "admit" | "record">;
 }
@@ -175,16 +176,20 @@ async function runStep(deps: StepDeps, request: AgentRequest, parent: Context): 
   while (calls < request.maxCalls) {
     const remaining = deadline - deps.clock.now().getTime();
     if (remaining <= 0) break;
-    const admission = deps.breaker ? await deps.breaker.admit(operation) : undefined;
+    // The breaker answers within the time left, whatever its store does (F24-2).
+    const admission = deps.breaker ? await deps.breaker.admit(operation, { waitMs: remaining }) : undefined;
     if (admission?.decision === "defer") {
       log.info("agent.deferred", { callsMade: calls, breaker: admission.status, until: admission.until });
       return respond(request, deps.clock, calls, deferral(operation, admission));
     }
+    // Asking the breaker took time: no call starts once the deadline has passed.
+    if (deps.clock.now().getTime() >= deadline) break;
     calls++;
     // A call already under way may outlive the deadline (the seed allows work in progress to go on);
     // only new calls are refused once it has passed.
     const result = await callPartner(deps, operation, request, { call: calls, parent, body });
-    if (admission) await deps.breaker?.record(admission.ticket, breakerOutcomeOf(result));
+    // Counted at once, written without holding up the reply: a success is handed back as it came.
+    if (admission) recordOutcome(deps, log, admission.ticket, breakerOutcomeOf(result));
     if (result.kind === "success") {
       // A payment's or a shipment's reference is not for the logs (data-classification.ts).
       const loggable = isProtected(STEP_REFERENCE_CLASSES[request.step])
@@ -230,6 +235,13 @@ function deferral(
       retryAt,
     },
   };
+}
+
+/** Tells the breaker how a call ended, not waiting for its store; a breaker that fails is logged. */
+function recordOutcome(deps: StepDeps, log: Logger, ticket: BreakerTicket, outcome: BreakerOutcome): void {
+  deps.breaker?.record(ticket, outcome).catch((error: unknown) => {
+    log.warn("agent.breaker.record.failed", { outcome, error: (error as Error).message });
+  });
 }
 
 function breakerOutcomeOf(result: CallResult): BreakerOutcome {

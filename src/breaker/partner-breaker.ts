@@ -10,7 +10,8 @@ export interface PartnerBreakerDeps {
   readonly store: BreakerStore;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly settings: BreakerPolicy & { readonly enabled: boolean };
+  /** The policy, on or off, and how long `admit` waits for the store (BREAKER_* settings). */
+  readonly settings: BreakerPolicy & { readonly enabled: boolean; readonly admitWaitMs: number };
   readonly alerts: AlertSink;
 }
 
@@ -34,6 +35,7 @@ export function createPartnerBreaker(deps: PartnerBreakerDeps): SharedBreaker {
     logger: deps.logger,
     policy: deps.settings,
     enabled: deps.settings.enabled,
+    admitWaitMs: deps.settings.admitWaitMs,
     onTransition: raise,
   });
 }

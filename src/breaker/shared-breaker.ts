@@ -9,11 +9,11 @@ import {
   type BreakerStatus,
   type BreakerTransition,
   type BreakerView,
-  bucketStart,
+  type CallCounts,
   CLOSED_BREAKER,
   openingOf,
   record,
-  recordAnswered,
+  recordCalls,
   transitionOf,
   viewOf,
   windowTotals,
@@ -21,6 +21,16 @@ import {
 import type { BreakerStore } from "../ports/breaker-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
+import { within } from "./bounded-wait.js";
+import {
+  addCall,
+  type CallTally,
+  countsOf,
+  emptyTally,
+  mergeTally,
+  tallyHasFailures,
+  withCall,
+} from "./call-tally.js";
 
 export interface SharedBreakerOptions {
   readonly store: BreakerStore;
@@ -35,6 +45,16 @@ export interface SharedBreakerOptions {
   readonly onTransition?: (change: BreakerChange) => void;
   /** A new probe holder's name; default a random UUID. */
   readonly newHolder?: () => string;
+  /**
+   * The longest `admit` waits for the store before it answers from the state it knew (F24-2); default
+   * 1,000 ms. The request goes on, and what it reads or writes is kept when it lands.
+   */
+  readonly admitWaitMs?: number;
+}
+
+export interface AdmitOptions {
+  /** The caller waits no longer than this either (the time left before its deadline). */
+  readonly waitMs?: number;
 }
 
 export interface BreakerChange {
@@ -63,12 +83,7 @@ export type BreakerDecision =
 /** How often a conditional write is tried again after losing to another writer. */
 const MAX_WRITE_TRIES = 8;
 const DEFAULT_CACHE_MS = 250;
-
-/** Answered calls (successes, refusals) not yet written: per bucket start, and when the last ended. */
-interface Tally {
-  readonly buckets: Map<number, number>;
-  lastAt: number;
-}
+const DEFAULT_ADMIT_WAIT_MS = 1_000;
 
 interface Entry {
   /** The state last read or written, and its version (undefined: none stored). */
@@ -79,8 +94,23 @@ interface Entry {
   reading: Promise<void> | undefined;
   /** This instance's writes, one at a time, so they do not lose to each other. */
   writes: Promise<unknown>;
-  pending: Tally;
+  /** Calls counted and not yet written. */
+  pending: CallTally;
+  /**
+   * When this instance's own run of transient failures ended, the last `failureRun` of them: it knows
+   * the order its calls ended in. Empty after an answer.
+   */
+  runEnds: number[];
   lastFlushAt: number;
+}
+
+/** What one read-modify-write step makes of the current state. */
+interface Step<T> {
+  /** The state to write; the current one itself when there is nothing to write. */
+  readonly next: BreakerState;
+  readonly answer: T;
+  /** The calls it counted, to tell why the breaker opened when it did. */
+  readonly counts?: CallCounts;
 }
 
 /**
@@ -91,72 +121,70 @@ interface Entry {
  * per `cacheMs`. Each write is conditional on the version read, and is read and made again when another
  * instance wrote first.
  *
- * A store that fails does not stop calls: the breaker answers from what it knew and logs the failure.
+ * A store that fails or is slow does not stop calls: `admit` waits for it at most `admitWaitMs` (and no
+ * longer than its caller can), then answers from what it knew; `record` counts the outcome in memory
+ * before any store request, so a caller need not wait for it, and a write that fails gives its counts
+ * back to the next one.
  */
 export class SharedBreaker {
   private readonly entries = new Map<string, Entry>();
   private readonly enabled: boolean;
   private readonly cacheMs: number;
   private readonly newHolder: () => string;
+  private readonly admitWaitMs: number;
 
   constructor(private readonly options: SharedBreakerOptions) {
     this.enabled = options.enabled ?? true;
     this.cacheMs = options.cacheMs ?? DEFAULT_CACHE_MS;
     this.newHolder = options.newHolder ?? randomUUID;
+    this.admitWaitMs = options.admitWaitMs ?? DEFAULT_ADMIT_WAIT_MS;
     if (!Number.isFinite(this.cacheMs) || this.cacheMs < 0) {
       throw new RangeError(`cacheMs must be a number of at least 0; got ${this.cacheMs}`);
     }
+    if (!Number.isFinite(this.admitWaitMs) || this.admitWaitMs < 0) {
+      throw new RangeError(`admitWaitMs must be a number of at least 0; got ${this.admitWaitMs}`);
+    }
   }
 
-  /** Whether `operation` may be called now: call, call as the probe, or make no call before `until`. */
-  async admit(operation: string): Promise<BreakerDecision> {
+  /**
+   * Whether `operation` may be called now: call, call as the probe, or make no call before `until`.
+   * Answers within `admitWaitMs` and `options.waitMs`, whatever the store does.
+   */
+  async admit(operation: string, options: AdmitOptions = {}): Promise<BreakerDecision> {
     const holder = this.newHolder();
     if (!this.enabled) return { decision: "call", ticket: { operation, holder, probe: false } };
     const entry = this.entryOf(operation);
-    try {
-      await this.refreshIfStale(operation, entry);
-      const first = this.decide(operation, entry, holder);
-      if (first.decision !== "probe") return first;
-      const claimed = await this.change(operation, entry, (state, now) => {
-        const admission = admit(state, now, holder, this.options.policy);
-        return { next: admission.state, answer: admission };
-      });
-      if (claimed === undefined) return this.deferBriefly();
-      return this.decisionOf(operation, holder, claimed);
-    } catch (error) {
-      this.storeFailed(operation, "admit", error);
-      const fallback = this.decide(operation, entry, holder);
-      return fallback.decision === "probe" ? this.deferBriefly() : fallback;
+    // A state read within the cache period that needs no probe claimed costs no request and no timer.
+    if (!this.isStale(entry)) {
+      const known = this.decide(operation, entry, holder);
+      if (known.decision !== "probe") return known;
     }
+    const waitMs = Math.max(0, Math.min(this.admitWaitMs, options.waitMs ?? Number.POSITIVE_INFINITY));
+    const asked = await within(this.options.clock, this.admitFromStore(operation, entry, holder), waitMs);
+    if (asked.done) return asked.value;
+    this.options.logger.warn("breaker.store.slow", { operation, action: "admit", waitedMs: waitMs });
+    return this.fallback(operation, entry, holder);
   }
 
-  /** Reports how a call let through by `admit` ended. */
-  async record(ticket: BreakerTicket, outcome: BreakerOutcome): Promise<void> {
-    if (!this.enabled) return;
+  /**
+   * Reports how a call let through by `admit` ended. The outcome is counted at once, in memory; the
+   * promise settles when it is written (or the write failed, its counts kept for the next): a caller
+   * with a reply to hand back need not wait for it.
+   */
+  record(ticket: BreakerTicket, outcome: BreakerOutcome): Promise<void> {
+    if (!this.enabled) return Promise.resolve();
     const { operation, holder } = ticket;
     const entry = this.entryOf(operation);
-    const { policy } = this.options;
     const now = this.nowMs();
+    extendRun(entry, now, outcome, this.options.policy);
+    if (ticket.probe) return this.write(operation, entry, { holder, outcome });
+    addCall(entry.pending, now, outcome, this.options.policy);
     // An answered call that is no probe changes no status: it is written only with others, when due.
-    const answeredOnly = !ticket.probe && outcome !== "transient";
-    if (answeredOnly) {
-      addAnswered(entry.pending, now, policy);
-      if (!this.flushDue(entry, now)) return;
+    if (outcome !== "transient") {
+      if (!this.flushDue(entry, now)) return Promise.resolve();
       entry.lastFlushAt = now;
     }
-    const taken = entry.pending;
-    entry.pending = emptyTally();
-    try {
-      const done = await this.change(operation, entry, (state, at) => {
-        const merged = taken.buckets.size > 0 ? recordAnswered(state, answeredOf(taken), at, policy) : state;
-        const next = answeredOnly ? merged : record(merged, outcome, at, holder, policy);
-        return { next, answer: true, from: merged };
-      });
-      if (done === undefined) mergeTally(entry.pending, taken);
-    } catch (error) {
-      mergeTally(entry.pending, taken);
-      this.storeFailed(operation, "record", error);
-    }
+    return this.write(operation, entry);
   }
 
   /**
@@ -205,19 +233,72 @@ export class SharedBreaker {
     return { decision: "defer", until: new Date(this.nowMs() + Math.max(this.cacheMs, 1)), status: "open" };
   }
 
+  /** The answer from the state last known, when the store failed or was too slow: never a probe. */
+  private fallback(operation: string, entry: Entry, holder: string): BreakerDecision {
+    const known = this.decide(operation, entry, holder);
+    return known.decision === "probe" ? this.deferBriefly() : known;
+  }
+
+  /**
+   * `admit` with the store: read a stale state, and claim the probe when one is due. A probe claimed
+   * after its caller stopped waiting goes unused: its lease ends it (`probeLeaseMs`).
+   */
+  private async admitFromStore(operation: string, entry: Entry, holder: string): Promise<BreakerDecision> {
+    try {
+      await this.refreshIfStale(operation, entry);
+      const first = this.decide(operation, entry, holder);
+      if (first.decision !== "probe") return first;
+      const claimed = await this.change(operation, entry, (state, now) => {
+        const admission = admit(state, now, holder, this.options.policy);
+        return { next: admission.state, answer: admission };
+      });
+      if (claimed === undefined) return this.deferBriefly();
+      return this.decisionOf(operation, holder, claimed);
+    } catch (error) {
+      this.storeFailed(operation, "admit", error);
+      return this.fallback(operation, entry, holder);
+    }
+  }
+
+  /**
+   * Writes the calls this instance counted, and a probe's outcome when given. A write that does not get
+   * through gives its counts back, for the next write to take (F24-10); a probe's outcome is then left to
+   * its lease.
+   */
+  private async write(
+    operation: string,
+    entry: Entry,
+    probe?: { readonly holder: string; readonly outcome: BreakerOutcome },
+  ): Promise<void> {
+    const { policy } = this.options;
+    const taken = entry.pending;
+    entry.pending = emptyTally();
+    try {
+      const done = await this.change(operation, entry, (state, at): Step<true> => {
+        // A probe's outcome decides a half-open breaker (or says nothing to an open one): counts wait.
+        if (probe && state.status !== "closed") {
+          return { next: record(state, probe.outcome, at, probe.holder, policy), answer: true };
+        }
+        const run = runSince(entry.runEnds, state);
+        const counts = countsOf(probe ? withCall(taken, at, probe.outcome, policy) : taken, run);
+        return { next: recordCalls(state, counts, at, policy), answer: true, counts };
+      });
+      if (done === undefined) mergeTally(entry.pending, taken);
+    } catch (error) {
+      mergeTally(entry.pending, taken);
+      this.storeFailed(operation, "record", error);
+    }
+  }
+
   /**
    * Read-modify-write, one at a time in this instance: `step` answers the next state from the current
-   * one (the same object: nothing to write), and optionally the state the change was judged from, when
-   * it merged something first. Tried again on a fresh read while another writer wins; undefined when it
-   * never got through.
+   * one (the same object: nothing to write). Tried again on a fresh read while another writer wins;
+   * undefined when it never got through.
    */
   private change<T>(
     operation: string,
     entry: Entry,
-    step: (
-      state: BreakerState,
-      now: number,
-    ) => { readonly next: BreakerState; readonly answer: T; readonly from?: BreakerState },
+    step: (state: BreakerState, now: number) => Step<T>,
   ): Promise<T | undefined> {
     const run = async (): Promise<T | undefined> => {
       for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
@@ -226,14 +307,14 @@ export class SharedBreaker {
         else if (this.isStale(entry)) await this.refresh(operation, entry);
         const current = entry.known ?? { state: CLOSED_BREAKER, version: undefined };
         const now = this.nowMs();
-        const { next, answer, from } = step(current.state, now);
+        const { next, answer, counts } = step(current.state, now);
         if (next === current.state) return answer;
         const written = await this.options.store.write(operation, next, current.version);
         if (written.written) {
           entry.generation++;
           entry.known = { state: next, version: written.version };
           entry.knownAt = now;
-          this.changed(operation, from ?? current.state, next, now);
+          this.changed(operation, current.state, next, now, counts);
           return answer;
         }
       }
@@ -245,11 +326,18 @@ export class SharedBreaker {
     return result;
   }
 
-  private changed(operation: string, previous: BreakerState, next: BreakerState, now: number): void {
+  private changed(
+    operation: string,
+    previous: BreakerState,
+    next: BreakerState,
+    now: number,
+    counts: CallCounts | undefined,
+  ): void {
     const transition = transitionOf(previous, next);
     if (transition === null) return;
     const view = viewOf(operation, next, now, this.options.policy);
-    const opening = transition === "opened" ? openingOf(previous, now, this.options.policy) : undefined;
+    const opening =
+      transition === "opened" && counts ? openingOf(previous, counts, now, this.options.policy) : undefined;
     const fields = {
       operation,
       status: view.status,
@@ -306,7 +394,8 @@ export class SharedBreaker {
   private flushDue(entry: Entry, now: number): boolean {
     const state = entry.known?.state;
     if (state?.status !== "closed" || now - entry.lastFlushAt < this.cacheMs) return false;
-    return state.consecutiveFailures > 0 || windowTotals(state, now, this.options.policy).failures > 0;
+    if (tallyHasFailures(entry.pending) || state.consecutiveFailures > 0) return true;
+    return windowTotals(state, now, this.options.policy).failures > 0;
   }
 
   private storeFailed(operation: string, action: string, error: unknown): void {
@@ -327,6 +416,7 @@ export class SharedBreaker {
         reading: undefined,
         writes: Promise.resolve(),
         pending: emptyTally(),
+        runEnds: [],
         lastFlushAt: Number.NEGATIVE_INFINITY,
       };
       this.entries.set(operation, entry);
@@ -339,23 +429,19 @@ export class SharedBreaker {
   }
 }
 
-function emptyTally(): Tally {
-  return { buckets: new Map(), lastAt: Number.NEGATIVE_INFINITY };
+/** Counts one outcome into the instance's run: a failure extends it, an answer ends it. */
+function extendRun(entry: Entry, at: number, outcome: BreakerOutcome, policy: BreakerPolicy): void {
+  if (outcome !== "transient") {
+    entry.runEnds = [];
+    return;
+  }
+  entry.runEnds.push(at);
+  if (entry.runEnds.length > policy.failureRun) entry.runEnds.shift();
 }
 
-/** Counts one answered call at `at`, forgetting buckets that have left the window. */
-function addAnswered(tally: Tally, at: number, policy: BreakerPolicy): void {
-  const start = bucketStart(at, policy);
-  for (const old of tally.buckets.keys()) if (old < start - policy.windowMs) tally.buckets.delete(old);
-  tally.buckets.set(start, (tally.buckets.get(start) ?? 0) + 1);
-  tally.lastAt = Math.max(tally.lastAt, at);
-}
-
-function mergeTally(into: Tally, from: Tally): void {
-  for (const [start, calls] of from.buckets) into.buckets.set(start, (into.buckets.get(start) ?? 0) + calls);
-  into.lastAt = Math.max(into.lastAt, from.lastAt);
-}
-
-function answeredOf(tally: Tally): { buckets: { start: number; calls: number }[]; lastAt: number } {
-  return { buckets: [...tally.buckets].map(([start, calls]) => ({ start, calls })), lastAt: tally.lastAt };
+/** The run's failures that ended after the breaker last closed: one open in between starts it anew. */
+function runSince(runEnds: readonly number[], state: BreakerState): number {
+  if (state.status !== "closed" || state.closedAt === null) return runEnds.length;
+  const closedAt = state.closedAt;
+  return runEnds.filter((at) => at > closedAt).length;
 }

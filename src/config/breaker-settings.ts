@@ -1,10 +1,14 @@
 import type { BreakerPolicy } from "../domain/circuit-breaker.js";
 import { type Environment, SettingsError } from "./settings.js";
 
-/** The partner operations' circuit breakers: on or off, and the policy they share. */
+/** The partner operations' circuit breakers: on or off, the policy they share, and how long `admit` waits. */
 export interface BreakerSettings extends BreakerPolicy {
   readonly enabled: boolean;
+  /** The longest an Agent waits for the breaker's store before it goes by the state it knew (F24-2). */
+  readonly admitWaitMs: number;
 }
+
+type BreakerNumbers = Omit<BreakerSettings, "enabled">;
 
 interface NumberSetting {
   readonly name: string;
@@ -30,16 +34,23 @@ export const BREAKER_ENABLED_SETTING = "BREAKER_ENABLED";
 /** When BREAKER_PROBE_LEASE_MS is not set: at least this much longer than PARTNER_CALL_TIMEOUT_MS. */
 const PROBE_LEASE_MARGIN_MS = 5_000;
 
-/** Each number setting with its default and range. */
+/**
+ * Each number setting with its default and range. The opening thresholds take a partner for down, not
+ * flaky (F24-11): at 20% transient failures, a window of 30 to 39 calls (the fewest it judges) reaches
+ * 80% failures with a probability of about 1e-11 per failure, and a run of 15 comes 0.2^14 = 1.6e-10
+ * per failure; at 30% (transient faults, slow and lost answers together), 5.9e-8 and 4.8e-8.
+ * `test/breaker/false-openings.test.ts` computes and checks these figures.
+ */
 export const BREAKER_NUMBER_SETTINGS = {
-  failureRun: setting("BREAKER_FAILURE_RUN", 5, 1, 1_000),
-  failureRate: setting("BREAKER_FAILURE_RATE", 0.5, 0.01, 1, false),
-  minCalls: setting("BREAKER_MIN_CALLS", 20, 1, 100_000),
+  failureRun: setting("BREAKER_FAILURE_RUN", 15, 1, 1_000),
+  failureRate: setting("BREAKER_FAILURE_RATE", 0.8, 0.01, 1, false),
+  minCalls: setting("BREAKER_MIN_CALLS", 30, 1, 100_000),
   windowMs: setting("BREAKER_WINDOW_MS", 30_000, 1_000, 60 * MINUTE),
   openMs: setting("BREAKER_OPEN_MS", 5_000, 100, 60 * MINUTE),
   maxOpenMs: setting("BREAKER_MAX_OPEN_MS", 60_000, 100, 24 * 60 * MINUTE),
   probeLeaseMs: setting("BREAKER_PROBE_LEASE_MS", 15_000, 1_000, 60 * MINUTE),
-} as const satisfies Record<keyof BreakerPolicy, NumberSetting>;
+  admitWaitMs: setting("BREAKER_ADMIT_WAIT_MS", 1_000, 10, MINUTE),
+} as const satisfies Record<keyof BreakerNumbers, NumberSetting>;
 
 /** Every setting `loadBreakerSettings` reads (for the sample settings file and its check). */
 export const BREAKER_SETTING_NAMES: readonly string[] = [
@@ -64,7 +75,7 @@ export function loadBreakerSettings(env: Environment, context: BreakerSettingsCo
   const enabled = readEnabled(env, problems);
   const values = Object.fromEntries(
     Object.entries(BREAKER_NUMBER_SETTINGS).map(([key, s]) => [key, readNumber(env, s, problems)]),
-  ) as Record<keyof BreakerPolicy, number>;
+  ) as Record<keyof BreakerNumbers, number>;
   if (values.openMs > values.maxOpenMs) {
     problems.push(
       `BREAKER_OPEN_MS (${values.openMs}) must not exceed BREAKER_MAX_OPEN_MS (${values.maxOpenMs})`,

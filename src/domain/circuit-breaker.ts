@@ -7,10 +7,14 @@ import { validate } from "./validation.js";
  * state through a store (`ports/breaker-store.ts`, `breaker/shared-breaker.ts`) and tests can drive it
  * with any clock.
  *
- * - **closed**: calls go through. It counts the run of consecutive transient failures and keeps a
- *   rolling window of outcomes in `BREAKER_BUCKETS` time buckets. It opens when the run reaches
- *   `failureRun`, or when the window holds at least `minCalls` calls of which at least `failureRate`
- *   failed.
+ * - **closed**: calls go through. It keeps a rolling window of outcomes in `BREAKER_BUCKETS` time
+ *   buckets, and opens when the partner looks down rather than flaky (F24-11): when the window holds at
+ *   least `minCalls` calls of which at least `failureRate` failed, or when one reporter (an Agent
+ *   instance, which knows the order of its own calls) saw `failureRun` transient failures in a row. A
+ *   run counted across instances would not do: each writes its failures at once and its successes in
+ *   batches, so the stored run would grow by the failures of a batch's interval whatever came between.
+ *   The defaults (`config/breaker-settings.ts`) are chosen so that a partner failing a fifth of its
+ *   calls at random opens it with a probability computed in `test/breaker/false-openings.test.ts`.
  * - **open**: no call is made until `nextProbeAt`; then the first caller becomes the probe.
  * - **half-open**: exactly one probe is out, under a lease; every other caller is told to wait until
  *   the lease ends. A probe that answers closes the breaker and clears its counts; a probe that fails
@@ -25,7 +29,7 @@ import { validate } from "./validation.js";
 export type BreakerOutcome = "succeeded" | "transient" | "permanent";
 
 export interface BreakerPolicy {
-  /** Consecutive transient failures that open the breaker. */
+  /** Consecutive transient failures, as one reporter saw its own calls end, that open the breaker. */
   readonly failureRun: number;
   /** Share of failed calls in the window (0 < rate <= 1) that opens it, given `minCalls`. */
   readonly failureRate: number;
@@ -54,6 +58,7 @@ export interface ClosedBreaker {
   readonly status: "closed";
   /** When it last closed; null if it never opened. */
   readonly closedAt: number | null;
+  /** The run of transient failures of the reporter that wrote last (the shape is unchanged since v1). */
   readonly consecutiveFailures: number;
   readonly lastFailureAt: number | null;
   readonly window: readonly WindowBucket[];
@@ -147,7 +152,9 @@ function probing(
 
 /**
  * The state after a call by `holder` ended in `outcome`. While it is open, or half-open for another
- * holder's probe, a call that was under way before it opened changes nothing.
+ * holder's probe, a call that was under way before it opened changes nothing. `run` is the reporter's
+ * own run of transient failures, this call included (0 after an answer); by default the stored run
+ * goes on, as if every call were reported by one reporter.
  */
 export function record(
   state: BreakerState,
@@ -155,17 +162,14 @@ export function record(
   now: number,
   holder: string,
   policy: BreakerPolicy,
+  run?: number,
 ): BreakerState {
   switch (state.status) {
-    case "closed":
-      return outcome === "transient"
-        ? failed(state, now, policy)
-        : recordAnswered(
-            state,
-            { buckets: [{ start: bucketStart(now, policy), calls: 1 }], lastAt: now },
-            now,
-            policy,
-          );
+    case "closed": {
+      const failed = outcome === "transient";
+      const reported = run ?? (failed ? state.consecutiveFailures + 1 : 0);
+      return recordCalls(state, oneCall(failed, now, reported, policy), now, policy);
+    }
     case "open":
       return state;
     case "half-open":
@@ -175,19 +179,62 @@ export function record(
   }
 }
 
-function failed(state: ClosedBreaker, now: number, policy: BreakerPolicy): BreakerState {
-  const next = withFailure(state, now, policy);
-  if (openCause(next, now, policy) === null) return next;
+function oneCall(failed: boolean, at: number, run: number, policy: BreakerPolicy): CallCounts {
+  return {
+    buckets: [{ start: bucketStart(at, policy), calls: 1, failures: failed ? 1 : 0 }],
+    lastFailureAt: failed ? at : null,
+    run,
+  };
+}
+
+/**
+ * Calls one reporter counted and reports together (a batch, or one call): how many ended in each bucket
+ * and how many of those failed transiently, when its last failure ended, and its own run of transient
+ * failures after the last of them.
+ */
+export interface CallCounts {
+  readonly buckets: readonly WindowBucket[];
+  readonly lastFailureAt: number | null;
+  readonly run: number;
+}
+
+/**
+ * Adds a reporter's calls to a closed breaker's window and takes its run as the breaker's; calls with a
+ * failure among them open it when a threshold is reached (`openingOf` says which). Calls that ended
+ * before a breaker opened say nothing once it has: an open or half-open breaker is answered unchanged.
+ */
+export function recordCalls(
+  state: BreakerState,
+  counts: CallCounts,
+  now: number,
+  policy: BreakerPolicy,
+): BreakerState {
+  if (state.status !== "closed") return state;
+  const next = withCalls(state, counts, now, policy);
+  if (!hasFailures(counts) || openCause(next, now, policy) === null) return next;
   return { status: "open", openedAt: now, openMs: policy.openMs, nextProbeAt: now + policy.openMs };
 }
 
-function withFailure(state: ClosedBreaker, now: number, policy: BreakerPolicy): ClosedBreaker {
-  return {
-    ...state,
-    consecutiveFailures: state.consecutiveFailures + 1,
-    lastFailureAt: Math.max(now, state.lastFailureAt ?? now),
-    window: addToWindow(state.window, bucketStart(now, policy), 1, 1, now, policy),
-  };
+function withCalls(
+  state: ClosedBreaker,
+  counts: CallCounts,
+  now: number,
+  policy: BreakerPolicy,
+): ClosedBreaker {
+  let window = state.window;
+  for (const bucket of counts.buckets) {
+    if (bucket.calls > 0)
+      window = addToWindow(window, bucket.start, bucket.calls, bucket.failures, now, policy);
+  }
+  const lastFailureAt =
+    counts.lastFailureAt === null || state.lastFailureAt === null
+      ? (counts.lastFailureAt ?? state.lastFailureAt)
+      : Math.max(counts.lastFailureAt, state.lastFailureAt);
+  return { ...state, window, consecutiveFailures: counts.run, lastFailureAt };
+}
+
+function hasFailures(counts: CallCounts): boolean {
+  return counts.buckets.some((bucket) => bucket.failures > 0);
 }
 
 function reopened(state: HalfOpenBreaker, now: number, policy: BreakerPolicy): OpenBreaker {
@@ -202,9 +249,12 @@ function openCause(state: ClosedBreaker, now: number, policy: BreakerPolicy): Br
   return calls >= policy.minCalls && failures >= policy.failureRate * calls ? "rate" : null;
 }
 
-/** Why a closed breaker opened, counted with the failure that opened it (for the operator's alert). */
+/** Why a closed breaker opened, counted with the calls that opened it (for the operator's alert). */
 export interface BreakerOpening {
-  /** `run`: the consecutive transient failures reached `failureRun`; `rate`: the window's share reached `failureRate`. */
+  /**
+   * `run`: one reporter's consecutive transient failures reached `failureRun`; `rate`: the window's share
+   * of failures reached `failureRate`.
+   */
   readonly cause: "run" | "rate";
   readonly consecutiveFailures: number;
   readonly windowCalls: number;
@@ -213,16 +263,17 @@ export interface BreakerOpening {
 }
 
 /**
- * Why `before` opens when a transient failure is recorded at `now`, as `record` decides it; undefined
- * when it would not open (it is not closed, or no threshold is reached).
+ * Why `before` opens when `counts` are recorded at `now`, as `recordCalls` decides it; undefined when it
+ * would not open (it is not closed, the counts hold no failure, or no threshold is reached).
  */
 export function openingOf(
   before: BreakerState,
+  counts: CallCounts,
   now: number,
   policy: BreakerPolicy,
 ): BreakerOpening | undefined {
-  if (before.status !== "closed") return undefined;
-  const after = withFailure(before, now, policy);
+  if (before.status !== "closed" || !hasFailures(counts)) return undefined;
+  const after = withCalls(before, counts, now, policy);
   const cause = openCause(after, now, policy);
   if (cause === null) return undefined;
   const { calls, failures } = windowTotals(after, now, policy);
@@ -233,35 +284,6 @@ export function openingOf(
     windowFailures: failures,
     windowMs: policy.windowMs,
   };
-}
-
-/**
- * Answered calls (successes and permanent refusals) counted somewhere else and reported together: how
- * many in each bucket, and when the last of them ended.
- */
-export interface AnsweredCalls {
-  readonly buckets: readonly { readonly start: number; readonly calls: number }[];
-  readonly lastAt: number;
-}
-
-/**
- * Adds answered calls to a closed breaker's window; they end the run of failures if the last of them
- * came after its last failure. Calls that ended before a breaker opened say nothing once it has: an
- * open or half-open breaker is answered unchanged.
- */
-export function recordAnswered(
-  state: BreakerState,
-  answered: AnsweredCalls,
-  now: number,
-  policy: BreakerPolicy,
-): BreakerState {
-  if (state.status !== "closed") return state;
-  let window = state.window;
-  for (const bucket of answered.buckets) {
-    if (bucket.calls > 0) window = addToWindow(window, bucket.start, bucket.calls, 0, now, policy);
-  }
-  const endsRun = state.lastFailureAt === null || answered.lastAt >= state.lastFailureAt;
-  return { ...state, window, consecutiveFailures: endsRun ? 0 : state.consecutiveFailures };
 }
 
 /** The width of one bucket of the window. */

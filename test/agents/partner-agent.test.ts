@@ -5,9 +5,13 @@ import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { EFFECT_OPERATIONS, type EffectOperation, UNDO_OF } from "../../partner/operations.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { classify, createPartnerAgent, PARTNER_OPERATIONS } from "../../src/agents/partner-agent.js";
+import { SharedBreaker } from "../../src/breaker/shared-breaker.js";
+import { loadBreakerSettings } from "../../src/config/breaker-settings.js";
 import { AGENT_MESSAGE_SCHEMA_VERSION, type AgentRequest } from "../../src/domain/agent-messages.js";
+import { windowTotals } from "../../src/domain/circuit-breaker.js";
 import type { Order } from "../../src/domain/order.js";
 import { ORDER_STEPS } from "../../src/domain/workflow.js";
+import { MemoryBreakerStore, SlowBreakerStore } from "../support/memory-breaker-store.js";
 import { sampleOrder } from "../support/records.js";
 
 const servers: Server[] = [];
@@ -249,5 +253,121 @@ describe("classify", () => {
   ])("HTTP %i is %s", (status, kind) => {
     const result = classify(status, JSON.stringify({ error: "x" }));
     expect(result).toMatchObject({ kind: "fault", fault: { kind, code: `Http${status}` } });
+  });
+});
+
+describe("F24-2: the Agent with a breaker whose store is slow keeps to its deadline", () => {
+  const OP = "reserveInventory";
+
+  /** Advances `clock` in steps, letting real I/O (the partner's HTTP) run in between, until `work` settles. */
+  async function onClock<T>(clock: VirtualClock, work: Promise<T>, stepMs = 50, maxMs = 30_000): Promise<T> {
+    let settled = false;
+    work.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    for (let elapsed = 0; elapsed < maxMs && !settled; elapsed += stepMs) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (!settled) await clock.advance(stepMs);
+    }
+    return work;
+  }
+
+  /** Lets `ms` pass on `clock` in steps, real I/O running in between. */
+  async function passes(clock: VirtualClock, ms: number, stepMs = 500): Promise<void> {
+    for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      await clock.advance(stepMs);
+    }
+  }
+
+  /** A partner answering each call with the next of `statuses` (the last one repeated), counting calls. */
+  async function partnerAnswering(...statuses: number[]) {
+    const seen = { calls: 0 };
+    const url = await partner((_req, res) => {
+      const status = statuses[Math.min(seen.calls, statuses.length - 1)] ?? 200;
+      seen.calls++;
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ reference: "r-1" }));
+    });
+    return { url, seen };
+  }
+
+  function breakerOver(clock: VirtualClock, delays: { readMs: number; writeMs: number }) {
+    const memory = new MemoryBreakerStore();
+    const store = new SlowBreakerStore(memory, clock, delays);
+    const policy = loadBreakerSettings({});
+    const breaker = new SharedBreaker({ store, clock, logger: new MemoryLogger(), policy });
+    return { memory, store, breaker, policy };
+  }
+
+  function agentWith(url: string, clock: VirtualClock, breaker: SharedBreaker) {
+    return createPartnerAgent({
+      partnerUrl: url,
+      clock,
+      random: () => 0.5,
+      logger: new MemoryLogger(),
+      backoff: { baseMs: 10, capMs: 10 },
+      callTimeoutMs: 1_000,
+      orders: ordersOf(sampleOrder()),
+      breaker,
+    });
+  }
+
+  it("starts no call when asking the breaker took it past the deadline", async () => {
+    const clock = new VirtualClock();
+    const { url, seen } = await partnerAnswering(200);
+    const { breaker } = breakerOver(clock, { readMs: 2_000, writeMs: 0 });
+    const started = clock.now().getTime();
+    const ask = { ...request(clock, 3), completeBy: new Date(started + 500).toISOString() };
+
+    const reply = await onClock(clock, agentWith(url, clock, breaker)(ask));
+    // The store's read outlasts the deadline: the breaker answers at the deadline, and no call goes out,
+    // not even once the read has come back.
+    await passes(clock, 3_000);
+    expect(seen.calls).toBe(0);
+    expect(reply).toMatchObject({ outcome: "failed", callsMade: 0, fault: { code: "DeadlinePassed" } });
+    expect(Date.parse(reply.completedAt) - started).toBeLessThanOrEqual(550);
+  });
+
+  it("waits for a slow store no longer than the breaker's admit wait, then calls on what it knew", async () => {
+    const clock = new VirtualClock();
+    const { url, seen } = await partnerAnswering(200);
+    const { breaker } = breakerOver(clock, { readMs: 10_000, writeMs: 0 });
+    const started = clock.now().getTime();
+
+    const reply = await onClock(clock, agentWith(url, clock, breaker)(request(clock)));
+    expect(reply).toMatchObject({ outcome: "succeeded", callsMade: 1 });
+    expect(seen.calls).toBe(1);
+    // BREAKER_ADMIT_WAIT_MS, 1 s by default, and not the store's 10 s.
+    expect(Date.parse(reply.completedAt) - started).toBeLessThanOrEqual(1_050);
+  });
+
+  it("hands back a success at once, its outcome and the failure before it written afterwards", async () => {
+    const clock = new VirtualClock();
+    const { url, seen } = await partnerAnswering(503, 200);
+    const { memory, store, breaker, policy } = breakerOver(clock, { readMs: 0, writeMs: 0 });
+    // A failure the breaker already knows: the success is due to be written to weigh against it.
+    const first = await breaker.admit(OP);
+    if (first.decision === "defer") throw new Error("a new breaker deferred");
+    await breaker.record(first.ticket, "transient");
+    store.delays.writeMs = 10_000;
+    const started = clock.now().getTime();
+    const ask = { ...request(clock, 2), completeBy: new Date(started + 5_000).toISOString() };
+
+    const reply = await onClock(clock, agentWith(url, clock, breaker)(ask), 10);
+    expect(reply).toMatchObject({ outcome: "succeeded", callsMade: 2 });
+    expect(seen.calls).toBe(2);
+    expect(Date.parse(reply.completedAt) - started).toBeLessThanOrEqual(100);
+
+    await passes(clock, 25_000, 5_000);
+    const stored = (await memory.read(OP))?.state;
+    expect(stored && windowTotals(stored, clock.now().getTime(), policy)).toEqual({
+      calls: 3,
+      failures: 2,
+    });
   });
 });

@@ -122,7 +122,12 @@ describe("openingOf", () => {
     const outcomes: BreakerOutcome[] = ["transient", "succeeded", "transient", "succeeded", "transient"];
     const seen: (string | undefined)[] = [];
     for (const outcome of outcomes) {
-      const opening = outcome === "transient" ? openingOf(state, now, policy) : undefined;
+      const counts = {
+        buckets: [{ start: now, calls: 1, failures: outcome === "transient" ? 1 : 0 }],
+        lastFailureAt: outcome === "transient" ? now : null,
+        run: outcome === "transient" && state.status === "closed" ? state.consecutiveFailures + 1 : 0,
+      };
+      const opening = openingOf(state, counts, now, policy);
       state = record(state, outcome, now, "holder", policy);
       seen.push(opening?.cause);
       expect(opening !== undefined).toBe(outcome === "transient" && state.status === "open");
@@ -130,6 +135,7 @@ describe("openingOf", () => {
     }
     // The fifth call makes 5 calls of which 3 failed: the rate opens it, the run of 1 would not.
     expect(seen).toEqual([undefined, undefined, undefined, undefined, "rate"]);
-    expect(openingOf(state, now, policy)).toBeUndefined(); // an open breaker does not open again
+    const failure = { buckets: [{ start: now, calls: 1, failures: 1 }], lastFailureAt: now, run: 1 };
+    expect(openingOf(state, failure, now, policy)).toBeUndefined(); // an open breaker does not open again
   });
 });

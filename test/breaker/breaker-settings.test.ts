@@ -20,13 +20,14 @@ describe("breaker settings", () => {
   it("defaults to a breaker that is on", () => {
     expect(loadBreakerSettings({}, { partnerCallTimeoutMs: 10_000 })).toEqual({
       enabled: true,
-      failureRun: 5,
-      failureRate: 0.5,
-      minCalls: 20,
+      failureRun: 15,
+      failureRate: 0.8,
+      minCalls: 30,
       windowMs: 30_000,
       openMs: 5_000,
       maxOpenMs: 60_000,
       probeLeaseMs: 15_000,
+      admitWaitMs: 1_000,
     });
   });
 
@@ -40,6 +41,7 @@ describe("breaker settings", () => {
       BREAKER_OPEN_MS: "2000",
       BREAKER_MAX_OPEN_MS: "2000",
       BREAKER_PROBE_LEASE_MS: "20000",
+      BREAKER_ADMIT_WAIT_MS: "250",
     });
     expect(settings).toEqual({
       enabled: false,
@@ -50,6 +52,7 @@ describe("breaker settings", () => {
       openMs: 2_000,
       maxOpenMs: 2_000,
       probeLeaseMs: 20_000,
+      admitWaitMs: 250,
     });
     expect(BREAKER_SETTING_NAMES).toHaveLength(Object.keys(BREAKER_NUMBER_SETTINGS).length + 1);
   });
@@ -66,6 +69,7 @@ describe("breaker settings", () => {
     ["BREAKER_OPEN_MS", "soon", /BREAKER_OPEN_MS/],
     ["BREAKER_MAX_OPEN_MS", "1e5", /BREAKER_MAX_OPEN_MS/],
     ["BREAKER_PROBE_LEASE_MS", "500", /BREAKER_PROBE_LEASE_MS/],
+    ["BREAKER_ADMIT_WAIT_MS", "5", /BREAKER_ADMIT_WAIT_MS="5": must be an integer from 10 to 60000/],
   ])("refuses %s=%s with a message naming it", (name, value, message) => {
     expect(problemsOf({ [name]: value })).toEqual([expect.stringMatching(message)]);
   });

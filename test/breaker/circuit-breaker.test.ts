@@ -11,7 +11,7 @@ import {
   type HalfOpenBreaker,
   type OpenBreaker,
   record,
-  recordAnswered,
+  recordCalls,
   transitionOf,
   viewOf,
   windowTotals,
@@ -100,23 +100,27 @@ describe("circuit breaker: opening", () => {
     expect(windowTotals(state, later + 4, policy)).toEqual({ calls: 4, failures: 2 });
   });
 
-  it("counts answered calls reported together, ending the run only if they came after its last failure", () => {
+  it("counts calls reported together, taking the reporter's own run as the breaker's", () => {
     const failing = run(["transient", "transient"]);
-    const earlier = recordAnswered(
-      failing,
-      { buckets: [{ start: T0, calls: 4 }], lastAt: T0 },
-      T0 + 2,
-      policy,
-    );
-    expect(earlier).toMatchObject({ consecutiveFailures: 2 });
-    expect(windowTotals(earlier, T0 + 2, policy)).toEqual({ calls: 6, failures: 2 });
-    const after = recordAnswered(
-      failing,
-      { buckets: [{ start: T0, calls: 1 }], lastAt: T0 + 2 },
-      T0 + 2,
-      policy,
-    );
-    expect(after).toMatchObject({ consecutiveFailures: 0 });
+    const batch = (failures: number, reporterRun: number) => ({
+      buckets: [{ start: T0, calls: 4, failures }],
+      lastFailureAt: failures > 0 ? T0 + 1 : null,
+      run: reporterRun,
+    });
+    const answered = recordCalls(failing, batch(0, 0), T0 + 2, policy);
+    expect(answered).toMatchObject({ status: "closed", consecutiveFailures: 0, lastFailureAt: T0 + 1 });
+    expect(windowTotals(answered, T0 + 2, policy)).toEqual({ calls: 6, failures: 2 });
+    // Another reporter's failures add to the window, not to a run it did not see.
+    const mixed = recordCalls(failing, batch(1, 1), T0 + 2, policy);
+    expect(mixed).toMatchObject({ status: "closed", consecutiveFailures: 1 });
+    // A reporter whose own run reached failureRun opens it.
+    expect(recordCalls(CLOSED_BREAKER, batch(3, 3), T0 + 2, policy).status).toBe("open");
+  });
+
+  it("opens on no batch without a failure in it, whatever the window holds", () => {
+    const state = run(pattern(9, ["succeeded", "transient"]));
+    const answers = { buckets: [{ start: T0, calls: 1, failures: 0 }], lastFailureAt: null, run: 5 };
+    expect(recordCalls(state, answers, T0 + 9, policy).status).toBe("closed");
   });
 });
 

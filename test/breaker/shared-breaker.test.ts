@@ -81,26 +81,29 @@ describe("SharedBreaker", () => {
     expect(b.changes).toEqual([]);
   });
 
-  it("opens once, whichever of several instances failing at once completes the run", async () => {
+  it("opens once, however many instances failing at once reach the threshold", async () => {
     const { clock, store, instances } = setup(3);
-    const tickets = await Promise.all(instances.map(async (i) => ticketOf(await i.breaker.admit(OP))));
-    await Promise.all(instances.map((i, n) => i.breaker.record(tickets[n] as BreakerTicket, "transient")));
-    await Promise.all(instances.map((i, n) => i.breaker.record(tickets[n] as BreakerTicket, "transient")));
+    for (let round = 0; round < 3; round++) {
+      const tickets = await Promise.all(instances.map(async (i) => ticketOf(await i.breaker.admit(OP))));
+      await Promise.all(instances.map((i, n) => i.breaker.record(tickets[n] as BreakerTicket, "transient")));
+    }
 
-    // Six failures from three instances, each counted once: the run of 3 opened it, then nothing more.
+    // Each instance's own run of 3 reaches failureRun; the first to write opens it, then nothing more.
     const stored = await store.read(OP);
     expect(stored?.state.status).toBe("open");
     expect(instances.flatMap((i) => i.changes.map((c) => c.transition))).toEqual(["opened"]);
     expect(stored?.state).toMatchObject({ nextProbeAt: clock.now().getTime() + policy.openMs });
   });
 
-  it("counts each of several instances' failures once", async () => {
-    const { store, instances } = setup(2);
+  it("counts each of several instances' failures once, each run its own", async () => {
+    const { clock, store, instances } = setup(2);
     const [a, b] = instances as [Instance, Instance];
     const [ta, tb] = [ticketOf(await a.breaker.admit(OP)), ticketOf(await b.breaker.admit(OP))];
     await Promise.all([a.breaker.record(ta, "transient"), b.breaker.record(tb, "transient")]);
 
-    expect((await store.read(OP))?.state).toMatchObject({ status: "closed", consecutiveFailures: 2 });
+    const stored = (await store.read(OP))?.state;
+    expect(stored).toMatchObject({ status: "closed", consecutiveFailures: 1 });
+    expect(windowTotals(stored ?? fail(), clock.now().getTime(), policy)).toEqual({ calls: 2, failures: 2 });
   });
 
   it("costs a closed breaker with no failures no store request per call", async () => {
@@ -210,17 +213,37 @@ describe("SharedBreaker", () => {
     expect(await store.read(OP)).toEqual(before);
   });
 
-  it("weighs one instance's successes against another's failures: they end the run", async () => {
+  it("ends an instance's run with its own answers, not another's: each knows only its own order", async () => {
     const { clock, store, instances } = setup();
     const [a, b] = instances as [Instance, Instance];
     await calls(a.breaker, 2, "transient");
-    await clock.advance(250);
-    await calls(b.breaker, 1, "succeeded");
+    await calls(a.breaker, 1, "succeeded");
     await calls(a.breaker, 1, "transient");
-
     const stored = (await store.read(OP))?.state;
     expect(stored).toMatchObject({ status: "closed", consecutiveFailures: 1 });
     expect(windowTotals(stored ?? fail(), clock.now().getTime(), policy)).toEqual({ calls: 4, failures: 3 });
+
+    // B answered in between, but A's own calls failed three times running: the run opens it.
+    await clock.advance(250);
+    await calls(b.breaker, 1, "succeeded");
+    await calls(a.breaker, 2, "transient");
+    expect((await store.read(OP))?.state.status).toBe("open");
+    expect(a.changes[0]?.opening).toMatchObject({ cause: "run", consecutiveFailures: 3 });
+  });
+
+  it("starts an instance's run anew after the breaker was open, whoever opened it", async () => {
+    const { clock, store, instances } = setup();
+    const [a, b] = instances as [Instance, Instance];
+    await calls(a.breaker, 2, "transient");
+    await calls(b.breaker, 3, "transient"); // B's run opens it
+    await clock.advance(1_000);
+    const probe = ticketOf(await b.breaker.admit(OP));
+    await b.breaker.record(probe, "succeeded"); // closed again
+
+    // A's two failures before the opening are no part of a run after it: one more does not open it.
+    await clock.advance(250);
+    await calls(a.breaker, 1, "transient");
+    expect((await store.read(OP))?.state).toMatchObject({ status: "closed", consecutiveFailures: 1 });
   });
 
   it("writes successes that are not yet due with its next failure", async () => {
@@ -279,6 +302,54 @@ describe("SharedBreaker", () => {
 function fail(): never {
   throw new Error("no breaker stored");
 }
+
+/** A store over `memory` whose writes fail while `down()` says so. */
+function writesFailWhile(memory: MemoryBreakerStore, down: () => boolean): BreakerStore {
+  return {
+    read: (operation) => memory.read(operation),
+    write: async (operation, state, version) => {
+      if (down()) throw new Error("store unreachable");
+      return memory.write(operation, state, version);
+    },
+    readAll: () => memory.readAll(),
+  };
+}
+
+describe("F24-10: a store failure while recording loses no failure", () => {
+  it("keeps the failures of writes that failed, and writes them with the next one that gets through", async () => {
+    const memory = new MemoryBreakerStore();
+    let down = true;
+    const { clock, instances } = setup(
+      1,
+      writesFailWhile(memory, () => down),
+    );
+    const [a] = instances as [Instance];
+    await calls(a.breaker, 2, "transient"); // both writes fail
+    expect(a.logger.events("breaker.store.failed").map((line) => line.action)).toEqual(["record", "record"]);
+    expect(await memory.read(OP)).toBeUndefined();
+
+    down = false;
+    await calls(a.breaker, 1, "succeeded"); // due: it has failures of its own to weigh it against
+    const stored = (await memory.read(OP))?.state ?? fail();
+    expect(windowTotals(stored, clock.now().getTime(), policy)).toEqual({ calls: 3, failures: 2 });
+  });
+
+  it("opens the breaker on the rate of failures recorded while the store was down", async () => {
+    const memory = new MemoryBreakerStore();
+    let down = true;
+    const breaker = new SharedBreaker({
+      store: writesFailWhile(memory, () => down),
+      clock: new VirtualClock(),
+      logger: new MemoryLogger(),
+      // Only the rate can open it: all of 3 calls failed.
+      policy: { ...policy, failureRun: 100, minCalls: 3, failureRate: 1 },
+    });
+    await calls(breaker, 2, "transient");
+    down = false;
+    await calls(breaker, 1, "transient");
+    expect((await memory.read(OP))?.state).toMatchObject({ status: "open" });
+  });
+});
 
 describe("SharedBreaker transitions", () => {
   it("keeps a written change when its listener throws", async () => {

@@ -5,6 +5,7 @@ import type {
   StoredBreaker,
   StoredBreakerEntry,
 } from "../../src/ports/breaker-store.js";
+import type { Clock } from "../../src/ports/clock.js";
 
 /**
  * Circuit breakers in memory, for tests: states are copied in and out as JSON, as a real store would,
@@ -42,5 +43,35 @@ export class MemoryBreakerStore implements BreakerStore {
       if (!row) throw new Error(`breaker ${operation} vanished`);
       return { operation, state: JSON.parse(row.json) as BreakerState, version: String(row.version) };
     });
+  }
+}
+
+/**
+ * A breaker store that takes its time on a clock (a virtual one in tests): each read and each write of
+ * `inner` starts after `delays.readMs` / `delays.writeMs`, which a test may change as it goes.
+ */
+export class SlowBreakerStore implements BreakerStore {
+  constructor(
+    private readonly inner: BreakerStore,
+    private readonly clock: Clock,
+    readonly delays: { readMs: number; writeMs: number },
+  ) {}
+
+  async read(operation: string): Promise<StoredBreaker | undefined> {
+    await this.clock.sleep(this.delays.readMs);
+    return this.inner.read(operation);
+  }
+
+  async write(
+    operation: string,
+    state: BreakerState,
+    expectedVersion: string | undefined,
+  ): Promise<BreakerWrite> {
+    await this.clock.sleep(this.delays.writeMs);
+    return this.inner.write(operation, state, expectedVersion);
+  }
+
+  readAll(): Promise<readonly StoredBreakerEntry[]> {
+    return this.inner.readAll();
   }
 }

@@ -32,7 +32,23 @@ export interface CosmosConnection {
   readonly credential?: TokenCredential;
 }
 
-/** The client options a connection stands for: which authentication, which TLS and discovery policy. */
+/**
+ * How long the SDK may spend on one request (F24-2), short of its defaults (a 60 s timeout per try,
+ * throttled requests tried 9 more times within 30 s): the state store's writes serve a step's deadline
+ * (STEP_TIMEOUT_MS, 30 s by default) and the Supervisor's scans its lease (SUPERVISOR_LEASE_MS, 30 s,
+ * renewed once half has run). Each try is cut at `requestTimeoutMs`; a throttled (429) request is tried
+ * again at most `throttleRetries` times, after the wait the service asks for, while the waits add up to
+ * less than `throttleWaitSeconds`. Worst case for a write: 4 tries of 3 s and 2 s of waits (plus the
+ * last wait asked), 14 s. The SDK also tries a read again after a timeout or a dropped connection, by
+ * policies no option sets; each of those tries is cut at 3 s too.
+ */
+export const COSMOS_RETRIES = {
+  requestTimeoutMs: 3_000,
+  throttleRetries: 3,
+  throttleWaitSeconds: 2,
+} as const;
+
+/** The client options a connection stands for: authentication, TLS, discovery and retries. */
 export function cosmosClientOptions(connection: CosmosConnection): CosmosClientOptions {
   const { endpoint, key, credential } = connection;
   const selfSigned = connection.allowSelfSignedCertificate === true;
@@ -44,7 +60,16 @@ export function cosmosClientOptions(connection: CosmosConnection): CosmosClientO
   }
   const options: CosmosClientOptions = {
     endpoint,
-    connectionPolicy: { enableEndpointDiscovery: connection.endpointDiscovery ?? !selfSigned },
+    connectionPolicy: {
+      enableEndpointDiscovery: connection.endpointDiscovery ?? !selfSigned,
+      requestTimeout: COSMOS_RETRIES.requestTimeoutMs,
+      retryOptions: {
+        maxRetryAttemptCount: COSMOS_RETRIES.throttleRetries,
+        maxWaitTimeInSeconds: COSMOS_RETRIES.throttleWaitSeconds,
+        // 0: wait as long as the service's answer asks (x-ms-retry-after-ms), not a fixed time.
+        fixedRetryIntervalInMilliseconds: 0,
+      },
+    },
   };
   if (key !== undefined) options.key = key;
   else options.aadCredentials = credential ?? new DefaultAzureCredential();
