@@ -330,7 +330,7 @@ describe("Cosmos DB state store containers", () => {
       const recovery = await withoutComposites(ORDER_RECOVERY_CONTAINER);
       const bareRecords = new CosmosStateStore({ ...stateContainers(database), records });
       await expect(bareRecords.queryClaimable({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
-      await expect(bareRecords.oldestInState("Pending")).rejects.toThrow(/composite index/);
+      await expect(bareRecords.oldestPending()).rejects.toThrow(/composite index/);
       const bareIndex = new CosmosStateStore({ records, recovery });
       await expect(bareIndex.queryExpired({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
     } finally {

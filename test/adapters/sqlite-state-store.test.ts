@@ -139,17 +139,14 @@ describe("SQLite statistics queries", () => {
     const db = openDatabase(":memory:");
     try {
       const insert = db.prepare(
-        `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, document)
-         VALUES (?, 'e', ?, NULL, NULL, '2026-01-01T00:00:00.000Z', ?, '{}')`,
+        `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, progress_at, document)
+         VALUES (?, 'e', ?, NULL, NULL, '2026-01-01T00:00:00.000Z', ?, ?, '{}')`,
       );
       const states = ["Processed", "Pending", "Error", "Processing", "Compensated"];
       db.transaction(() => {
         for (let i = 0; i < 3_000; i++) {
-          insert.run(
-            `ord-${i}`,
-            states[i % states.length],
-            new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-          );
+          const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+          insert.run(`ord-${i}`, states[i % states.length], at, at);
         }
       })();
       db.exec("ANALYZE");
@@ -168,9 +165,9 @@ describe("SQLite statistics queries", () => {
     }
   }
 
-  it("finds the oldest record of a state by a seek into the state's part of the index: no scan, no sort", () => {
-    expect(planOf("oldest", "Pending")).toEqual([
-      "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=?)",
+  it("F24-4: finds the Pending record waiting longest as the first entry of the Pending records' index by progress: no sort", () => {
+    expect(planOf("oldestPending")).toEqual([
+      "SCAN state_records USING COVERING INDEX state_records_pending_by_progress",
     ]);
   });
 
@@ -194,6 +191,7 @@ describe("SQLite statistics queries", () => {
       expect(indexes.map((i) => i.name).sort()).toEqual([
         "state_records_claimable",
         "state_records_expired",
+        "state_records_pending_by_progress",
         "state_records_recent",
         "state_records_recent_by_state",
       ]);
