@@ -219,3 +219,62 @@ describe("SQLite statistics queries", () => {
     ]);
   });
 });
+
+describe("F24-10: SQLite tombstones read back", () => {
+  /** A store whose `retired_orders` holds `row` for order `ord-t`, as if written there. */
+  function withTombstoneRow(row: Record<string, unknown>) {
+    const db = openDatabase(":memory:");
+    db.prepare(
+      `INSERT INTO retired_orders (order_id, final_state, attempt, retired_at, purged_at, reply_to, reply_to_kept)
+       VALUES (@order_id, @final_state, @attempt, @retired_at, @purged_at, @reply_to, @reply_to_kept)`,
+    ).run({
+      order_id: "ord-t",
+      final_state: "Processed",
+      attempt: 2,
+      retired_at: "2026-01-02T00:00:00.000Z",
+      purged_at: "2026-02-02T00:00:00.000Z",
+      reply_to: "status-app",
+      reply_to_kept: 1,
+      ...row,
+    });
+    return { store: new SqliteStateStore(db), close: () => db.close() };
+  }
+
+  it("are checked, and one that is not a tombstone fails with an error naming its row and each bad column", async () => {
+    const good = withTombstoneRow({});
+    expect(await good.store.getRetired("ord-t")).toEqual({
+      orderId: "ord-t",
+      finalState: "Processed",
+      attempt: 2,
+      retiredAt: "2026-01-02T00:00:00.000Z",
+      purgedAt: "2026-02-02T00:00:00.000Z",
+      replyTo: "status-app",
+    });
+    good.close();
+    for (const [row, problem] of [
+      [{ final_state: "Finished" }, /finalState: /],
+      [{ attempt: "two" }, /attempt: /],
+      [{ retired_at: "yesterday" }, /retiredAt: /],
+      [{ reply_to_kept: 7 }, /reply_to_kept: /],
+    ] as const) {
+      const bad = withTombstoneRow(row);
+      try {
+        await expect(bad.store.getRetired("ord-t")).rejects.toThrow(
+          /^invalid retired_orders row of order "ord-t": /,
+        );
+        await expect(bad.store.getRetired("ord-t")).rejects.toThrow(problem);
+      } finally {
+        bad.close();
+      }
+    }
+  });
+
+  it("F24-8: read one written before tombstones kept replyTo as of unknown replyTo", async () => {
+    const old = withTombstoneRow({ reply_to: null, reply_to_kept: 0 });
+    try {
+      expect(await old.store.getRetired("ord-t")).not.toHaveProperty("replyTo");
+    } finally {
+      old.close();
+    }
+  });
+});

@@ -237,4 +237,14 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE process_state = 'Pending';
     `,
   },
+  {
+    version: 13,
+    description:
+      "state store: each tombstone keeps the replyTo its order was accepted with, so a resend naming another " +
+      "queue is refused (reply_to_kept is 0 on the tombstones written before: their replyTo is unknown)",
+    sql: `
+      ALTER TABLE retired_orders ADD COLUMN reply_to TEXT;
+      ALTER TABLE retired_orders ADD COLUMN reply_to_kept INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
