@@ -185,8 +185,8 @@ export const stateRecordSchema = z.strictObject({
   hostInterruptions: integer(0, 1_000_000).default(0),
   /**
    * When the order was first deferred in its current run of deferrals (the partner's circuit breaker for
-   * its step's operation open), or null: a step that makes progress, or an operator's command, ends the
-   * run. Past `maxDeferralMs` after it the order is parked for an operator (transitions.ts, `defer`).
+   * its step's operation open), or null: a step that makes progress, a permanent refusal that starts a
+   * compensation, or an operator's command ends the run. Past `maxDeferralMs` after it the order is parked for an operator (transitions.ts, `defer`).
    */
   deferredSince: isoInstantSchema.nullable(),
   attempt: integer(0, 1_000_000),

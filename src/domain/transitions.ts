@@ -633,6 +633,8 @@ function beginCompensation(record: StateRecord, command: CommandOf<"beginCompens
         processState: "Compensating",
         completeBy: command.completeBy,
         lastError: toFailure(command.failure, command.now),
+        // The partner answered the step: whatever run of deferrals the order was in is over.
+        deferredSince: null,
       },
       command.undo,
     ),

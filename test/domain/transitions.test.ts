@@ -964,6 +964,21 @@ describe("F24-4: a run of deferrals has a longest wait, and progress is what age
     expect(record).toMatchObject({ processState: "Pending", deferredSince: at(500_003) });
   });
 
+  it("a permanent refusal after a deferral ends the run: the compensation counts its own", () => {
+    let record = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment", at(3)));
+    record = rerun(deferAt(record, 10, 65_000), 65_000);
+    expect(record.deferredSince).toBe(at(10));
+    const compensating = apply(record, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:2",
+      now: at(65_001),
+      completeBy: at(125_000),
+      failure: { kind: "permanent", code: "CardDeclined", message: "declined", step: "chargePayment" },
+      undo: { callsPerRequest: 2, amplification: 1 },
+    });
+    expect(compensating).toMatchObject({ processState: "Compensating", deferredSince: null });
+  });
+
   it("an operator's resubmit starts the order again: no run of deferrals, its age from now", () => {
     let record = deferAt(
       apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory")),
