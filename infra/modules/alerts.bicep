@@ -108,9 +108,9 @@ var operatorAlerts = 'traces | where message has "operator.alert" | extend line 
 var logAlerts = [
   {
     name: 'orders-in-error'
-    description: 'An order ended in Error: a permanent fault (OrderFailed) or recoveries exhausted (RecoveriesExhausted).'
+    description: 'An order ended in Error: a permanent fault (OrderFailed), recoveries exhausted (RecoveriesExhausted), or its longest wait for an open circuit breaker (PartnerUnavailable).'
     severity: 1
-    query: '${operatorAlerts} | where kind in ("OrderFailed", "RecoveriesExhausted")'
+    query: '${operatorAlerts} | where kind in ("OrderFailed", "RecoveriesExhausted", "PartnerUnavailable")'
   }
   {
     name: 'compensation-failed'

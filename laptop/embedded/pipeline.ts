@@ -497,6 +497,7 @@ function orderActivities(
       agentCallsPerStep: settings.agentCallsPerStep,
       agentAmplification: agentAmplification(settings),
       agentMode: settings.agentMode,
+      maxDeferralMs: settings.maxDeferralMs,
     },
   });
 }

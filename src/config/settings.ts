@@ -28,6 +28,11 @@ export interface PipelineSettings {
    * deadline, means its host was down: the Supervisor does not charge the order (supervisor/interruptions.ts).
    */
   readonly lateTimerMs: number;
+  /**
+   * The longest an order waits in one run of deferrals for an open circuit breaker, from its first
+   * deferral: past it the order is parked in `Error` (`PartnerUnavailable`) for an operator (F24-4).
+   */
+  readonly maxDeferralMs: number;
   /** The partner operations' circuit breakers (breaker-settings.ts). */
   readonly breaker: BreakerSettings;
   /** Admission control: the starter claims no more once this many orders are Processing. */
@@ -81,6 +86,9 @@ export const INTEGER_SETTINGS = {
   maxHostInterruptions: int("MAX_HOST_INTERRUPTIONS", 10, 0, 1_000),
   // A step's timer firing this late after its deadline means nobody was running the orchestration.
   lateTimerMs: int("LATE_TIMER_MS", 15_000, 1_000, 60 * MINUTE),
+  // An order waits no longer than this for an open breaker before an operator hears of it; 0 parks it at
+  // its first deferral.
+  maxDeferralMs: int("MAX_DEFERRAL_MS", 10 * MINUTE, 0, 7 * 24 * 60 * MINUTE),
   recoveryBackoffBaseMs: int("RECOVERY_BACKOFF_BASE_MS", 1_000, 0, 24 * 60 * MINUTE),
   recoveryBackoffCapMs: int("RECOVERY_BACKOFF_CAP_MS", MINUTE, 0, 24 * 60 * MINUTE),
   extendedBackoffAfter: int("EXTENDED_BACKOFF_AFTER", 3, 0, 1_000),
@@ -158,6 +166,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
       maxHostInterruptions: values.maxHostInterruptions,
     },
     lateTimerMs: values.lateTimerMs,
+    maxDeferralMs: values.maxDeferralMs,
     maxInFlight: values.maxInFlight,
     maxPending: values.maxPending,
     starterPageSize: values.starterPageSize,

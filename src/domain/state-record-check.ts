@@ -46,6 +46,7 @@ function stateRecordCheck(): Check {
     failureCount: integerOf(shape.failureCount),
     compensationRecoveries: integerOf(shape.compensationRecoveries.unwrap()),
     hostInterruptions: integerOf(shape.hostInterruptions.unwrap()),
+    deferredSince: nullable(instantOf(shape.deferredSince.unwrap())),
     attempt: integerOf(shape.attempt),
     steps: arrayOf(shape.steps, stepCheck(shape.steps.element)),
     compensationLog: arrayOf(shape.compensationLog, compensationEntryCheck(shape.compensationLog.element)),
@@ -58,6 +59,7 @@ function stateRecordCheck(): Check {
     schemaVersion: literalOf(shape.schemaVersion),
     workflowVersion: integerOf(shape.workflowVersion, isWorkflowVersion),
     createdAt: instantOf(shape.createdAt),
+    progressAt: instantOf(shape.progressAt),
     updatedAt: instantOf(shape.updatedAt),
   });
 }

@@ -29,13 +29,54 @@ import {
  * reference and send it in an undo, so it must refuse a version-2 record, which the version makes it
  * do. A version-1 record (every reference in clear) is a valid version-2 one: it is upgraded on read
  * and written back as version 2, sealed.
+ *
+ * Version 3: `deferredSince` and `progressAt` (F24-4), which a version-2 reader would refuse as unknown
+ * fields; the version makes it refuse the record for what it is, a later one.
  */
-export const STATE_SCHEMA_VERSION = 2;
+export const STATE_SCHEMA_VERSION = 3;
 
-/** Each older version of the record, upgraded to the next. */
+/** The failure code of an order whose partner operation's circuit breaker was open (transitions.ts, `defer`). */
+export const PARTNER_UNAVAILABLE = "PartnerUnavailable";
+
+/**
+ * Each older version of the record, upgraded to the next. Version 3 adds `deferredSince` and
+ * `progressAt` (F24-4): a version-2 record's progress is its latest step that completed or was undone
+ * (its acceptance if none), and a version-2 record waiting on a deferral counts its run of deferrals
+ * from its last one, which is never earlier than the first: its limit is not reached early.
+ */
 export const STATE_RECORD_UPGRADES: Upgrades = {
   1: (v1) => ({ ...v1, schemaVersion: 2 }),
+  2: (v2) => ({
+    ...v2,
+    schemaVersion: 3,
+    deferredSince: lastDeferralOf(v2),
+    progressAt: progressOf(v2),
+  }),
 };
+
+/**
+ * When a version-2 record `Pending` after a deferral was last deferred, or null (read before validation).
+ * A compensation handed back by a deferral keeps the failure it compensates for, so it starts its count
+ * at its next deferral.
+ */
+function lastDeferralOf(v2: Readonly<Record<string, unknown>>): unknown {
+  const failure = v2.lastError as { code?: unknown; at?: unknown } | null | undefined;
+  return v2.processState === "Pending" && failure?.code === PARTNER_UNAVAILABLE ? (failure.at ?? null) : null;
+}
+
+/**
+ * The latest of a version-2 record's acceptance and its steps' last changes as completed or undone
+ * (read before validation: anything malformed is left for the schema to report).
+ */
+function progressOf(v2: Readonly<Record<string, unknown>>): unknown {
+  if (typeof v2.createdAt !== "string" || !Array.isArray(v2.steps)) return v2.createdAt;
+  let latest: string = v2.createdAt;
+  for (const step of v2.steps as readonly { status?: unknown; updatedAt?: unknown }[]) {
+    const progressed = step?.status === "Completed" || step?.status === "Compensated";
+    if (progressed && typeof step.updatedAt === "string" && step.updatedAt > latest) latest = step.updatedAt;
+  }
+  return latest;
+}
 
 /**
  * A partner's reference is at most 256 characters (the Agent's reply); the state store may hold it
@@ -142,6 +183,12 @@ export const stateRecordSchema = z.strictObject({
    * `maxHostInterruptions`). Records before it had none.
    */
   hostInterruptions: integer(0, 1_000_000).default(0),
+  /**
+   * When the order was first deferred in its current run of deferrals (the partner's circuit breaker for
+   * its step's operation open), or null: a step that makes progress, a permanent refusal that starts a
+   * compensation, or an operator's command ends the run. Past `maxDeferralMs` after it the order is parked for an operator (transitions.ts, `defer`).
+   */
+  deferredSince: isoInstantSchema.nullable(),
   attempt: integer(0, 1_000_000),
   steps: z.array(stepStateSchema),
   compensationLog: z.array(compensationEntrySchema),
@@ -159,6 +206,12 @@ export const stateRecordSchema = z.strictObject({
     error: `is not a workflow version this deployment runs (${WORKFLOW_VERSIONS.join(", ")}): a newer deployment wrote it`,
   }),
   createdAt: isoInstantSchema,
+  /**
+   * When the order was accepted or last made progress (a step completed, was undone or had its doubt
+   * resolved; an operator's command starts it again): what the operator's age of a waiting order counts
+   * from, where `updatedAt` moves with every claim, deferral and recovery.
+   */
+  progressAt: isoInstantSchema,
   updatedAt: isoInstantSchema,
 });
 
@@ -193,6 +246,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     failureCount: 0,
     compensationRecoveries: 0,
     hostInterruptions: 0,
+    deferredSince: null,
     attempt: 0,
     steps: workflowOf(workflowVersion).steps.map((name) => ({
       name,
@@ -217,6 +271,7 @@ export function newPendingRecord(input: NewRecordInput): StateRecord {
     schemaVersion: STATE_SCHEMA_VERSION,
     workflowVersion,
     createdAt: input.now,
+    progressAt: input.now,
     updatedAt: input.now,
   };
 }
@@ -231,6 +286,23 @@ export function compensationFailure(record: StateRecord): string {
   const applied = appliedSteps(record).map((entry) => entry.step);
   const why = record.lastError?.message ?? "an undo failed";
   return `${why}; still applied: ${applied.length > 0 ? applied.join(", ") : "nothing"}`;
+}
+
+/**
+ * Whether the submitter has already heard `processing` in the order's current run, which begins when
+ * it is accepted or resubmitted by an operator: an attempt tells it before it starts its first step,
+ * so a step started since the run began says it was told (F24-4). The next attempt after a deferral or
+ * a recovery is then no news to the submitter. Only the transitions the history keeps are looked at
+ * (the latest 40); a run whose kept transitions started no step is told again, which costs a message,
+ * never a status missed.
+ */
+export function heardProcessing(record: Pick<StateRecord, "history">): boolean {
+  for (let i = record.history.length - 1; i >= 0; i--) {
+    const command = record.history[i]?.command;
+    if (command === "startStep") return true;
+    if (command === "resubmit") return false;
+  }
+  return false;
 }
 
 /** Names of the steps in `status`, in workflow order. */

@@ -2,16 +2,17 @@ import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "./back
 import { type HistoryEntry, historyWith } from "./record-history.js";
 import { err, ok, type Result } from "./result.js";
 import { grantAllowance, remainingCalls } from "./retry-budget.js";
-import type {
-  CompensationEntry,
-  Failure,
-  FailureKind,
-  ProcessState,
-  StateRecord,
-  StepState,
-  StepStatus,
+import {
+  type CompensationEntry,
+  type Failure,
+  type FailureKind,
+  PARTNER_UNAVAILABLE,
+  type ProcessState,
+  type StateRecord,
+  type StepState,
+  type StepStatus,
 } from "./state-record.js";
-import { addMilliseconds, type IsoInstant } from "./time.js";
+import { addMilliseconds, type IsoInstant, millisecondsBetween } from "./time.js";
 import { idempotencyKeyFor, instanceIdFor, type StepName } from "./workflow.js";
 
 export const ACTORS = ["submission", "starter", "orchestration", "supervisor", "operator"] as const;
@@ -118,7 +119,8 @@ export type Command =
       /**
        * The partner's circuit breaker for the step's operation is open: the attempt ends, the order waits
        * until the breaker's next probe, and nothing is charged to it (no failure, no recovery, the calls
-       * it was granted and did not make given back).
+       * it was granted and did not make given back). Not for ever: an order whose run of deferrals would
+       * last past `maxDeferralMs` is parked for an operator instead (F24-4).
        */
       readonly type: "defer";
       readonly instanceId: string;
@@ -130,6 +132,8 @@ export type Command =
       /** As granted: worst-case partner calls per granted call below the Scheduler. */
       readonly amplification: number;
       readonly reason: string;
+      /** The longest one run of deferrals may last (MAX_DEFERRAL_MS), counted from `deferredSince`. */
+      readonly maxDeferralMs: number;
     }
   | {
       /** The outcome of re-sending an in-doubt step's request with its idempotency key, before undoing it. */
@@ -206,8 +210,14 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { command: "completeStep", actor: "orchestration", from: "Processing", to: ["Processing"], fence: "owner" },
   { command: "finish", actor: "orchestration", from: "Processing", to: ["Processed"], fence: "owner" },
   { command: "fail", actor: "orchestration", from: "Processing", to: ["Error"], fence: "owner" },
-  { command: "defer", actor: "orchestration", from: "Processing", to: ["Pending"], fence: "owner" },
-  { command: "defer", actor: "orchestration", from: "Compensating", to: ["Compensating"], fence: "owner" },
+  { command: "defer", actor: "orchestration", from: "Processing", to: ["Pending", "Error"], fence: "owner" },
+  {
+    command: "defer",
+    actor: "orchestration",
+    from: "Compensating",
+    to: ["Compensating", "CompensationFailed"],
+    fence: "owner",
+  },
   {
     command: "beginCompensation",
     actor: "orchestration",
@@ -550,7 +560,16 @@ function markApplied(record: StateRecord, step: StepName, reference: string | nu
     ...record,
     steps: stepsWith(record, step, { status: "Completed", reference, updatedAt: now }),
     compensationLog: withLogEntry(record, step, reference, now),
+    ...progressed(now),
   };
+}
+
+/**
+ * A step made progress (or an operator started the order again): the age an operator sees counts from
+ * now, and the order's run of deferrals, if it was in one, is over.
+ */
+function progressed(now: IsoInstant): Pick<StateRecord, "progressAt" | "deferredSince"> {
+  return { progressAt: now, deferredSince: null };
 }
 
 /** The log with `step`'s entry: appended, or its reference filled in if the step was logged in doubt. */
@@ -614,6 +633,8 @@ function beginCompensation(record: StateRecord, command: CommandOf<"beginCompens
         processState: "Compensating",
         completeBy: command.completeBy,
         lastError: toFailure(command.failure, command.now),
+        // The partner answered the step: whatever run of deferrals the order was in is over.
+        deferredSince: null,
       },
       command.undo,
     ),
@@ -669,6 +690,7 @@ function resolveDoubt(record: StateRecord, command: CommandOf<"resolveDoubt">): 
     ...record,
     steps: stepsWith(record, command.step, { status: "NotStarted", updatedAt: command.now }),
     compensationLog: withoutLogEntry(record, command.step),
+    ...progressed(command.now),
   });
 }
 
@@ -684,7 +706,8 @@ function compensateStep(record: StateRecord, command: CommandOf<"compensateStep"
   if (!STEP_TRANSITIONS[current.status].includes(target)) {
     return refusal("stepState", `${command.step} is ${current.status}`);
   }
-  const updated = replaceStep(record, command.step, { status: target, updatedAt: command.now });
+  const undone = replaceStep(record, command.step, { status: target, updatedAt: command.now });
+  const updated = target === "Compensated" ? { ...undone, ...progressed(command.now) } : undone;
   const failure = command.failure ? toFailure({ ...command.failure, step: command.step }, command.now) : null;
   return changedTo(failure ? { ...updated, lastError: failure } : updated);
 }
@@ -706,23 +729,26 @@ function defer(record: StateRecord, command: CommandOf<"defer">): Step {
   if (command.until < command.now) {
     return refusal("notAllowed", `the breaker's next probe ${command.until} is before ${command.now}`);
   }
-  const deferred = (updated: StateRecord, refund: number): Step =>
-    changedTo(
-      release({
-        ...updated,
-        notBefore: command.until,
-        retryBudget: {
-          ...updated.retryBudget,
-          granted: updated.retryBudget.granted - Math.min(updated.retryBudget.granted, refund),
-        },
-      }),
-    );
+  const deferredSince = record.deferredSince ?? command.now;
+  // The order would still be waiting at the probe past its longest deferral: it waits no longer.
+  const parked = millisecondsBetween(deferredSince, command.until) > command.maxDeferralMs;
+  const deferred = (updated: StateRecord, refund: number): StateRecord =>
+    release({
+      ...updated,
+      deferredSince,
+      notBefore: command.until,
+      retryBudget: {
+        ...updated.retryBudget,
+        granted: updated.retryBudget.granted - Math.min(updated.retryBudget.granted, refund),
+      },
+    });
   if (record.processState === "Compensating") {
     // Handed back like an expired compensation, but at once and uncounted; what it compensates for stays.
     const granted = appliedStepStates(record)
       .filter((s) => s.attempt === record.attempt)
       .reduce((n, s) => n + s.allowance * (s.status === "InDoubt" ? 2 : 1) * command.amplification, 0);
-    return deferred(record, Math.max(0, granted - command.callsMade));
+    const handedBack = deferred(record, Math.max(0, granted - command.callsMade));
+    return changedTo(parked ? compensationParked(handedBack, command, deferredSince) : handedBack);
   }
   const current = findStep(record, command.step);
   if (current.status !== "Running" || current.attempt !== record.attempt) {
@@ -733,17 +759,50 @@ function defer(record: StateRecord, command: CommandOf<"defer">): Step {
   const wasInDoubt = record.compensationLog.some((e) => e.step === command.step && e.reference === null);
   const status = command.callsMade > 0 || wasInDoubt ? "InDoubt" : "NotStarted";
   const step = replaceStep(record, command.step, { status, allowance: 0, updatedAt: command.now });
+  const failure: FailureInput = parked
+    ? {
+        kind: "stalled",
+        code: PARTNER_UNAVAILABLE,
+        message: pastLongest(command, deferredSince),
+        step: command.step,
+      }
+    : { kind: "transient", code: PARTNER_UNAVAILABLE, message: command.reason, step: command.step };
   const updated: StateRecord = {
     ...step,
-    processState: "Pending",
+    processState: parked ? "Error" : "Pending",
     compensationLog:
       status === "InDoubt" ? withLogEntry(step, command.step, null, command.now) : step.compensationLog,
-    lastError: toFailure(
-      { kind: "transient", code: "PartnerUnavailable", message: command.reason, step: command.step },
-      command.now,
-    ),
+    lastError: toFailure(failure, command.now),
   };
-  return deferred(updated, Math.max(0, current.allowance * command.amplification - command.callsMade));
+  return changedTo(
+    deferred(updated, Math.max(0, current.allowance * command.amplification - command.callsMade)),
+  );
+}
+
+/** Why a deferral parks its order: the breaker's reason, and how long the order has waited. */
+function pastLongest(command: CommandOf<"defer">, deferredSince: IsoInstant): string {
+  return `${command.reason}; deferred since ${deferredSince}, the next probe at ${command.until} is past the longest deferral of ${command.maxDeferralMs} ms`;
+}
+
+/**
+ * A compensation deferred past its longest deferral ends in `CompensationFailed`, naming the failure it
+ * compensated for: what is still applied stays in the compensation log for an operator.
+ */
+function compensationParked(
+  record: StateRecord,
+  command: CommandOf<"defer">,
+  deferredSince: IsoInstant,
+): StateRecord {
+  const cause = record.lastError
+    ? `; compensating for ${record.lastError.code}: ${record.lastError.message}`
+    : "";
+  const failure: FailureInput = {
+    kind: "stalled",
+    code: PARTNER_UNAVAILABLE,
+    message: `${pastLongest(command, deferredSince)}${cause}`,
+    step: command.step,
+  };
+  return { ...record, processState: "CompensationFailed", lastError: toFailure(failure, command.now) };
 }
 
 function extendDeadline(record: StateRecord, command: CommandOf<"extendDeadline">): Step {
@@ -942,6 +1001,7 @@ function resubmit(record: StateRecord, command: CommandOf<"resubmit">): Step {
     failureCount: 0,
     notBefore: command.now,
     retryBudget: { ...record.retryBudget, granted: 0 },
+    ...progressed(command.now),
     lastError: toFailure({ kind: "operator", code: "Resubmitted", message: command.reason }, command.now),
   });
 }
@@ -957,6 +1017,7 @@ function operatorCompensate(record: StateRecord, command: CommandOf<"compensate"
     compensationRecoveries: 0,
     // The operator's decision brings a fresh undo reserve: what forward steps spent stays spent.
     retryBudget: { ...record.retryBudget, granted: Math.min(granted, limit - undoReserve) },
+    ...progressed(command.now),
     lastError: toFailure(
       { kind: "operator", code: "CompensationRequested", message: command.reason },
       command.now,

@@ -26,10 +26,11 @@
  *       inFlight       { "processing", "max" }: the attempts in flight against MAX_IN_FLIGHT.
  *       workflowVersions { "default", "byVersion": { <version>: { "inFlight", "awaitingOperator" } } }:
  *                      the orders that may still run each version's code (docs/versioning.md).
- *       oldestPending  { "orderId", "since", "ageMs" } or null: the `Pending` order whose last change
- *                      (`updatedAt`: accepted, recovered by the Supervisor, claim given back, resubmitted)
- *                      is oldest, and how long ago that was on the host's clock; orders waiting out a
- *                      backoff count. Null when nothing is `Pending`.
+ *       oldestPending  { "orderId", "since", "ageMs" } or null: the `Pending` order that has waited
+ *                      longest since it was accepted or last made progress (`progressAt`: a step
+ *                      completed, undone or resolved, or an operator's command; not a recovery, a
+ *                      deferral or a claim given back, F24-4), and how long ago that was on the host's
+ *                      clock; orders waiting out a backoff count. Null when nothing is `Pending`.
  *       messages       { "countedAt", "countedUpTo", "deadLettered": { <queue>: { "count", "capped" } },
  *                      "parked": { "count", "capped" } }. Dead-lettered: messages the broker gave up on
  *                      (delivered the queue's maximum delivery count; under Service Bus also expired), per

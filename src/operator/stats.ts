@@ -25,7 +25,11 @@ export const STATS_REUSE_MS = 5_000;
 const PEEK_BATCH = 250;
 const MINUTE_MS = 60_000;
 
-/** The `Pending` record that has waited longest, by its last change, and for how long now. */
+/**
+ * The `Pending` record that has waited longest since it was accepted or last made progress (a step
+ * completed, or an operator started it again), and for how long now: its deferrals, recoveries and
+ * claims given back do not make it younger.
+ */
 export interface OldestPending {
   readonly orderId: string;
   readonly since: IsoInstant;
@@ -112,7 +116,7 @@ export interface StatsSources {
   readonly clock: Clock;
   readonly states: Pick<
     StateReadModel,
-    "oldestInState" | "countFinishedBetween" | "countFinishedPerMinute" | "countByWorkflowVersion"
+    "oldestPending" | "countFinishedBetween" | "countFinishedPerMinute" | "countByWorkflowVersion"
   >;
   /** The WORKFLOW_VERSION setting. */
   readonly defaultWorkflowVersion: number;
@@ -138,10 +142,10 @@ export function createStatsReadings(sources: StatsSources): StatsReadings {
   const { clock } = sources;
   return {
     oldestPending: async () => {
-      const oldest = await sources.states.oldestInState("Pending");
+      const oldest = await sources.states.oldestPending();
       if (!oldest) return null;
-      const ageMs = Math.max(0, millisecondsBetween(oldest.updatedAt, toInstant(clock.now())));
-      return { orderId: oldest.orderId, since: oldest.updatedAt, ageMs };
+      const ageMs = Math.max(0, millisecondsBetween(oldest.progressAt, toInstant(clock.now())));
+      return { orderId: oldest.orderId, since: oldest.progressAt, ageMs };
     },
     workflowVersions: () => readWorkflowVersions(sources),
     messages: reusedReading(clock, STATS_REUSE_MS, () => countMessages(sources)),

@@ -8,6 +8,8 @@ export const ALERT_KINDS = [
   "ConflictingOrder",
   "OrderFailed",
   "RecoveriesExhausted",
+  /** An order waited its longest deferral for an open circuit breaker and was parked in `Error`. */
+  "PartnerUnavailable",
   "CompensationFailed",
   "BreakerOpened",
   "BreakerClosed",

@@ -2,7 +2,18 @@
  * The part of the Durable Functions client that the handlers use. Under the Functions host it wraps
  * `df.getClient(context)`; on the embedded host the local durable runtime implements it.
  */
-export const RUNTIME_STATUSES = ["Pending", "Running", "Completed", "Failed", "Terminated"] as const;
+export const RUNTIME_STATUSES = [
+  "Pending",
+  "Running",
+  "Suspended",
+  "Completed",
+  "Failed",
+  "Terminated",
+] as const;
+/**
+ * `Suspended`: an operator suspended the instance (the extension's suspend API); it runs again when
+ * resumed. Neither finished nor running: the Supervisor leaves its attempt alone (F24-9).
+ */
 export type RuntimeStatus = (typeof RUNTIME_STATUSES)[number];
 
 export const FINISHED_STATUSES: readonly RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
@@ -21,7 +32,7 @@ export interface OrchestrationStatus {
 }
 
 export interface StartOptions {
-  /** Explicit instance id; refused while an instance with this id is Pending or Running. */
+  /** Explicit instance id; refused while an instance with this id is Pending, Running or Suspended. */
   readonly instanceId: string;
   readonly input?: unknown;
 }

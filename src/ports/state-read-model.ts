@@ -11,10 +11,10 @@ export interface RecentQuery extends PageRequest {
   readonly state: ProcessState | null;
 }
 
-/** A record's key and the time of its last change: what `oldestInState` answers. */
-export interface RecordAge {
+/** A waiting record's key, and when it was accepted or last made progress: what `oldestPending` answers. */
+export interface WaitingRecord {
   readonly orderId: string;
-  readonly updatedAt: IsoInstant;
+  readonly progressAt: IsoInstant;
 }
 
 /** Orders finished in one clock minute (UTC), in one terminal state: what `countFinishedPerMinute` answers. */
@@ -46,10 +46,12 @@ export interface StateReadModel {
    */
   countByWorkflowVersion(states: readonly ProcessState[]): Promise<readonly WorkflowVersionCount[]>;
   /**
-   * The record that has been in `state` longest, judged by its last change (`updatedAt`, ties by
-   * `orderId` where the store orders them), or null when no record is in `state`. One indexed read.
+   * The `Pending` record that has waited longest since it was accepted or last made progress
+   * (`progressAt`, ties by `orderId` where the store orders them), or null when none is `Pending`. Not
+   * by its last change: a deferral, a recovery or a claim given back moves `updatedAt` of an order that
+   * has not moved on (F24-4). One indexed read.
    */
-  oldestInState(state: ProcessState): Promise<RecordAge | null>;
+  oldestPending(): Promise<WaitingRecord | null>;
   /**
    * How many records are now in a terminal state (`TERMINAL_STATES`) and changed last at or after `from`
    * and before `to`: orders finished in that window, counted by their last change, so one that an

@@ -1,5 +1,6 @@
 import type { Result } from "../domain/result.js";
-import type { ProcessState, StateRecord, StoredStateRecord } from "../domain/state-record.js";
+import type { RetiredOrder } from "../domain/retired-order.js";
+import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
 import type { IsoInstant } from "../domain/time.js";
 import type { NotFoundError, PreconditionFailedError } from "./store-errors.js";
 
@@ -49,25 +50,12 @@ export interface ExpiredQuery extends PageRequest {
 }
 
 /**
- * An order's tombstone: what is kept of it once retention may delete its record (a `Processed` or
- * `Compensated` record, RETENTION_DAYS after its last change). It is tiny and never expires, as the orders
- * database keeps the order itself for ever, so a resend of the order, however late, is known as a
- * duplicate of a finished order instead of being run again.
+ * An order's tombstone (`retiredOrderSchema`): what is kept of it once retention may delete its record (a
+ * `Processed` or `Compensated` record, RETENTION_DAYS after its last change). It is tiny and never
+ * expires, as the orders database keeps the order itself for ever, so a resend of the order, however
+ * late, is known as a duplicate of a finished order instead of being run again.
  */
-export interface RetiredOrder {
-  readonly orderId: string;
-  /** The state the order ended in (`Processed` or `Compensated`). */
-  readonly finalState: ProcessState;
-  /** Its last attempt: the status messages it was last sent carry it. */
-  readonly attempt: number;
-  /** When the record reached that state: its last change. */
-  readonly retiredAt: IsoInstant;
-  /**
-   * When retention deleted the record. Null where the store deletes it on its own and says nothing (Cosmos
-   * DB's time to live): the record is then gone, or due to go, RETENTION_DAYS after `retiredAt`.
-   */
-  readonly purgedAt: IsoInstant | null;
-}
+export type { RetiredOrder };
 
 export type CreateResult =
   | { readonly created: true; readonly record: StoredStateRecord }

@@ -112,6 +112,11 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
     });
     const existing = await deps.states.get(order.orderId);
     const retired = existing ? undefined : await deps.states.getRetired(order.orderId);
+    if (retired && retired.replyTo !== undefined && retired.replyTo !== replyTo) {
+      // As for a live order: the final status goes only to the queue the order was accepted with (F24-8).
+      const description = `order ${order.orderId} finished (${retired.finalState}) with a different replyTo (${retired.replyTo ?? "none"})`;
+      return reject(DEAD_LETTER_REASONS.conflict, description, message, order.orderId);
+    }
     if (retired) return answerRetired(deps, retired, replyTo, log);
     const created: CreateResult = existing
       ? { created: false, existing }
@@ -141,11 +146,13 @@ export function createSubmissionHandler(deps: SubmissionDeps): MessageHandler {
 }
 
 /**
- * A resend of an order retention retired: completed, neither dead-lettered (it is valid) nor alerted (no
- * one has anything to do), and no starter nudged. The submitter, if it names a `replyTo`, is sent the
- * status the order finished with, as it was sent then (same attempt, so the same message id): a resend
- * this late most likely means the submitter never learnt the outcome, and a "received" would promise
- * statuses that will never come. A submitter that had it already sees a message id it has seen.
+ * A resend of an order retention retired, naming the `replyTo` the order was accepted with: completed,
+ * neither dead-lettered (it is valid) nor alerted (no one has anything to do), and no starter nudged. The
+ * submitter, if it names a `replyTo`, is sent the status the order finished with, as it was sent then
+ * (same attempt, so the same message id): a resend this late most likely means the submitter never
+ * learnt the outcome, and a "received" would promise statuses that will never come. A submitter that had
+ * it already sees a message id it has seen. A tombstone written before tombstones kept the `replyTo`
+ * cannot tell whose queue a resend names: it is completed with nothing sent (`replyToUnknown`).
  */
 async function answerRetired(
   deps: SubmissionDeps,
@@ -154,9 +161,17 @@ async function answerRetired(
   log: SubmissionDeps["logger"],
 ): Promise<MessageDisposition> {
   const { finalState, retiredAt, purgedAt, attempt } = retired;
-  log.info("submission.duplicateOfRetired", { finalState, retiredAt, purgedAt, attempt, replyTo });
+  const replyToUnknown = retired.replyTo === undefined;
+  log.info("submission.duplicateOfRetired", {
+    finalState,
+    retiredAt,
+    purgedAt,
+    attempt,
+    replyTo,
+    ...(replyToUnknown ? { replyToUnknown } : {}),
+  });
   const status = FINAL_STATUS[finalState];
-  if (replyTo !== null && status !== undefined) {
+  if (replyTo !== null && status !== undefined && !replyToUnknown) {
     await deps.notifier.notify(
       replyTo,
       statusMessageFor({ orderId: retired.orderId, attempt }, status, retiredAt, null),

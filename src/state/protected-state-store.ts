@@ -57,7 +57,7 @@ export class ProtectedStateStore implements StateStore, StateReadModel, Retentio
   countByState: StateReadModel["countByState"] = () => this.inner.countByState();
   countByWorkflowVersion: StateReadModel["countByWorkflowVersion"] = (states) =>
     this.inner.countByWorkflowVersion(states);
-  oldestInState: StateReadModel["oldestInState"] = (state) => this.inner.oldestInState(state);
+  oldestPending: StateReadModel["oldestPending"] = () => this.inner.oldestPending();
   countFinishedBetween: StateReadModel["countFinishedBetween"] = (from, to) =>
     this.inner.countFinishedBetween(from, to);
   countFinishedPerMinute: StateReadModel["countFinishedPerMinute"] = (from, to) =>

@@ -2,8 +2,23 @@ import type { StateRecord } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant } from "../domain/time.js";
 import type { OrchestrationStatus } from "../ports/durable-client.js";
 
-/** Reads an attempt's orchestration by instance id (the record's `lockedBy`); undefined when there is none. */
-export type OrchestrationLookup = (instanceId: string) => Promise<OrchestrationStatus | undefined>;
+/** What a lookup answers when it cannot ask at all (no durable client): nobody can tell what became of the attempt. */
+export interface CannotJudge {
+  readonly cannotJudge: string;
+}
+
+/**
+ * Reads an attempt's orchestration by instance id (the record's `lockedBy`); undefined when there is none,
+ * `CannotJudge` when there is nothing to ask it with.
+ */
+export type OrchestrationLookup = (
+  instanceId: string,
+) => Promise<OrchestrationStatus | undefined | CannotJudge>;
+
+/** The lookup of a Supervisor run that has no durable client: every expiry it meets is left unjudged (F24-9). */
+export function cannotJudge(reason: string): OrchestrationLookup {
+  return async () => ({ cannotJudge: reason });
+}
 
 /**
  * How the Supervisor tells a host's downtime from an attempt that ran out of time. An orchestration
@@ -25,7 +40,18 @@ export type ExpiryVerdict =
   /** Its orchestration is running but only just past the deadline: it is about to time itself out. */
   | { readonly kind: "wait" }
   | { readonly kind: "stillRunning"; readonly completeBy: IsoInstant; readonly reason: string }
-  | { readonly kind: "interrupted"; readonly reason: string };
+  | { readonly kind: "interrupted"; readonly reason: string }
+  /**
+   * Its orchestration could not be asked about (no durable client): not evidence that the attempt ran
+   * out of time, so nothing is charged; the record is left for a scan that can ask (F24-9).
+   */
+  | { readonly kind: "unjudged"; readonly reason: string }
+  /**
+   * An operator suspended its orchestration: it neither runs nor has ended, and an operator is deciding
+   * about it. Left alone until they resume it (it then times its step out itself, or goes on) or
+   * terminate it (the next scan recovers it as usual).
+   */
+  | { readonly kind: "suspended"; readonly reason: string };
 
 const EXPIRED: ExpiryVerdict = { kind: "expired" };
 
@@ -37,7 +63,11 @@ export async function judgeExpiry(
   if (record.lockedBy === null || record.completeBy === null) return EXPIRED;
   const status = await policy.lookup(record.lockedBy);
   if (!status) return EXPIRED;
+  if ("cannotJudge" in status) return { kind: "unjudged", reason: status.cannotJudge };
   const pastMs = Date.parse(now) - Date.parse(record.completeBy);
+  if (status.runtimeStatus === "Suspended") {
+    return { kind: "suspended", reason: `its orchestration was suspended ${pastMs} ms past the deadline` };
+  }
   if (status.runtimeStatus === "Running" || status.runtimeStatus === "Pending") {
     if (pastMs < policy.lateTimerMs) return { kind: "wait" };
     return {

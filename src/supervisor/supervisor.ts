@@ -67,6 +67,10 @@ export interface ScanReport {
   readonly extended: number;
   /** Attempts just past their deadline whose orchestration is about to time them out: left for it. */
   readonly waiting: number;
+  /** Attempts whose orchestration could not be asked about (no durable client): left, uncharged (F24-9). */
+  readonly unjudged: number;
+  /** Attempts whose orchestration an operator suspended: left alone until resumed or terminated (F24-9). */
+  readonly suspended: number;
   /** True when the page budget ran out before the query did; the next scan continues. */
   readonly truncated: boolean;
   /** True when the lease could not be renewed during the scan: the scan stopped before its next update. */
@@ -86,6 +90,8 @@ const NOTHING: Omit<ScanReport, "skipped"> = {
   spared: 0,
   extended: 0,
   waiting: 0,
+  unjudged: 0,
+  suspended: 0,
   truncated: false,
   leaseLost: false,
   requestUnits: 0,
@@ -107,7 +113,16 @@ type ScanCounts = { -readonly [K in keyof typeof NOTHING]: (typeof NOTHING)[K] }
 
 type RecoveryCounts = Pick<
   ScanCounts,
-  "resets" | "toError" | "toCompensation" | "stalled" | "lostRaces" | "spared" | "extended" | "waiting"
+  | "resets"
+  | "toError"
+  | "toCompensation"
+  | "stalled"
+  | "lostRaces"
+  | "spared"
+  | "extended"
+  | "waiting"
+  | "unjudged"
+  | "suspended"
 >;
 
 /** One scan by the lease holder: page by page through the expired attempts, each recovered in turn. */
@@ -168,6 +183,12 @@ async function recover(
   const verdict = await judge(deps, record, now);
   if (verdict.kind === "wait") {
     counts.waiting++;
+    return;
+  }
+  if (verdict.kind === "unjudged" || verdict.kind === "suspended") {
+    counts[verdict.kind]++;
+    // Neither is the order's doing, nor evidence that its attempt ran out of time: nothing is written.
+    deps.logger.warn(`supervisor.recovery.${verdict.kind}`, { ...fields, reason: verdict.reason });
     return;
   }
   if (verdict.kind === "stillRunning" && (await extend(deps, record, now, verdict, counts))) return;

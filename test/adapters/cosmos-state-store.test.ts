@@ -208,6 +208,7 @@ describe("Cosmos DB state store", () => {
         attempt: 2,
         retiredAt: "2026-01-02T00:00:00.000Z",
         purgedAt: null,
+        replyTo: pending.replyTo,
       });
       // Beside the record in its partition, with no ttl: it stays when the record expires.
       const tombstone = await raw("retired:ord-t", "ord-t");
@@ -231,6 +232,32 @@ describe("Cosmos DB state store", () => {
         pendingRecord("ord-k", { processState: "Processed" }),
       );
       expect(await store.getRetired("ord-k")).toBeUndefined();
+    } finally {
+      await drop();
+    }
+  });
+
+  it("F24-8, F24-10: reads an older tombstone as of unknown replyTo, and refuses a malformed one, naming it", async () => {
+    const { containers, container, drop } = await freshDatabase();
+    try {
+      const store = new CosmosStateStore(containers);
+      const tombstone = {
+        id: "retired:ord-old",
+        orderId: "ord-old",
+        finalState: "Processed",
+        attempt: 2,
+        retiredAt: "2026-01-02T00:00:00.000Z",
+        purgedAt: null,
+      };
+      await container.items.create(tombstone);
+      const read = await store.getRetired("ord-old");
+      const { id: _id, ...fields } = tombstone;
+      expect(read).toEqual(fields);
+      expect(read).not.toHaveProperty("replyTo");
+      await container.items.create({ ...tombstone, id: "retired:ord-bad", orderId: "ord-bad", attempt: "2" });
+      await expect(store.getRetired("ord-bad")).rejects.toThrow(
+        /^invalid tombstone document retired:ord-bad: attempt: /,
+      );
     } finally {
       await drop();
     }
@@ -330,7 +357,7 @@ describe("Cosmos DB state store containers", () => {
       const recovery = await withoutComposites(ORDER_RECOVERY_CONTAINER);
       const bareRecords = new CosmosStateStore({ ...stateContainers(database), records });
       await expect(bareRecords.queryClaimable({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
-      await expect(bareRecords.oldestInState("Pending")).rejects.toThrow(/composite index/);
+      await expect(bareRecords.oldestPending()).rejects.toThrow(/composite index/);
       const bareIndex = new CosmosStateStore({ records, recovery });
       await expect(bareIndex.queryExpired({ now: T0, maxItems: 1 })).rejects.toThrow(/composite index/);
     } finally {

@@ -6,7 +6,11 @@ import {
   startDurableExtensionApi,
 } from "../../laptop/functions-host/durable-extension-api.js";
 import type { OverridableStates } from "../../laptop/functions-host/host-config.js";
-import { durableClientOf } from "../../src/adapters/functions-host/durable-client.js";
+import {
+  durableClientOf,
+  FunctionsDurableClient,
+  type SdkDurableClient,
+} from "../../src/adapters/functions-host/durable-client.js";
 import { InstanceAlreadyRunningError } from "../../src/ports/durable-client.js";
 import { type Harness, openHarness } from "../durable/runtime-harness.js";
 import { TEST_ORCHESTRATIONS as T } from "../support/durable-test-app.js";
@@ -283,5 +287,50 @@ describe("the extension's HTTP API, asked what the SDK would never ask", () => {
     // None of it touched the instance.
     expect((await runtime.getStatus("ord-7:1"))?.runtimeStatus).toBe("Running");
     expect(runtime.historyOf("ord-7:1").filter((e) => e.EventType === 15)).toEqual([]);
+  });
+});
+
+describe("F24-9: an instance an operator suspended", () => {
+  /** The adapter over an SDK client that reports every instance with `runtimeStatus`. */
+  function clientReporting(runtimeStatus: string) {
+    const calls: string[] = [];
+    const sdk: SdkDurableClient = {
+      startNew: async (_name, options) => {
+        calls.push("startNew");
+        return options?.instanceId ?? "";
+      },
+      raiseEvent: async () => void calls.push("raiseEvent"),
+      getStatus: async (instanceId) => ({
+        name: "orderProcessingV4",
+        instanceId,
+        createdTime: new Date("2026-01-01T00:00:00Z"),
+        lastUpdatedTime: new Date("2026-01-01T00:01:00Z"),
+        input: null,
+        output: null,
+        runtimeStatus,
+      }),
+      terminate: async () => undefined,
+      purgeInstanceHistory: async () => ({ instancesDeleted: 0 }),
+      getStatusBy: async () => [],
+    };
+    return { client: new FunctionsDurableClient(sdk), calls };
+  }
+
+  it("is Suspended, not Running: neither finished nor running", async () => {
+    const { client } = clientReporting("Suspended");
+    expect((await client.getStatus("ord-s:1"))?.runtimeStatus).toBe("Suspended");
+    // Continued as new, it runs again.
+    expect((await clientReporting("ContinuedAsNew").client.getStatus("ord-c:1"))?.runtimeStatus).toBe(
+      "Running",
+    );
+  });
+
+  it("is still active: no start over it, and an event raised to it is kept for when it resumes", async () => {
+    const { client, calls } = clientReporting("Suspended");
+    await expect(client.startNew("orderProcessingV4", { instanceId: "ord-s:1" })).rejects.toThrow(
+      InstanceAlreadyRunningError,
+    );
+    expect(await client.raiseEvent("ord-s:1", "reply:reserveInventory:do", {})).toEqual({ delivered: true });
+    expect(calls).toEqual(["raiseEvent"]);
   });
 });

@@ -175,7 +175,7 @@ describe("ServiceBusMessageQueue", () => {
     const stats = createStatsReadings({
       clock: harness.clock,
       states: {
-        oldestInState: async () => null,
+        oldestPending: async () => null,
         countFinishedBetween: async () => 0,
         countFinishedPerMinute: async () => [],
         countByWorkflowVersion: async () => [],

@@ -139,17 +139,14 @@ describe("SQLite statistics queries", () => {
     const db = openDatabase(":memory:");
     try {
       const insert = db.prepare(
-        `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, document)
-         VALUES (?, 'e', ?, NULL, NULL, '2026-01-01T00:00:00.000Z', ?, '{}')`,
+        `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, progress_at, document)
+         VALUES (?, 'e', ?, NULL, NULL, '2026-01-01T00:00:00.000Z', ?, ?, '{}')`,
       );
       const states = ["Processed", "Pending", "Error", "Processing", "Compensated"];
       db.transaction(() => {
         for (let i = 0; i < 3_000; i++) {
-          insert.run(
-            `ord-${i}`,
-            states[i % states.length],
-            new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-          );
+          const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+          insert.run(`ord-${i}`, states[i % states.length], at, at);
         }
       })();
       db.exec("ANALYZE");
@@ -168,9 +165,9 @@ describe("SQLite statistics queries", () => {
     }
   }
 
-  it("finds the oldest record of a state by a seek into the state's part of the index: no scan, no sort", () => {
-    expect(planOf("oldest", "Pending")).toEqual([
-      "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=?)",
+  it("F24-4: finds the Pending record waiting longest as the first entry of the Pending records' index by progress: no sort", () => {
+    expect(planOf("oldestPending")).toEqual([
+      "SCAN state_records USING COVERING INDEX state_records_pending_by_progress",
     ]);
   });
 
@@ -194,6 +191,7 @@ describe("SQLite statistics queries", () => {
       expect(indexes.map((i) => i.name).sort()).toEqual([
         "state_records_claimable",
         "state_records_expired",
+        "state_records_pending_by_progress",
         "state_records_recent",
         "state_records_recent_by_state",
       ]);
@@ -219,5 +217,64 @@ describe("SQLite statistics queries", () => {
       "SEARCH state_records USING COVERING INDEX state_records_recent_by_state (process_state=? AND updated_at>? AND updated_at<?)",
       "USE TEMP B-TREE FOR GROUP BY",
     ]);
+  });
+});
+
+describe("F24-10: SQLite tombstones read back", () => {
+  /** A store whose `retired_orders` holds `row` for order `ord-t`, as if written there. */
+  function withTombstoneRow(row: Record<string, unknown>) {
+    const db = openDatabase(":memory:");
+    db.prepare(
+      `INSERT INTO retired_orders (order_id, final_state, attempt, retired_at, purged_at, reply_to, reply_to_kept)
+       VALUES (@order_id, @final_state, @attempt, @retired_at, @purged_at, @reply_to, @reply_to_kept)`,
+    ).run({
+      order_id: "ord-t",
+      final_state: "Processed",
+      attempt: 2,
+      retired_at: "2026-01-02T00:00:00.000Z",
+      purged_at: "2026-02-02T00:00:00.000Z",
+      reply_to: "status-app",
+      reply_to_kept: 1,
+      ...row,
+    });
+    return { store: new SqliteStateStore(db), close: () => db.close() };
+  }
+
+  it("are checked, and one that is not a tombstone fails with an error naming its row and each bad column", async () => {
+    const good = withTombstoneRow({});
+    expect(await good.store.getRetired("ord-t")).toEqual({
+      orderId: "ord-t",
+      finalState: "Processed",
+      attempt: 2,
+      retiredAt: "2026-01-02T00:00:00.000Z",
+      purgedAt: "2026-02-02T00:00:00.000Z",
+      replyTo: "status-app",
+    });
+    good.close();
+    for (const [row, problem] of [
+      [{ final_state: "Finished" }, /finalState: /],
+      [{ attempt: "two" }, /attempt: /],
+      [{ retired_at: "yesterday" }, /retiredAt: /],
+      [{ reply_to_kept: 7 }, /reply_to_kept: /],
+    ] as const) {
+      const bad = withTombstoneRow(row);
+      try {
+        await expect(bad.store.getRetired("ord-t")).rejects.toThrow(
+          /^invalid retired_orders row of order "ord-t": /,
+        );
+        await expect(bad.store.getRetired("ord-t")).rejects.toThrow(problem);
+      } finally {
+        bad.close();
+      }
+    }
+  });
+
+  it("F24-8: read one written before tombstones kept replyTo as of unknown replyTo", async () => {
+    const old = withTombstoneRow({ reply_to: null, reply_to_kept: 0 });
+    try {
+      expect(await old.store.getRetired("ord-t")).not.toHaveProperty("replyTo");
+    } finally {
+      old.close();
+    }
   });
 });

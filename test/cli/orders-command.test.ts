@@ -164,11 +164,13 @@ describe("sas orders", () => {
     const [message] = await orders.receive(1);
     if (message) await orders.deadLetter(message, { reason: "InvalidOrderMessage", description: "bad" });
     await clock.advance(125_000);
-    await pipeline.runSupervisor(); // ord-expired goes back to Pending, changed now
+    // ord-expired goes back to Pending, changed now; its wait still counts from T0, as it made no progress
+    // since (F24-4), and it comes before ord-waiting, accepted at the same time, by its id.
+    await pipeline.runSupervisor();
     expect(await run("stats")).toBe(0);
     const at = "2026-01-01T00:02:05.000Z";
     expect(out.split("\n").slice(2)).toEqual([
-      `oldest pending  ord-waiting, waiting 2m 5s (since ${T0})`,
+      `oldest pending  ord-expired, waiting 2m 5s (since ${T0})`,
       "dead-lettered   orders 0 · agent-requests 0 · agent-responses 0",
       "parked          1",
       expect.stringMatching(
@@ -184,7 +186,7 @@ describe("sas orders", () => {
     out = "";
     expect(await run("stats", "--json")).toBe(0);
     expect(JSON.parse(out)).toMatchObject({
-      oldestPending: { orderId: "ord-waiting", ageMs: 125_000 },
+      oldestPending: { orderId: "ord-expired", ageMs: 125_000 },
       messages: { parked: { count: 1, capped: false }, countedUpTo: 1_000 },
       lastScan: { holder: "embedded-supervisor", found: { resets: 1 } },
       throughput: { finishedPerMinute: [0, 0, 2, 0, 0] },

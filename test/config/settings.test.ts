@@ -46,6 +46,15 @@ describe("pipeline settings", () => {
     ]);
   });
 
+  it("F24-4: lets an order wait 10 minutes for an open breaker unless told, and names a bad MAX_DEFERRAL_MS", () => {
+    expect(loadPipelineSettings({}).maxDeferralMs).toBe(600_000);
+    expect(loadPipelineSettings({ MAX_DEFERRAL_MS: "0" }).maxDeferralMs).toBe(0);
+    expect(problems({ MAX_DEFERRAL_MS: "-1" })).toEqual([
+      'MAX_DEFERRAL_MS="-1": must be an integer from 0 to 604800000',
+    ]);
+    expect(problems({ MAX_DEFERRAL_MS: "ten minutes" })[0]).toMatch(/^MAX_DEFERRAL_MS=/);
+  });
+
   it("keeps finished records 30 days unless told, and refuses 0 (there is no keeping forever)", () => {
     expect(loadPipelineSettings({}).retentionDays).toBe(30);
     expect(loadPipelineSettings({ RETENTION_DAYS: "15" }).retentionDays).toBe(15);

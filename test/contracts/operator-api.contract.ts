@@ -265,12 +265,17 @@ export function operatorApiContract(open: () => Promise<OperatorApiHost>): void 
       });
     });
 
-    it("reports the Pending order waiting longest, by its last change, its age growing with the clock", async () => {
+    it("F24-4: reports the Pending order waiting longest since its progress, not its last change, its age growing with the clock", async () => {
       const at = (ms: number) => addMilliseconds(T0, ms);
       expect((await host.stats()).body.oldestPending).toBeNull();
-      await host.states.createIfAbsent(pendingRecord("ord-young", { updatedAt: at(-10_000) }));
-      await host.states.createIfAbsent(pendingRecord("ord-old", { updatedAt: at(-90_000) }));
-      await host.states.createIfAbsent({ ...erroredRecord("ord-older"), updatedAt: at(-900_000) });
+      await host.states.createIfAbsent(
+        pendingRecord("ord-young", { progressAt: at(-10_000), updatedAt: at(-95_000) }),
+      );
+      // Deferred a moment ago, with no progress for 90 s.
+      await host.states.createIfAbsent(
+        pendingRecord("ord-old", { progressAt: at(-90_000), updatedAt: at(-1_000) }),
+      );
+      await host.states.createIfAbsent({ ...erroredRecord("ord-older"), progressAt: at(-900_000) });
       expect((await host.stats()).body.oldestPending).toEqual({
         orderId: "ord-old",
         since: at(-90_000),

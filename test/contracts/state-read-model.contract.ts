@@ -66,27 +66,27 @@ export function describeStateReadModelContract(
     });
 
     describe("statistics", () => {
-      it("finds the record longest in a state by its last change, and null for an empty state", async () => {
-        await create(pendingRecord("ord-new", { updatedAt: at(5_000) }));
-        await create(pendingRecord("ord-old", { updatedAt: at(-90_000) }));
-        await create(pendingRecord("ord-mid", { updatedAt: at(-1_000) }));
-        // Older, but not Pending.
-        await create(pendingRecord("ord-done", { processState: "Processed", updatedAt: at(-500_000) }));
-        expect(await store.oldestInState("Pending")).toEqual({ orderId: "ord-old", updatedAt: at(-90_000) });
-        expect(await store.oldestInState("Processed")).toEqual({
-          orderId: "ord-done",
-          updatedAt: at(-500_000),
-        });
-        expect(await store.oldestInState("Error")).toBeNull();
+      it("F24-4: finds the Pending record waiting longest by its progress, not its last change; null with none", async () => {
+        // Changed a moment ago (a deferral, a recovery), but no progress for 90 s: the longest wait.
+        await create(pendingRecord("ord-old", { progressAt: at(-90_000), updatedAt: at(-1) }));
+        await create(pendingRecord("ord-new", { progressAt: at(5_000), updatedAt: at(5_000) }));
+        await create(pendingRecord("ord-mid", { progressAt: at(-1_000), updatedAt: at(-80_000) }));
+        // Waiting longer, but not Pending.
+        await create(pendingRecord("ord-done", { processState: "Processed", progressAt: at(-500_000) }));
+        expect(await store.oldestPending()).toEqual({ orderId: "ord-old", progressAt: at(-90_000) });
       });
 
-      it("follows a record out of the state: the next oldest takes its place", async () => {
-        const old = await create(pendingRecord("ord-old", { updatedAt: at(-60_000) }));
-        await create(pendingRecord("ord-next", { updatedAt: at(-30_000) }));
+      it("answers null when no record is Pending", async () => {
+        await create(pendingRecord("ord-err", { processState: "Error", progressAt: at(-500_000) }));
+        expect(await store.oldestPending()).toBeNull();
+      });
+
+      it("follows a record out of Pending: the next longest waiting takes its place", async () => {
+        const old = await create(pendingRecord("ord-old", { progressAt: at(-60_000) }));
+        await create(pendingRecord("ord-next", { progressAt: at(-30_000) }));
         const claimed = await store.replace(transition(old, claimCommand()), old._etag);
         expect(claimed.ok).toBe(true);
-        expect(await store.oldestInState("Pending")).toEqual({ orderId: "ord-next", updatedAt: at(-30_000) });
-        expect((await store.oldestInState("Processing"))?.orderId).toBe("ord-old");
+        expect(await store.oldestPending()).toEqual({ orderId: "ord-next", progressAt: at(-30_000) });
       });
 
       it("counts the records in a terminal state whose last change falls in [from, to)", async () => {

@@ -116,6 +116,7 @@ class Script {
       now: this.at(ms),
       until: this.at(untilMs),
       callsMade: 0,
+      maxDeferralMs: 600_000,
       amplification: 1,
       reason: "the partner's breaker is open",
     });

@@ -54,8 +54,8 @@ export const minuteStart = (minutesBefore: number) => {
 /** Every record as a row, inserted in one transaction, as the store writes them. */
 function insertAll(db: EmbeddedDatabase, records: Iterable<StateRecord>): void {
   const insert = db.prepare(
-    `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, document)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, progress_at, document)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   db.transaction(() => {
     let n = 0;
@@ -68,6 +68,7 @@ function insertAll(db: EmbeddedDatabase, records: Iterable<StateRecord>): void {
         r.completeBy,
         r.notBefore,
         r.updatedAt,
+        r.progressAt,
         JSON.stringify(r),
       );
     }

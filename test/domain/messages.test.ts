@@ -115,7 +115,7 @@ describe("a contract written under another schema version", () => {
     // A later version's record: renamed and new fields that this version would report as a list of
     // violations hiding the cause, or misread.
     const { processState: _, ...rest } = pendingRecord();
-    const later = { ...rest, schemaVersion: 3, state: "Pending", tenant: "t-1" };
+    const later = { ...rest, schemaVersion: 4, state: "Pending", tenant: "t-1" };
     const refused = parseStateRecord(later);
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
@@ -124,11 +124,11 @@ describe("a contract written under another schema version", () => {
         field: "schemaVersion",
         rule: "newerVersion",
         message:
-          "is 3, newer than the 2 this deployment reads: written by a later version of the app, which is the one to read it",
+          "is 4, newer than the 3 this deployment reads: written by a later version of the app, which is the one to read it",
       },
     ]);
     expect(refused.error.message).toBe(
-      "invalid state record: schemaVersion: is 3, newer than the 2 this deployment reads: written by a later version of the app, which is the one to read it",
+      "invalid state record: schemaVersion: is 4, newer than the 3 this deployment reads: written by a later version of the app, which is the one to read it",
     );
     for (const parse of [parseAgentRequest, parseAgentResponse, parseStatusMessage]) {
       expect(fieldsOf(parse({ schemaVersion: 7, anything: true }))).toEqual(["schemaVersion/newerVersion"]);
@@ -140,7 +140,7 @@ describe("state records", () => {
   it("round-trip through JSON and reject records from an unknown schema", () => {
     const record = pendingRecord();
     expect(parseStateRecord(JSON.parse(JSON.stringify(record)))).toEqual({ ok: true, value: record });
-    expect(fieldsOf(parseStateRecord({ ...record, schemaVersion: 3 }))).toEqual([
+    expect(fieldsOf(parseStateRecord({ ...record, schemaVersion: 4 }))).toEqual([
       "schemaVersion/newerVersion",
     ]);
     expect(fieldsOf(parseStateRecord({ ...record, processState: "Done" }))).toEqual(["processState/oneOf"]);

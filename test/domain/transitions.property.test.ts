@@ -203,6 +203,8 @@ function commandFor(op: Operation, seen: StateRecord, now: string): Command {
         callsMade: Math.abs(op.seed) % 3,
         amplification: 1,
         reason: "the partner's circuit breaker is open",
+        // Some runs of deferrals end parked for an operator: at once, or after a few.
+        maxDeferralMs: (Math.abs(op.seed) % 3) * 10_000,
       };
     case "extendDeadline":
       return {

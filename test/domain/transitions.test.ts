@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HISTORY_LIMIT } from "../../src/domain/record-history.js";
-import type { StateRecord } from "../../src/domain/state-record.js";
+import { heardProcessing, type StateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import {
   type Actor,
@@ -796,6 +796,7 @@ describe("defer: the partner's circuit breaker is open", () => {
     callsMade,
     amplification: 1,
     reason: "the circuit breaker for chargePayment is open until the next probe",
+    maxDeferralMs: 600_000,
   });
 
   it("ends the attempt with nothing charged when no call was made: the step as it was, its calls given back", () => {
@@ -888,5 +889,142 @@ describe("defer: the partner's circuit breaker is open", () => {
       "notAllowed",
     );
     expectRefused(running, "orchestration", defer("ord-1:1", "arrangeShipment", 0), "stepState");
+  });
+});
+
+describe("F24-4: a run of deferrals has a longest wait, and progress is what ages an order", () => {
+  const MAX = 600_000;
+  /** A deferral at `nowMs` of the attempt that owns the record, until the probe at `untilMs`. */
+  const deferAt = (record: StateRecord, nowMs: number, untilMs: number, callsMade = 0): StateRecord => {
+    const step = record.steps.find((s) => s.status === "Running")?.name ?? "reserveInventory";
+    return apply(record, "orchestration", {
+      type: "defer",
+      instanceId: record.lockedBy ?? "",
+      step,
+      now: at(nowMs),
+      until: at(untilMs),
+      callsMade,
+      amplification: 1,
+      reason: `the circuit breaker for ${step} is open`,
+      maxDeferralMs: MAX,
+    });
+  };
+  /** The starter claims the record at `ms` and its attempt starts the first pending step. */
+  const rerun = (record: StateRecord, ms: number): StateRecord => {
+    const claimedAgain = apply(record, "starter", claim(at(ms)));
+    const next = claimedAgain.steps.find((s) => s.status !== "Completed")?.name ?? "reserveInventory";
+    return apply(claimedAgain, "orchestration", start(claimedAgain.lockedBy ?? "", next, at(ms)));
+  };
+
+  it("counts the run from its first deferral and keeps the order's progress where it was", () => {
+    const progressed = withCompletedSteps(1);
+    expect(progressed.progressAt).toBe(at(2));
+    let record = apply(progressed, "orchestration", start("ord-1:1", "chargePayment", at(3)));
+    record = deferAt(record, 10_000, 70_000);
+    expect(record).toMatchObject({ processState: "Pending", deferredSince: at(10_000), progressAt: at(2) });
+    record = deferAt(rerun(record, 70_000), 70_001, 190_000);
+    expect(record).toMatchObject({ processState: "Pending", deferredSince: at(10_000), progressAt: at(2) });
+    expect(record.updatedAt).toBe(at(70_001));
+  });
+
+  it("parks the order in Error, PartnerUnavailable, when the next probe is past its longest deferral", () => {
+    let record = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment", at(3)));
+    record = deferAt(record, 10_000, 10_000 + MAX);
+    expect(record.processState).toBe("Pending");
+    const granted = record.retryBudget.granted;
+    record = rerun(record, 10_000 + MAX);
+    const parked = deferAt(record, 10_000 + MAX + 1, 10_000 + MAX + 60_000, 1);
+    expect(parked).toMatchObject({
+      processState: "Error",
+      lockedBy: null,
+      completeBy: null,
+      failureCount: 0,
+      deferredSince: at(10_000),
+      lastError: { kind: "stalled", code: "PartnerUnavailable", step: "chargePayment" },
+    });
+    expect(parked.lastError?.message).toMatch(/deferred since .* past the longest deferral of 600000 ms/);
+    // Invariant 7: the step that made a call may have applied its effect, so it is logged for undoing.
+    expect(parked.steps.map((s) => s.status)).toEqual(["Completed", "InDoubt", "NotStarted", "NotStarted"]);
+    expect(parked.compensationLog.map((e) => e.step)).toEqual(["reserveInventory", "chargePayment"]);
+    expect(parked.retryBudget.granted).toBeLessThan(record.retryBudget.granted);
+    expect(granted).toBeLessThan(record.retryBudget.granted);
+  });
+
+  it("ends the run when a step makes progress: the next deferral starts a new one", () => {
+    let record = deferAt(
+      apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory")),
+      10,
+      500_000,
+    );
+    record = rerun(record, 500_000);
+    record = apply(record, "orchestration", complete(record.lockedBy ?? "", "reserveInventory", at(500_001)));
+    expect(record).toMatchObject({ deferredSince: null, progressAt: at(500_001) });
+    record = apply(record, "orchestration", start(record.lockedBy ?? "", "chargePayment", at(500_002)));
+    record = deferAt(record, 500_003, 1_000_000);
+    expect(record).toMatchObject({ processState: "Pending", deferredSince: at(500_003) });
+  });
+
+  it("a permanent refusal after a deferral ends the run: the compensation counts its own", () => {
+    let record = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment", at(3)));
+    record = rerun(deferAt(record, 10, 65_000), 65_000);
+    expect(record.deferredSince).toBe(at(10));
+    const compensating = apply(record, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:2",
+      now: at(65_001),
+      completeBy: at(125_000),
+      failure: { kind: "permanent", code: "CardDeclined", message: "declined", step: "chargePayment" },
+      undo: { callsPerRequest: 2, amplification: 1 },
+    });
+    expect(compensating).toMatchObject({ processState: "Compensating", deferredSince: null });
+  });
+
+  it("an operator's resubmit starts the order again: no run of deferrals, its age from now", () => {
+    let record = deferAt(
+      apply(claimed(), "orchestration", start("ord-1:1", "reserveInventory")),
+      10,
+      MAX + 20,
+    );
+    expect(record.processState).toBe("Error");
+    record = apply(record, "operator", { type: "resubmit", now: at(900_000), reason: "partner back" });
+    expect(record).toMatchObject({ processState: "Pending", deferredSince: null, progressAt: at(900_000) });
+  });
+
+  it("ends a compensation deferred past its longest wait in CompensationFailed, naming what it compensated for", () => {
+    let record = apply(withCompletedSteps(1), "orchestration", start("ord-1:1", "chargePayment"));
+    record = apply(record, "orchestration", {
+      type: "beginCompensation",
+      instanceId: "ord-1:1",
+      now: at(3),
+      completeBy: at(60_000),
+      failure: { kind: "permanent", code: "CardDeclined", message: "declined", step: "chargePayment" },
+      undo: { callsPerRequest: 2, amplification: 1 },
+    });
+    const handedBack = deferAt(record, 5, 65_000);
+    expect(handedBack).toMatchObject({ processState: "Compensating", deferredSince: at(5) });
+    const parked = deferAt(apply(handedBack, "starter", claim(at(65_000))), 65_001, MAX + 6);
+    expect(parked).toMatchObject({
+      processState: "CompensationFailed",
+      lockedBy: null,
+      lastError: { kind: "stalled", code: "PartnerUnavailable" },
+    });
+    expect(parked.lastError?.message).toMatch(/compensating for CardDeclined: declined/);
+    expect(parked.compensationLog.map((e) => e.step)).toEqual(["reserveInventory"]);
+  });
+
+  it("tells whether the submitter heard processing in the order's current run", () => {
+    const fresh = claimed();
+    expect(heardProcessing(fresh)).toBe(false);
+    const deferred = deferAt(apply(fresh, "orchestration", start("ord-1:1", "reserveInventory")), 10, 65_000);
+    const again = apply(deferred, "starter", claim(at(65_000)));
+    expect(heardProcessing(again)).toBe(true);
+    const parked = deferAt(
+      apply(again, "orchestration", start("ord-1:2", "reserveInventory", at(65_001))),
+      65_002,
+      MAX + 20,
+    );
+    expect(parked.processState).toBe("Error");
+    const resubmitted = apply(parked, "operator", { type: "resubmit", now: at(MAX + 30), reason: "again" });
+    expect(heardProcessing(apply(resubmitted, "starter", claim(at(MAX + 30))))).toBe(false);
   });
 });

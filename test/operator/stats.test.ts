@@ -49,7 +49,7 @@ function sources(overrides: Partial<StatsSources> = {}): StatsSources {
   return {
     clock: new VirtualClock(T0),
     states: {
-      oldestInState: async () => null,
+      oldestPending: async () => null,
       countFinishedBetween: async () => 0,
       countFinishedPerMinute: async () => [],
       countByWorkflowVersion: async () => [],
@@ -74,7 +74,7 @@ describe("orders finished over the last hour", () => {
       sources({
         clock,
         states: {
-          oldestInState: async () => null,
+          oldestPending: async () => null,
           countFinishedBetween: async () => 0,
           countByWorkflowVersion: async () => [],
           countFinishedPerMinute: async (from, to) => {
@@ -170,7 +170,7 @@ describe("workflow versions", () => {
       sources({
         defaultWorkflowVersion: 2,
         states: {
-          oldestInState: async () => null,
+          oldestPending: async () => null,
           countFinishedBetween: async () => 0,
           countFinishedPerMinute: async () => [],
           countByWorkflowVersion: async (states) => {

@@ -28,7 +28,13 @@ async function registered() {
     },
     sendAgentRequest: async () => undefined,
     onOrderSettled: async () => undefined,
-    settings: { stepTimeoutMs: 1_000, agentCallsPerStep: 3, agentAmplification: 1, agentMode: "activity" },
+    settings: {
+      stepTimeoutMs: 1_000,
+      agentCallsPerStep: 3,
+      agentAmplification: 1,
+      agentMode: "activity",
+      maxDeferralMs: 600_000,
+    },
   });
   let runtime: LocalDurableRuntime | undefined;
   const registry = await captureRegistrations(() =>

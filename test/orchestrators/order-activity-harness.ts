@@ -59,6 +59,7 @@ export async function setUpOrderActivities(
       agentCallsPerStep: 3,
       agentAmplification: 1,
       agentMode: "activity",
+      maxDeferralMs: 600_000,
     },
   });
   const pending = pendingRecord("ord-1", { workflowVersion });

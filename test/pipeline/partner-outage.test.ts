@@ -55,3 +55,46 @@ describe("a partner that is down costs the orders nothing", () => {
     },
   );
 });
+
+describe("F24-4: an outage longer than the longest deferral", () => {
+  it("parks the order in Error with PartnerUnavailable and one alert; the submitter hears each change of state once; a resubmit finishes it", {
+    timeout: 120_000,
+  }, async () => {
+    const s = await openScenario({ MAX_DEFERRAL_MS: "60000", BREAKER_MAX_OPEN_MS: "20000" });
+    const orderId = "ord-long-outage";
+    await s.partner.startOutage(900);
+    await post(s, orderMessage(orderId));
+    // The breaker opens, the order waits for its probes, each failed probe holding the breaker open.
+    await runUntil(s, terminal(s, orderId), { stepMs: 1_000, maxMs: 240_000 });
+
+    const parked = await recordOf(s, orderId);
+    expect(parked).toMatchObject({
+      processState: "Error",
+      lastError: { kind: "stalled", code: "PartnerUnavailable" },
+    });
+    // At most the attempt whose calls opened the breaker was charged; the deferrals were not.
+    expect(parked.failureCount).toBeLessThanOrEqual(1);
+    expect(parked.deferredSince).not.toBeNull();
+    // Parked at the first deferral whose next probe was past the longest deferral, not later.
+    const waited = Date.parse(parked.updatedAt) - Date.parse(parked.deferredSince ?? "");
+    expect(waited).toBeLessThanOrEqual(60_000);
+    expect(parked.attempt).toBeGreaterThan(2);
+    const alerts = s.pipeline.alerts.raised.filter((a) => a.orderId === orderId);
+    expect(alerts.map((a) => a.kind)).toEqual(["PartnerUnavailable"]);
+    expect(alerts[0]?.reason).toMatch(/^PartnerUnavailable: .*longest deferral/);
+    const statuses = async () =>
+      (await s.pipeline.queue("status-test").peek(50)).map((m) => (m.body as { status: string }).status);
+    // One status per change the submitter can see: not one "processing" per attempt.
+    expect(await statuses()).toEqual(["received", "processing", "failed"]);
+
+    // The partner is back: the operator resubmits, and the order runs from where it stopped.
+    await s.partner.endOutage();
+    await s.clock.advance(30_000);
+    const answer = await s.pipeline.operator.resubmit(orderId, "alice", "the partner is back");
+    expect(answer).toMatchObject({ ok: true });
+    await runUntil(s, terminal(s, orderId), { stepMs: 1_000, maxMs: 120_000 });
+    expect(await recordOf(s, orderId)).toMatchObject({ processState: "Processed", deferredSince: null });
+    expect(await statuses()).toEqual(["received", "processing", "failed", "processing", "completed"]);
+    expect(s.partner.ledger().duplicateEffects).toBe(0);
+  });
+});

@@ -128,6 +128,53 @@ describe("submission of an order retention retired", () => {
     expect(s.logger.events("submission.duplicateOfRetired")).toEqual([]);
   });
 
+  it("F24-8: dead-letters a resend naming another replyTo as a conflict, and sends the final status nowhere", async () => {
+    const s = submission();
+    await s.handle(message("ord-mine"));
+    await s.retire("ord-mine", "Processed");
+    await s.handle(message("ord-none", null));
+    await s.retire("ord-none", "Compensated");
+    expect(await s.states.getRetired("ord-mine")).toMatchObject({ replyTo: "status-app" });
+    expect(await s.states.getRetired("ord-none")).toMatchObject({ replyTo: null });
+    s.sent.length = 0;
+
+    // Another submitter's queue, or a queue where the order named none: as for a live order, a conflict.
+    for (const [orderId, replyTo, kept] of [
+      ["ord-mine", "status-thief", "status-app"],
+      ["ord-none", "status-thief", "none"],
+      ["ord-mine", null, "status-app"],
+    ] as const) {
+      expect(await s.handle(message(orderId, replyTo))).toEqual({
+        action: "deadLetter",
+        reason: "ConflictingOrder",
+        description: expect.stringContaining(`with a different replyTo (${kept})`),
+      });
+    }
+    expect(s.sent).toEqual([]);
+    expect(s.alerts.map((a) => a.kind)).toEqual(["ConflictingOrder", "ConflictingOrder", "ConflictingOrder"]);
+    expect(s.logger.events("submission.duplicateOfRetired")).toEqual([]);
+    // Its own queue still hears how it finished.
+    expect(await s.handle(message("ord-mine"))).toEqual(COMPLETE);
+    expect(s.sent.map((m) => [m.replyTo, m.message.status])).toEqual([["status-app", "completed"]]);
+  });
+
+  it("F24-8: completes a resend of an order whose tombstone predates kept replyTos, sending nothing", async () => {
+    const s = submission();
+    await s.handle(message("ord-old"));
+    await s.retire("ord-old", "Processed");
+    // A tombstone as written before migration 13: its replyTo was not kept.
+    db?.prepare("UPDATE retired_orders SET reply_to = NULL, reply_to_kept = 0 WHERE order_id = ?").run(
+      "ord-old",
+    );
+    expect(await s.states.getRetired("ord-old")).not.toHaveProperty("replyTo");
+    s.sent.length = 0;
+    expect(await s.handle(message("ord-old", "status-thief"))).toEqual(COMPLETE);
+    expect(s.sent).toEqual([]);
+    expect(s.logger.events("submission.duplicateOfRetired")).toEqual([
+      expect.objectContaining({ orderId: "ord-old", replyTo: "status-thief", replyToUnknown: true }),
+    ]);
+  });
+
   it("accepts an order with neither record nor tombstone, and a live duplicate as before", async () => {
     const s = submission();
     expect(await s.handle(message("ord-new"))).toEqual(COMPLETE);

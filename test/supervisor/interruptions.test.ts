@@ -7,7 +7,7 @@ import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.j
 import { addMilliseconds } from "../../src/domain/time.js";
 import type { OrchestrationStatus, RuntimeStatus } from "../../src/ports/durable-client.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
-import type { OrchestrationLookup } from "../../src/supervisor/interruptions.js";
+import { cannotJudge, type OrchestrationLookup } from "../../src/supervisor/interruptions.js";
 import { pendingRecord, T0 } from "../support/records.js";
 import { testSupervisor } from "../support/test-supervisor.js";
 
@@ -138,5 +138,33 @@ describe("the Supervisor tells a host's downtime from an attempt out of time", (
     await s.clock.advance(EXTENSION_MS + LATE_MS);
     expect(await s.supervisor()).toMatchObject({ extended: 0, resets: 1, spared: 0 });
     expect(await s.record()).toMatchObject({ failureCount: 1, hostInterruptions: 10 });
+  });
+});
+
+describe("F24-9: what the Supervisor cannot or should not judge, it leaves as it is", () => {
+  it("leaves an attempt whose orchestration an operator suspended: not recovered, not extended, not charged", async () => {
+    const s = await expiredAttempt(async () => status("Suspended"));
+    const before = await s.record();
+    await s.clock.advance(600_000);
+    expect(await s.supervisor()).toMatchObject({ suspended: 1, resets: 0, extended: 0, spared: 0 });
+    expect(await s.record()).toEqual(before);
+    expect(s.logger.events("supervisor.recovery.suspended")).toEqual([
+      expect.objectContaining({ orderId: "ord-1", attempt: 1, expiredOwner: "ord-1:1" }),
+    ]);
+  });
+
+  it("leaves every expired attempt unjudged when its run has no durable client to ask: nothing charged", async () => {
+    const s = await expiredAttempt(cannotJudge("the Supervisor's invocation has no durable client"));
+    const before = await s.record();
+    await s.clock.advance(120_000);
+    expect(await s.supervisor()).toMatchObject({ unjudged: 1, resets: 0, extended: 0 });
+    expect(await s.record()).toEqual(before);
+    expect(s.logger.events("supervisor.recovery.unjudged")).toEqual([
+      expect.objectContaining({
+        orderId: "ord-1",
+        attempt: 1,
+        reason: "the Supervisor's invocation has no durable client",
+      }),
+    ]);
   });
 });

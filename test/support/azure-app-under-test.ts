@@ -26,6 +26,7 @@ import type { OrderMessage } from "../../src/domain/order.js";
 import { registerFunctions } from "../../src/functions/app.js";
 import { type AzureApp, createAzureApp } from "../../src/functions/azure-app.js";
 import type { AzureServices } from "../../src/functions/azure-services.js";
+import type { DurableClient } from "../../src/ports/durable-client.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { orderMessage } from "../pipeline/pipeline-harness.js";
 
@@ -62,7 +63,14 @@ export class AppUnderTest {
 
   constructor(
     private readonly env: Record<string, string> = {},
-    private readonly options: { readonly telemetry?: Telemetry } = {},
+    private readonly options: {
+      readonly telemetry?: Telemetry;
+      /**
+       * The durable client an invocation's binding gives, made from the local runtime (default: the
+       * runtime itself); null: invocations have no durable client binding, as the SDK then finds.
+       */
+      readonly durableClient?: ((runtime: LocalDurableRuntime) => DurableClient) | null;
+    } = {},
   ) {}
 
   async open(): Promise<void> {
@@ -88,7 +96,9 @@ export class AppUnderTest {
       random: seededRandom(1),
       logger: this.logger,
       instanceName: "test-worker",
-      durableClient: () => this.runtime,
+      ...(this.options.durableClient === null
+        ? {}
+        : { durableClient: () => this.options.durableClient?.(this.runtime) ?? this.runtime }),
       ...(this.options.telemetry ? { telemetry: this.options.telemetry } : {}),
     };
     this.app = createAzureApp(services);

@@ -23,8 +23,8 @@ export interface InvariantReport {
   readonly violations: string[];
 }
 
-/** Failure codes that name a cause of their own, whatever their kind. */
-const RECOVERY_LIMITS = ["RecoveriesExhausted", "CompensationRecoveriesExhausted"];
+/** Failure codes that name a cause of their own, whatever their kind: a limit on recoveries or on deferrals. */
+const RECOVERY_LIMITS = ["RecoveriesExhausted", "CompensationRecoveriesExhausted", "PartnerUnavailable"];
 
 /**
  * The invariants of docs/architecture.md, computed from the stores, the database's own audit of record writes,

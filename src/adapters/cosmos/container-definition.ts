@@ -44,12 +44,17 @@ export const ORDER_STATE_CONTAINER = {
         { path: "/updatedAt", order: "descending" },
         { path: "/orderId", order: "descending" },
       ],
-      // The operator's statistics: the oldest record of one state (filtered on the state, which leads the
-      // ORDER BY as Cosmos DB requires for a filter and an ORDER BY on different properties), and the
-      // finished records of a window (an equality filter, then a range filter last).
+      // The operator's statistics: the finished records of a window (an equality filter, then a range
+      // filter last).
       [
         { path: "/processState", order: "ascending" },
         { path: "/updatedAt", order: "ascending" },
+      ],
+      // The Pending record waiting longest by its progress (filtered on the state, which leads the ORDER BY
+      // as Cosmos DB requires for a filter and an ORDER BY on different properties).
+      [
+        { path: "/processState", order: "ascending" },
+        { path: "/progressAt", order: "ascending" },
       ],
     ],
   },

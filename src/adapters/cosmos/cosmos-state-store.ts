@@ -16,8 +16,8 @@ import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/re
 import type {
   FinishedInMinute,
   RecentQuery,
-  RecordAge,
   StateReadModel,
+  WaitingRecord,
   WorkflowVersionCount,
 } from "../../ports/state-read-model.js";
 import type {
@@ -214,17 +214,21 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     return counts.filter((entry) => entry.count > 0);
   }
 
-  /** The state leads the ORDER BY, matching the container's (processState, updatedAt) composite index. */
-  async oldestInState(state: ProcessState): Promise<RecordAge | null> {
+  /**
+   * The state leads the ORDER BY, matching the container's (processState, progressAt) composite index. A
+   * document written before the record's version 3 has no `progressAt`, so the composite index leaves it
+   * out until its next write (for a `Pending` record, its next claim).
+   */
+  async oldestPending(): Promise<WaitingRecord | null> {
     const { resources } = await this.records.items
-      .query<RecordAge>({
+      .query<WaitingRecord>({
         query:
-          "SELECT TOP 1 c.orderId, c.updatedAt FROM c WHERE c.processState = @state ORDER BY c.processState ASC, c.updatedAt ASC",
-        parameters: [{ name: "@state", value: state }],
+          "SELECT TOP 1 c.orderId, c.progressAt FROM c WHERE c.processState = @state ORDER BY c.processState ASC, c.progressAt ASC",
+        parameters: [{ name: "@state", value: "Pending" }],
       })
       .fetchAll();
     const [oldest] = resources;
-    return oldest ? { orderId: oldest.orderId, updatedAt: oldest.updatedAt } : null;
+    return oldest ? { orderId: oldest.orderId, progressAt: oldest.progressAt } : null;
   }
 
   async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {

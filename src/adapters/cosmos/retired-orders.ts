@@ -6,8 +6,10 @@ import {
   type OperationInput,
   type OperationResponse,
 } from "@azure/cosmos";
-import { PROCESS_STATES, type ProcessState, type StateRecord } from "../../domain/state-record.js";
+import { retiredOrderSchema } from "../../domain/retired-order.js";
+import type { ProcessState, StateRecord } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
+import { validate } from "../../domain/validation.js";
 import type { RetiredOrder } from "../../ports/state-store.js";
 import type { Meter } from "./recovery-index.js";
 import type { StateDocument } from "./state-document.js";
@@ -32,6 +34,8 @@ export interface TombstoneDocument extends ItemDefinition {
   readonly attempt: number;
   readonly retiredAt: IsoInstant;
   readonly purgedAt: IsoInstant | null;
+  /** The order's `replyTo` (F24-8); absent from a tombstone written before tombstones kept it. */
+  readonly replyTo?: string | null;
 }
 
 /** The tombstone's id, in the order's partition beside its record. */
@@ -48,6 +52,7 @@ export function tombstoneOf(record: StateRecord, purgedAt: IsoInstant | null): T
     attempt: record.attempt,
     retiredAt: record.updatedAt,
     purgedAt,
+    replyTo: record.replyTo,
   };
 }
 
@@ -56,13 +61,19 @@ export async function readTombstone(
   container: Container,
   orderId: string,
 ): Promise<RetiredOrder | undefined> {
-  const { resource } = await container.item(tombstoneId(orderId), orderId).read<TombstoneDocument>();
+  const { resource } = await container.item(tombstoneId(orderId), orderId).read<Record<string, unknown>>();
   if (resource === undefined) return undefined;
-  const { finalState, attempt, retiredAt, purgedAt } = resource;
-  if (!PROCESS_STATES.includes(finalState) || typeof attempt !== "number" || typeof retiredAt !== "string") {
-    throw new Error(`tombstone of order ${orderId} is not { finalState, attempt, retiredAt, purgedAt }`);
-  }
-  return { orderId, finalState, attempt, retiredAt, purgedAt: purgedAt ?? null };
+  const { finalState, attempt, retiredAt, purgedAt, replyTo } = resource;
+  const tombstone = validate(`tombstone document ${tombstoneId(orderId)}`, retiredOrderSchema, {
+    orderId,
+    finalState,
+    attempt,
+    retiredAt,
+    purgedAt: purgedAt ?? null,
+    ...("replyTo" in resource ? { replyTo } : {}),
+  });
+  if (!tombstone.ok) throw tombstone.error;
+  return tombstone.value;
 }
 
 /** A record write the tombstone goes with: its create, or its replace on the ETag read. */

@@ -44,7 +44,7 @@ export class FunctionsDurableClient implements DurableClient {
 
   async startNew(orchestrationName: string, options: StartOptions): Promise<string> {
     const existing = await this.getStatus(options.instanceId);
-    if (existing && (existing.runtimeStatus === "Pending" || existing.runtimeStatus === "Running")) {
+    if (existing && isActive(existing.runtimeStatus)) {
       throw new InstanceAlreadyRunningError(options.instanceId, existing.runtimeStatus);
     }
     return this.sdk.startNew(orchestrationName, { instanceId: options.instanceId, input: options.input });
@@ -53,9 +53,8 @@ export class FunctionsDurableClient implements DurableClient {
   async raiseEvent(instanceId: string, eventName: string, eventData?: unknown): Promise<RaiseEventResult> {
     const status = await this.getStatus(instanceId);
     if (!status) return { delivered: false, reason: "notFound" };
-    if (status.runtimeStatus !== "Pending" && status.runtimeStatus !== "Running") {
-      return { delivered: false, reason: "notRunning" };
-    }
+    // A suspended instance keeps the event until it is resumed.
+    if (!isActive(status.runtimeStatus)) return { delivered: false, reason: "notRunning" };
     try {
       await this.sdk.raiseEvent(instanceId, eventName, eventData ?? null);
     } catch (error) {
@@ -114,11 +113,28 @@ export function durableClientOf(context: InvocationContext): DurableClient {
   return new FunctionsDurableClient(df.getClient(context) as unknown as SdkDurableClient);
 }
 
-/** Suspended and continued-as-new instances are still active: the port calls them Running. */
+/**
+ * The SDK's status as the port names it. `Suspended` is its own (F24-9): an operator suspended the
+ * instance, which neither runs nor has finished. A continued-as-new instance is running again.
+ */
 function runtimeStatusOf(status: string): RuntimeStatus {
-  if (status === "Completed" || status === "Failed" || status === "Terminated" || status === "Pending")
-    return status;
-  return status === "Canceled" ? "Terminated" : "Running";
+  switch (status) {
+    case "Completed":
+    case "Failed":
+    case "Terminated":
+    case "Pending":
+    case "Suspended":
+      return status;
+    case "Canceled":
+      return "Terminated";
+    default:
+      return "Running";
+  }
+}
+
+/** Not finished: the extension refuses a start under its id, and keeps the events raised to it. */
+function isActive(status: RuntimeStatus): boolean {
+  return status === "Pending" || status === "Running" || status === "Suspended";
 }
 
 /** The SDK reports HTTP answers of the extension as errors whose message names the status. */

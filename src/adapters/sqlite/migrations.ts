@@ -219,4 +219,32 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 12,
+    description:
+      "state store: when each record was accepted or last made progress, and the Pending records in that order, " +
+      "for the operator's oldest waiting order (a record of schema version 2 has it as its upgrade derives it)",
+    sql: `
+      ALTER TABLE state_records ADD COLUMN progress_at TEXT;
+      UPDATE state_records SET progress_at = COALESCE(
+        json_extract(document, '$.progressAt'),
+        (SELECT MAX(at) FROM (
+          SELECT json_extract(document, '$.createdAt') AS at
+          UNION ALL
+          SELECT json_extract(step.value, '$.updatedAt') FROM json_each(document, '$.steps') AS step
+            WHERE json_extract(step.value, '$.status') IN ('Completed', 'Compensated'))));
+      CREATE INDEX state_records_pending_by_progress ON state_records (progress_at, order_id)
+        WHERE process_state = 'Pending';
+    `,
+  },
+  {
+    version: 13,
+    description:
+      "state store: each tombstone keeps the replyTo its order was accepted with, so a resend naming another " +
+      "queue is refused (reply_to_kept is 0 on the tombstones written before: their replyTo is unknown)",
+    sql: `
+      ALTER TABLE retired_orders ADD COLUMN reply_to TEXT;
+      ALTER TABLE retired_orders ADD COLUMN reply_to_kept INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

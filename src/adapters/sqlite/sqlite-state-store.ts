@@ -17,8 +17,8 @@ import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/re
 import type {
   FinishedInMinute,
   RecentQuery,
-  RecordAge,
   StateReadModel,
+  WaitingRecord,
   WorkflowVersionCount,
 } from "../../ports/state-read-model.js";
 import {
@@ -86,13 +86,14 @@ const RECENT_QUERIES = {
 };
 
 /**
- * The operator's statistics, each read from the (process_state, updated_at, order_id) index alone: the
- * oldest record of one state is its first entry under that state (the index is walked backwards), and
- * the finished records of a window, in all or per minute, are one range of it per terminal state.
+ * The operator's statistics, each read from an index alone: the `Pending` record waiting longest is the
+ * first entry of the partial index of `Pending` records by progress, and the finished records of a
+ * window, in all or per minute, are one range of the (process_state, updated_at, order_id) index per
+ * terminal state.
  */
 export const STATS_QUERIES = {
-  oldest: `SELECT order_id, updated_at FROM state_records INDEXED BY state_records_recent_by_state
-     WHERE process_state = ? ORDER BY updated_at, order_id LIMIT 1`,
+  oldestPending: `SELECT order_id, progress_at FROM state_records INDEXED BY state_records_pending_by_progress
+     WHERE process_state = 'Pending' ORDER BY progress_at, order_id LIMIT 1`,
   finished: `SELECT COUNT(*) AS n FROM state_records INDEXED BY state_records_recent_by_state
      WHERE process_state IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")})
        AND updated_at >= ? AND updated_at < ?`,
@@ -153,7 +154,7 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
   private readonly expired: Statement<[string, string, string, number], KeyedRow>;
   private readonly recentAll: Statement<[string, string, number], KeyedRow>;
   private readonly recentByState: Statement<[string, string, string, number], KeyedRow>;
-  private readonly oldest: Statement<[string], { order_id: string; updated_at: string }>;
+  private readonly oldestWaiting: Statement<[], { order_id: string; progress_at: string }>;
   private readonly finished: Statement<[string, string], { n: number }>;
   private readonly finishedPerMinute: Statement<
     [string, string],
@@ -170,14 +171,14 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
   constructor(db: EmbeddedDatabase) {
     this.selectOne = db.prepare("SELECT etag, document FROM state_records WHERE order_id = ?");
     this.insert = db.prepare(
-      `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, document)
-       VALUES (@orderId, @etag, @processState, @lockedBy, @completeBy, @notBefore, @updatedAt, @document)
+      `INSERT INTO state_records (order_id, etag, process_state, locked_by, complete_by, not_before, updated_at, progress_at, document)
+       VALUES (@orderId, @etag, @processState, @lockedBy, @completeBy, @notBefore, @updatedAt, @progressAt, @document)
        ON CONFLICT (order_id) DO NOTHING`,
     );
     this.update = db.prepare(
       `UPDATE state_records
        SET etag = @etag, process_state = @processState, locked_by = @lockedBy, complete_by = @completeBy,
-           not_before = @notBefore, updated_at = @updatedAt, document = @document
+           not_before = @notBefore, updated_at = @updatedAt, progress_at = @progressAt, document = @document
        WHERE order_id = @orderId AND etag = @ifMatch`,
     );
     this.byState = db.prepare(COUNT_QUERIES.byState);
@@ -189,7 +190,7 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     this.expired = db.prepare(PAGED_QUERIES.expired);
     this.recentAll = db.prepare(RECENT_QUERIES.all);
     this.recentByState = db.prepare(RECENT_QUERIES.byState);
-    this.oldest = db.prepare(STATS_QUERIES.oldest);
+    this.oldestWaiting = db.prepare(STATS_QUERIES.oldestPending);
     this.finished = db.prepare(STATS_QUERIES.finished);
     this.finishedPerMinute = db.prepare(STATS_QUERIES.finishedPerMinute);
     this.retired = db.prepare(RETENTION_QUERIES.retired);
@@ -274,9 +275,9 @@ export class SqliteStateStore implements StateStore, StateReadModel, RetentionSt
     }));
   }
 
-  async oldestInState(state: ProcessState): Promise<RecordAge | null> {
-    const row = this.oldest.get(state);
-    return row ? { orderId: row.order_id, updatedAt: row.updated_at } : null;
+  async oldestPending(): Promise<WaitingRecord | null> {
+    const row = this.oldestWaiting.get();
+    return row ? { orderId: row.order_id, progressAt: row.progress_at } : null;
   }
 
   async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {
@@ -378,6 +379,7 @@ interface RecordColumns {
   readonly completeBy: string | null;
   readonly notBefore: string;
   readonly updatedAt: string;
+  readonly progressAt: string;
   readonly document: string;
 }
 
@@ -390,6 +392,7 @@ function toColumns(record: StateRecord): RecordColumns {
     completeBy: record.completeBy,
     notBefore: record.notBefore,
     updatedAt: record.updatedAt,
+    progressAt: record.progressAt,
     document: JSON.stringify(record),
   };
 }

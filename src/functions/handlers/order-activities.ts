@@ -30,6 +30,7 @@ export function createAzureOrderActivities(
       agentCallsPerStep: pipeline.agentCallsPerStep,
       agentAmplification: agentAmplification(pipeline),
       agentMode: pipeline.agentMode,
+      maxDeferralMs: pipeline.maxDeferralMs,
     },
   });
 }

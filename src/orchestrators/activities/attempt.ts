@@ -1,4 +1,4 @@
-import { type StateRecord, stepOf } from "../../domain/state-record.js";
+import { heardProcessing, type StateRecord, stepOf } from "../../domain/state-record.js";
 import { addMilliseconds } from "../../domain/time.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import { agentRequestFor } from "../agent-request.js";
@@ -153,7 +153,8 @@ async function forwardPlan(
   attempt: AttemptToPlan & { readonly record: StateRecord },
 ): Promise<ForwardPlan> {
   const { ref, record } = attempt;
-  await actions.notify(record, "processing");
+  // Once per run, not per attempt: a re-claim after a deferral or a recovery tells the submitter nothing new.
+  if (!heardProcessing(record)) await actions.notify(record, "processing");
   // An in-doubt step is pending: it runs again with its idempotency key, applied at most once.
   const completed = record.compensationLog
     .filter(({ step }) => stepOf(record, step)?.status === "Completed")

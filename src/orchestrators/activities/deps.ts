@@ -32,5 +32,7 @@ export interface OrderActivityDeps {
     readonly agentCallsPerStep: number;
     readonly agentAmplification: number;
     readonly agentMode: "activity" | "queue";
+    /** The longest one run of deferrals may last (MAX_DEFERRAL_MS): the `defer` transition parks the order past it. */
+    readonly maxDeferralMs: number;
   };
 }

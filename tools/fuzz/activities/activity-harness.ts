@@ -85,7 +85,13 @@ export class ActivityHarness {
       onOrderSettled: async () => {
         effects.settled++;
       },
-      settings: { stepTimeoutMs: 30_000, agentCallsPerStep: 3, agentAmplification: 1, agentMode: "queue" },
+      settings: {
+        stepTimeoutMs: 30_000,
+        agentCallsPerStep: 3,
+        agentAmplification: 1,
+        agentMode: "queue",
+        maxDeferralMs: 600_000,
+      },
     };
   }
 
