@@ -113,19 +113,20 @@ export interface SeededHost {
 
 /**
  * The host over `total` records (at least the lives and the seeded figures: about 4,200), with
- * reserveInventory's breaker closed after 3 answered calls and 1 failed, chargePayment's open after 5
- * failed ones.
+ * reserveInventory's breaker closed after 3 answered calls and 1 failed, chargePayment's open after a
+ * run of failed ones (BREAKER_FAILURE_RUN).
  */
 export async function openSeededHost(lives: readonly OrderLife[], total: number): Promise<SeededHost> {
   const folder = mkdtempSync(join(tmpdir(), "dashboard-"));
   const db = openDatabase(join(folder, "sas.sqlite"));
   const clock = new VirtualClock(NOW);
+  const settings = loadPipelineSettings({});
   const pipeline = await LocalPipeline.open({
     db,
     clock,
     random: seededRandom(1),
     logger: new MemoryLogger("warn"),
-    settings: loadPipelineSettings({}),
+    settings,
     partnerUrl: "http://127.0.0.1:9",
     starterIntervalMs: 1_000,
     supervisorIntervalMs: 5_000,
@@ -140,7 +141,8 @@ export async function openSeededHost(lives: readonly OrderLife[], total: number)
     }
   };
   await calls("reserveInventory", "succeeded", "succeeded", "succeeded", "transient");
-  await calls("chargePayment", ...new Array<BreakerOutcome>(5).fill("transient"));
+  // A run of failures as long as the breaker's policy takes to open on a run.
+  await calls("chargePayment", ...new Array<BreakerOutcome>(settings.breaker.failureRun).fill("transient"));
   const api = await startHttpApi({
     port: 0,
     logger: new MemoryLogger("warn"),
