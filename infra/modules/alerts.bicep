@@ -125,6 +125,12 @@ var logAlerts = [
     query: '${operatorAlerts} | where kind == "BreakerOpened"'
   }
   {
+    name: 'partner-breaker-probe-failed'
+    description: 'The first probe after a partner operation\'s circuit breaker opened failed: the operation is down, not flaky; its orders wait, and past MAX_DEFERRAL_MS they are parked in Error with PartnerUnavailable (BreakerProbeFailed).'
+    severity: 2
+    query: '${operatorAlerts} | where kind == "BreakerProbeFailed"'
+  }
+  {
     name: 'partner-breaker-closed'
     description: 'A probe of a partner operation was answered: its circuit breaker closed and its orders go on (BreakerClosed).'
     severity: 3

@@ -4,12 +4,30 @@ import type { BreakerChange } from "./shared-breaker.js";
 
 /**
  * The operator alert a breaker's change of state calls for: `BreakerOpened` when a closed breaker opens
- * (why, and when the next probe may go out), `BreakerClosed` when a probe's answer closes it. A failed
- * probe (`reopened`) or a probe going out (`half-opened`) is no news to a person: none.
+ * (why, and when the next probe may go out), `BreakerProbeFailed` when the first probe after an opening
+ * fails (the partner is down, not flaky: its orders will wait, and past MAX_DEFERRAL_MS be parked),
+ * `BreakerClosed` when a probe's answer closes it. Later failed probes of the same opening and a probe
+ * going out (`half-opened`) are no news to a person: none. `firstOpenMs` is the policy's first open
+ * period (BREAKER_OPEN_MS): a failed probe from a half-open breaker that had waited no longer is the first.
  */
-export function breakerAlertOf(change: BreakerChange): OperatorAlert | undefined {
+export function breakerAlertOf(change: BreakerChange, firstOpenMs: number): OperatorAlert | undefined {
   const { operation, state, previous } = change;
   const at = change.at.toISOString();
+  if (
+    change.transition === "reopened" &&
+    state.status === "open" &&
+    previous.status === "half-open" &&
+    previous.openMs <= firstOpenMs
+  ) {
+    return {
+      kind: "BreakerProbeFailed",
+      orderId: null,
+      reason:
+        `the first probe of partner operation ${operation} failed: it is still unavailable since ` +
+        `${new Date(state.openedAt).toISOString()}; next probe at ${new Date(state.nextProbeAt).toISOString()}`,
+      at,
+    };
+  }
   if (change.transition === "opened" && state.status === "open") {
     const until = new Date(state.nextProbeAt).toISOString();
     return {

@@ -17,11 +17,12 @@ export interface PartnerBreakerDeps {
 
 /**
  * The breakers of the partner's operations as a host runs them: one per operation, shared through
- * `store` by every Agent of the app, an operator alert when one opens and when it closes.
+ * `store` by every Agent of the app, an operator alert when one opens, when its first probe fails and
+ * when it closes.
  */
 export function createPartnerBreaker(deps: PartnerBreakerDeps): SharedBreaker {
   const raise = (change: BreakerChange) => {
-    const alert = breakerAlertOf(change);
+    const alert = breakerAlertOf(change, deps.settings.openMs);
     if (!alert) return;
     deps.alerts
       .raise(alert)

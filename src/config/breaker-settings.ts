@@ -42,7 +42,7 @@ const PROBE_LEASE_MARGIN_MS = 5_000;
  * `test/breaker/false-openings.test.ts` computes and checks these figures.
  */
 export const BREAKER_NUMBER_SETTINGS = {
-  failureRun: setting("BREAKER_FAILURE_RUN", 15, 1, 1_000),
+  failureRun: setting("BREAKER_FAILURE_RUN", 9, 1, 1_000),
   failureRate: setting("BREAKER_FAILURE_RATE", 0.8, 0.01, 1, false),
   minCalls: setting("BREAKER_MIN_CALLS", 30, 1, 100_000),
   windowMs: setting("BREAKER_WINDOW_MS", 30_000, 1_000, 60 * MINUTE),

@@ -1,7 +1,8 @@
 /**
  * Operator alerts: the events that need a person. Under the Functions host they become log records
  * that alert rules watch; on the embedded host they are logged and kept for the terminal and tests.
- * `BreakerOpened` and `BreakerClosed` concern a partner operation, not an order: their `orderId` is null.
+ * `BreakerOpened`, `BreakerProbeFailed` and `BreakerClosed` concern a partner operation, not an order:
+ * their `orderId` is null.
  */
 export const ALERT_KINDS = [
   "InvalidMessage",
@@ -12,6 +13,8 @@ export const ALERT_KINDS = [
   "PartnerUnavailable",
   "CompensationFailed",
   "BreakerOpened",
+  /** The first probe after a breaker opened failed: the partner operation is down, not flaky. */
+  "BreakerProbeFailed",
   "BreakerClosed",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];

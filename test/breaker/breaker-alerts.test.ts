@@ -50,7 +50,7 @@ describe("breakerAlertOf", () => {
 
     expect(changes.map((c) => c.transition)).toEqual(["opened"]);
     expect(changes[0]?.opening).toMatchObject({ cause: "run", consecutiveFailures: 3 });
-    expect(breakerAlertOf(changes[0] as BreakerChange)).toEqual({
+    expect(breakerAlertOf(changes[0] as BreakerChange, base.openMs)).toEqual({
       kind: "BreakerOpened",
       orderId: null,
       reason:
@@ -74,18 +74,20 @@ describe("breakerAlertOf", () => {
       windowFailures: 2,
       windowMs: 10_000,
     });
-    expect(breakerAlertOf(changes[0] as BreakerChange)?.reason).toBe(
+    expect(breakerAlertOf(changes[0] as BreakerChange, base.openMs)?.reason).toBe(
       "the circuit breaker of partner operation chargePayment opened: 2 of 4 calls in the last 10 s " +
         "failed transiently; no call to chargePayment before 2026-01-01T00:00:01.000Z, then one probe",
     );
   });
 
-  it("raises BreakerClosed when a probe answers, with when it opened; none for a probe or a failed one", async () => {
+  it("F24-4: raises BreakerProbeFailed for the first failed probe of an opening, BreakerClosed when a probe answers; none for a probe or a later failed one", async () => {
     const { clock, changes, call } = breakerWith(base);
     for (let i = 0; i < 3; i++) await call("transient");
     await clock.advance(1_000);
     await call("transient"); // the probe fails: open again, for 2 s
     await clock.advance(2_000);
+    await call("transient"); // the second probe fails too: open for 4 s
+    await clock.advance(4_000);
     await call("succeeded"); // this probe answers
 
     expect(changes.map((c) => c.transition)).toEqual([
@@ -93,23 +95,35 @@ describe("breakerAlertOf", () => {
       "half-opened",
       "reopened",
       "half-opened",
+      "reopened",
+      "half-opened",
       "closed",
     ]);
-    const alerts = changes.map(breakerAlertOf);
+    const alerts = changes.map((change) => breakerAlertOf(change, base.openMs));
     expect(alerts.map((a) => a?.kind)).toEqual([
       "BreakerOpened",
+      undefined,
+      "BreakerProbeFailed",
       undefined,
       undefined,
       undefined,
       "BreakerClosed",
     ]);
-    expect(alerts[4]).toEqual({
+    expect(alerts[2]).toEqual({
+      kind: "BreakerProbeFailed",
+      orderId: null,
+      reason:
+        "the first probe of partner operation chargePayment failed: it is still unavailable since " +
+        "2026-01-01T00:00:00.000Z; next probe at 2026-01-01T00:00:03.000Z",
+      at: "2026-01-01T00:00:01.000Z",
+    });
+    expect(alerts[6]).toEqual({
       kind: "BreakerClosed",
       orderId: null,
       reason:
         "the circuit breaker of partner operation chargePayment closed: a probe was answered, after it " +
         "had been open since 2026-01-01T00:00:00.000Z; calls to it go through again",
-      at: "2026-01-01T00:00:03.000Z",
+      at: "2026-01-01T00:00:07.000Z",
     });
   });
 });

@@ -20,7 +20,7 @@ describe("breaker settings", () => {
   it("defaults to a breaker that is on", () => {
     expect(loadBreakerSettings({}, { partnerCallTimeoutMs: 10_000 })).toEqual({
       enabled: true,
-      failureRun: 15,
+      failureRun: 9,
       failureRate: 0.8,
       minCalls: 30,
       windowMs: 30_000,

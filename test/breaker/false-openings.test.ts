@@ -77,19 +77,21 @@ function simulate(calls: number, failing: (i: number) => number, seed: number, r
 const CALLS = 200_000;
 
 describe("F24-11: the breaker takes a flaky partner for a flaky one, and a dead one for a dead one", () => {
-  it("opens by chance at a 20% transient rate: under 1e-5 openings expected in 200,000 calls, none seen", () => {
-    // 1.8e-10 a failure: 1.1e-11 by the rate, 0.2^14 = 1.6e-10 by the run.
+  it("opens by chance at a 20% transient rate: under 0.11 openings expected in 200,000 calls", () => {
+    // 2.6e-6 a failure: 1.1e-11 by the rate, 0.2^8 = 2.6e-6 by the run.
     const bound = falseOpeningBound(0.2, CALLS);
-    expect(bound).toBeLessThan(1e-5);
-    // With at most `bound` openings expected, seeing one has probability at most `bound` (Markov).
-    expect(simulate(CALLS, () => 0.2, 7)).toEqual([]);
+    expect(bound).toBeLessThan(0.11);
+    // With at most `bound` openings expected, seeing one has probability at most `bound` (Markov); the
+    // seeds below are three draws, and more than one opening in any would be a 1-in-200 event at most.
+    for (const seed of [7, 8, 9]) expect(simulate(CALLS, () => 0.2, seed).length).toBeLessThanOrEqual(1);
   });
 
-  it("opens by chance at 30% (transient faults, slow and lost answers together): under 0.01 expected", () => {
-    // 1.1e-7 a failure: 5.9e-8 by the rate, 0.3^14 = 4.8e-8 by the run.
+  it("opens by chance at 30% (transient faults, slow and lost answers together): about 4 in 200,000 calls", () => {
+    // 6.6e-5 a failure: 5.9e-8 by the rate, 0.3^8 = 6.6e-5 by the run.
     const bound = falseOpeningBound(0.3, CALLS);
-    expect(bound).toBeLessThan(0.01);
-    expect(simulate(CALLS, () => 0.3, 11)).toEqual([]);
+    expect(bound).toBeLessThan(4);
+    // Poisson with a mean of at most 4: more than 12 has a probability under 1e-3.
+    expect(simulate(CALLS, () => 0.3, 11).length).toBeLessThanOrEqual(12);
   });
 
   it("states a bound that means something: at 60% failures it does open, and often", () => {
