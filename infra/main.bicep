@@ -217,6 +217,7 @@ module functionApp 'modules/function-app.bicep' = {
     dataProtectionSecretName: dataProtectionSecretName
     durableBackend: durableBackend
     durableTaskSchedulerEndpoint: useScheduler ? durableTask!.outputs.endpoint : ''
+    virtualNetworkSubnetId: simulatePartner ? partnerNetwork!.outputs.functionAppSubnetId : ''
   }
 }
 
@@ -247,6 +248,19 @@ module storefront 'modules/storefront.bicep' = {
   }
 }
 
+// The Function App's subnet, which the simulated partner admits and nothing else; only with the simulated partner.
+// Switching to a partner of your own later leaves the network in place (it costs nothing), and takes the Function
+// App off it.
+module partnerNetwork 'modules/partner-network.bicep' = if (simulatePartner) {
+  name: 'partner-network'
+  scope: rg
+  params: {
+    name: 'vnet-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
 // Only when no partnerUrl is given. Switching to a partner of your own later leaves the site and its storage
 // in place (azd provision deploys incrementally); the Function App then neither calls it nor holds its key.
 module partner 'modules/partner.bicep' = if (simulatePartner) {
@@ -262,6 +276,7 @@ module partner 'modules/partner.bicep' = if (simulatePartner) {
     storageAccountName: partnerStorageAccountName
     keyVaultName: keyVault.outputs.name
     accessKeySecretName: partnerAccessKeySecretName
+    functionAppSubnetId: partnerNetwork!.outputs.functionAppSubnetId
   }
 }
 

@@ -5,6 +5,13 @@ import {
   type PartnerOutage,
 } from "./control-contract.js";
 
+/** The control books as plain data, for a snapshot of the ledger. */
+export interface ControlBooksState {
+  readonly recent: readonly ControlChange[];
+  readonly rates: FaultRates | null;
+  readonly window: PartnerOutage | null;
+}
+
 /**
  * The control changes in the partner's books: the latest ones, the last fault rates journaled and the
  * last outage. Built from the changes alone (never from the clock), so replaying them after a restart
@@ -46,5 +53,21 @@ export class ControlBooks {
     this.recent.length = 0;
     this.rates = null;
     this.window = null;
+  }
+
+  state(): ControlBooksState {
+    return {
+      recent: this.changes(),
+      rates: this.lastFaults(),
+      window: this.window ? { ...this.window } : null,
+    };
+  }
+
+  /** Takes `state` in place of what these books held. */
+  load(state: ControlBooksState): void {
+    this.recent.length = 0;
+    for (const change of state.recent.slice(-CONTROL_CHANGES_LISTED)) this.recent.push({ ...change });
+    this.rates = state.rates ? { ...state.rates } : null;
+    this.window = state.window ? { ...state.window } : null;
   }
 }

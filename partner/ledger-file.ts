@@ -1,6 +1,7 @@
 import { openDatabase } from "../src/adapters/sqlite/database.js";
 import type { Migration } from "../src/adapters/sqlite/migrations.js";
 import { Ledger, type LedgerEvent, type LedgerJournal } from "./ledger.js";
+import { parseEvent } from "./ledger-schema.js";
 
 /** The partner's books on disk: `sas partner --ledger <file>`. */
 export interface LedgerFile {
@@ -33,17 +34,24 @@ export function openLedgerFile(path: string): LedgerFile {
     append: (event) => void insert.run(JSON.stringify(event)),
     clear: () => void db.exec("DELETE FROM partner_events"),
   };
-  const rows = db
-    .prepare("SELECT event FROM partner_events ORDER BY seq")
-    .pluck()
-    .iterate() as Iterable<string>;
+  const rows = db.prepare("SELECT seq, event FROM partner_events ORDER BY seq").iterate();
   let restoredEvents = 0;
+  // Each row checked before it is replayed (F24-10): an error names the file, the row and the field.
   const events = (function* (): Generator<LedgerEvent> {
     for (const row of rows) {
+      const { seq, event } = eventRow(path, row);
       restoredEvents++;
-      yield JSON.parse(row) as LedgerEvent;
+      yield parseEvent(`${path} event ${seq}`, event);
     }
   })();
   const ledger = Ledger.replay(events, journal);
   return { ledger, restoredEvents, close: () => db.close() };
+}
+
+function eventRow(path: string, row: unknown): { seq: number; event: string } {
+  const { seq, event } = (row ?? {}) as { seq?: unknown; event?: unknown };
+  if (typeof seq !== "number" || typeof event !== "string") {
+    throw new Error(`${path}: a row of partner_events is not a sequence number and an event`);
+  }
+  return { seq, event };
 }

@@ -1,6 +1,14 @@
 import { ControlBooks } from "./control-books.js";
 import type { ControlChange } from "./control-contract.js";
 import {
+  businessIdentity,
+  decodeState,
+  encodeState,
+  type LedgerParts,
+  type LedgerState,
+  type LedgerTally,
+} from "./ledger-state.js";
+import {
   EFFECT_OF,
   type EffectOperation,
   PARTNER_OPERATIONS,
@@ -56,7 +64,10 @@ export interface PartnerLedger {
   readonly lostReplies: number;
   /** Calls refused with 503 because the partner was in an outage (counted in `calls` too). */
   readonly outageRefusals: number;
-  /** Requests refused 401 or 403 for a missing or wrong access key. */
+  /**
+   * Requests refused 401 or 403 for a missing or wrong access key since the process started: counted in
+   * memory only, never journaled, so a stranger cannot write to the books (F24-5).
+   */
   readonly unauthorized: number;
   readonly byOperation: Readonly<Record<PartnerOperation, OperationCounts>>;
   /** Every effect applied, in order. */
@@ -113,15 +124,24 @@ export function ledgerView(data: LedgerData): PartnerLedger {
   };
 }
 
-export type LedgerCounter =
-  | "badRequests"
-  | "rejections"
-  | "conflicts"
-  | "transientFaults"
-  | "slowReplies"
-  | "lostReplies"
-  | "outageRefusals"
-  | "unauthorized";
+/** The counters kept in the books (journaled). */
+export const LEDGER_COUNTERS = [
+  "badRequests",
+  "rejections",
+  "conflicts",
+  "transientFaults",
+  "slowReplies",
+  "lostReplies",
+  "outageRefusals",
+] as const;
+export type LedgerCounter = (typeof LEDGER_COUNTERS)[number];
+
+/**
+ * A counter journals written before F24-5 may hold: refused callers were counted in the books then. Read
+ * and skipped; they are counted in memory only now (`countRefusedCaller`).
+ */
+export const RETIRED_COUNTERS = ["unauthorized"] as const;
+export type RetiredCounter = (typeof RETIRED_COUNTERS)[number];
 
 /** The answer stored for a key: replayed verbatim (with `replayed: true`) to every later call. */
 export type StoredResult =
@@ -157,7 +177,7 @@ export interface KeyBinding {
   readonly result: StoredResult;
 }
 
-type MutableEffect = { -readonly [K in keyof EffectEntry]: EffectEntry[K] };
+export type MutableEffect = { -readonly [K in keyof EffectEntry]: EffectEntry[K] };
 
 /** One change to the books, as the journal keeps it: replaying every event rebuilds the same books. */
 export type LedgerEvent =
@@ -167,7 +187,7 @@ export type LedgerEvent =
       readonly key: string;
       readonly orderId: string;
     }
-  | { readonly kind: "count"; readonly counter: LedgerCounter }
+  | { readonly kind: "count"; readonly counter: LedgerCounter | RetiredCounter }
   | {
       readonly kind: "reject";
       readonly key: string;
@@ -203,6 +223,11 @@ export interface LedgerJournal {
   clear(): void;
   /** Resolves once every event appended so far is durable; rejects if writing them failed. */
   durable?(): Promise<void>;
+  /**
+   * Why the journal takes no more events (another writer took it, say), or undefined while it does. Once
+   * set, the books in memory may hold changes that will never be durable: nothing may be answered from them.
+   */
+  failure?(): Error | undefined;
 }
 
 /**
@@ -212,7 +237,20 @@ export interface LedgerJournal {
 export class Ledger {
   /** Rebuilds the books from a journal's events; later changes are appended to `journal`. */
   static replay(events: Iterable<LedgerEvent>, journal?: LedgerJournal): Ledger {
+    return Ledger.restore(undefined, events, journal);
+  }
+
+  /**
+   * Rebuilds the books from a snapshot (`state()`, or none) and the events journaled after it; later
+   * changes are appended to `journal`.
+   */
+  static restore(
+    state: LedgerState | undefined,
+    events: Iterable<LedgerEvent>,
+    journal?: LedgerJournal,
+  ): Ledger {
     const ledger = new Ledger();
+    if (state) decodeState(state, ledger.parts());
     for (const event of events) ledger.apply(event);
     ledger.journal = journal;
     return ledger;
@@ -231,16 +269,16 @@ export class Ledger {
   private readonly nextReference = new Map<PartnerOperation, number>();
   private readonly operationCounts = new Map<PartnerOperation, { calls: number; effects: number }>();
   private readonly counters = new Map<LedgerCounter, number>();
-  private calls = 0;
-  private undos = 0;
-  private duplicateEffects = 0;
+  private readonly tally: LedgerTally = { calls: 0, undos: 0, duplicateEffects: 0 };
+  /** Requests refused for a missing or wrong access key: in memory only, never journaled (F24-5). */
+  private refusedCallers = 0;
   /** The control changes: the fault rates and outages an operator (or the settings) set. */
   readonly control = new ControlBooks();
 
   /** Records a well-formed call and returns its 1-based number among the calls with `key`. */
   countCall(operation: PartnerOperation, key: string, orderId: string): number {
     this.journal?.append({ kind: "call", operation, key, orderId });
-    this.calls++;
+    this.tally.calls++;
     this.countsOf(operation).calls++;
     this.orderCalls.set(orderId, (this.orderCalls.get(orderId) ?? 0) + 1);
     const n = (this.keyCalls.get(key) ?? 0) + 1;
@@ -251,6 +289,14 @@ export class Ledger {
   count(counter: LedgerCounter): void {
     this.journal?.append({ kind: "count", counter });
     this.counters.set(counter, (this.counters.get(counter) ?? 0) + 1);
+  }
+
+  /**
+   * Counts a request refused for its access key. Not journaled: a stranger must not write to the books,
+   * nor make its refusal wait on them. Starts again from 0 when the process does.
+   */
+  countRefusedCaller(): void {
+    this.refusedCallers++;
   }
 
   recordControl(change: ControlChange): void {
@@ -264,6 +310,11 @@ export class Ledger {
    */
   durable(): Promise<void> | undefined {
     return this.journal?.durable?.();
+  }
+
+  /** Why the journal takes no more changes, or undefined while it does (see `LedgerJournal.failure`). */
+  journalFailure(): Error | undefined {
+    return this.journal?.failure?.();
   }
 
   bindingOf(key: string): KeyBinding | undefined {
@@ -282,7 +333,7 @@ export class Ledger {
     this.journal?.append({ kind: "effect", key, operation, orderId, at: at.toISOString() });
     const identity = businessIdentity(operation, orderId);
     const live = this.liveEffects.get(identity) ?? 0;
-    if (live > 0) this.duplicateEffects++;
+    if (live > 0) this.tally.duplicateEffects++;
     this.liveEffects.set(identity, live + 1);
     const reference = this.issueReference(operation);
     const effect: MutableEffect = {
@@ -321,7 +372,7 @@ export class Ledger {
       const identity = businessIdentity(effect.operation, orderId);
       this.liveEffects.set(identity, (this.liveEffects.get(identity) ?? 1) - 1);
       effect.undoneBy = reference;
-      this.undos++;
+      this.tally.undos++;
       this.countsOf(operation).effects++;
     }
     const result: StoredResult = {
@@ -345,18 +396,18 @@ export class Ledger {
     const counter = (name: LedgerCounter) => this.counters.get(name) ?? 0;
     return {
       totals: {
-        calls: this.calls,
+        calls: this.tally.calls,
         badRequests: counter("badRequests"),
         effects: this.effectLog.length,
-        undos: this.undos,
-        duplicateEffects: this.duplicateEffects,
+        undos: this.tally.undos,
+        duplicateEffects: this.tally.duplicateEffects,
         rejections: counter("rejections"),
         conflicts: counter("conflicts"),
         transientFaults: counter("transientFaults"),
         slowReplies: counter("slowReplies"),
         lostReplies: counter("lostReplies"),
         outageRefusals: counter("outageRefusals"),
-        unauthorized: counter("unauthorized"),
+        unauthorized: this.refusedCallers,
       },
       byOperation: Object.fromEntries(
         PARTNER_OPERATIONS.map((op) => [op, { ...this.countsOf(op) }]),
@@ -381,9 +432,32 @@ export class Ledger {
     this.operationCounts.clear();
     this.counters.clear();
     this.control.reset();
-    this.calls = 0;
-    this.undos = 0;
-    this.duplicateEffects = 0;
+    this.tally.calls = 0;
+    this.tally.undos = 0;
+    this.tally.duplicateEffects = 0;
+    this.refusedCallers = 0;
+  }
+
+  /** The books as one plain value, for a snapshot; the refused callers, not in the books, are left out. */
+  state(): LedgerState {
+    return encodeState(this.parts());
+  }
+
+  private parts(): LedgerParts {
+    return {
+      bindings: this.bindings,
+      effectsByReference: this.effectsByReference,
+      effectLog: this.effectLog,
+      liveEffects: this.liveEffects,
+      keyCalls: this.keyCalls,
+      orderCalls: this.orderCalls,
+      orderRefusals: this.orderRefusals,
+      nextReference: this.nextReference,
+      operationCounts: this.operationCounts,
+      counters: this.counters,
+      tally: this.tally,
+      control: this.control,
+    };
   }
 
   private apply(event: LedgerEvent): void {
@@ -392,7 +466,7 @@ export class Ledger {
         this.countCall(event.operation, event.key, event.orderId);
         return;
       case "count":
-        this.count(event.counter);
+        if (event.counter !== "unauthorized") this.count(event.counter);
         return;
       case "reject":
         this.reject(event.key, event.operation, event.orderId, event.target, event.reason);
@@ -423,8 +497,4 @@ export class Ledger {
     this.nextReference.set(operation, n);
     return `${REFERENCE_PREFIX[operation]}-${String(n).padStart(6, "0")}`;
   }
-}
-
-function businessIdentity(operation: EffectOperation, orderId: string): string {
-  return `${operation}\u0000${orderId}`;
 }

@@ -8,10 +8,14 @@
  *
  *   Access: with an access key set, every request but `GET /health` carries it in `x-partner-key`:
  *   401 { "error": "unauthenticated" } without it, 403 { "error": "forbidden" } with another key;
- *   nothing is applied, and the ledger counts it in `unauthorized`. Without a key everything is open.
+ *   nothing is applied, and the partner counts it in `unauthorized`, in memory only: a refusal writes
+ *   nothing to the books and does not wait on them. Without a key everything is open.
  *
  *   GET /health
- *   200 { "status": "ok" }, with or without a key.
+ *   200 { "status": "ok" }, with or without a key; 503 { "status": "unhealthy", "reason" } once its books
+ *   take no more changes (their journal failed for good, see LedgerJournal.failure). From then on every
+ *   other request with the key is answered 503 { "error": "books-unavailable", "message" }: the books in
+ *   memory may hold changes that were never made durable, and nothing is answered from them.
  *
  *   POST /operations/{operation}
  *     operation: reserveInventory | chargePayment | arrangeShipment | notifyCustomer (effects), or
@@ -289,15 +293,20 @@ function serve(partner: PartnerRuntime, req: IncomingMessage, res: ServerRespons
 
 async function handle(partner: PartnerRuntime, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = pathOf(req.url);
+  const failure = partner.ledger.journalFailure();
   if (req.method === "GET" && path === "/health") {
-    sendJson(res, { status: 200, body: { status: "ok" } });
+    sendJson(res, failure ? unhealthy(failure) : { status: 200, body: { status: "ok" } });
     return;
   }
   const refusal = partner.refuseAccess(req.headers);
   if (refusal) {
-    partner.ledger.count("unauthorized");
+    partner.ledger.countRefusedCaller();
     partner.logger.warn("partner.unauthorized", { method: req.method, path, status: refusal.status });
-    await reply(partner, res, refusal);
+    sendJson(res, refusal);
+    return;
+  }
+  if (failure) {
+    sendJson(res, booksUnavailable(failure));
     return;
   }
   if (req.method === "GET" && path === "/ledger") {
@@ -474,6 +483,21 @@ function rejected(result: Extract<StoredResult, { kind: "rejected" }>): Answer {
   return {
     status: 422,
     body: { error: "rejected", reason: result.reason, operation: result.operation, orderId: result.orderId },
+  };
+}
+
+/** What `/health` answers once the books take no more changes, so that the platform recycles the process. */
+function unhealthy(failure: Error): Answer {
+  return { status: 503, body: { status: "unhealthy", reason: failure.message } };
+}
+
+function booksUnavailable(failure: Error): Answer {
+  return {
+    status: 503,
+    body: {
+      error: "books-unavailable",
+      message: `the partner cannot write its books and must be restarted: ${failure.message}`,
+    },
   };
 }
 

@@ -50,6 +50,8 @@ param dataProtectionSecretName string
 param durableBackend string
 @description('The Durable Task Scheduler\'s endpoint (durable-task.bicep) with dts; empty otherwise.')
 param durableTaskSchedulerEndpoint string
+@description('The subnet the app joins (virtual network integration), the one the simulated partner admits (partner-network.bicep); empty for none, with a partner of the user\'s.')
+param virtualNetworkSubnetId string = ''
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
@@ -144,6 +146,8 @@ resource app 'Microsoft.Web/sites@2025-03-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    // Flex Consumption takes the subnet here; every outbound call of the app then leaves through it.
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     functionAppConfig: {
       deployment: {
         storage: {

@@ -1,8 +1,9 @@
 // The simulated partner (partner/main.ts) deployed beside the Function App, so that `azd up` needs no partner of
 // the user's: a Node.js web app on the storefront's App Service plan (no extra cost) with a system-assigned
 // identity, keeping its books (an append-blob journal) in a storage account of its own (its role there is in
-// access.bicep). Only callers holding the shared access key get past GET /health: the key is a secret of the
-// deployment's Key Vault, which this app and the Function App read through Key Vault references
+// access.bicep). Two locks: App Service admits only the Function App's subnet (partner-network.bicep), and the
+// app answers only callers holding the shared access key. The key is a secret of the deployment's Key Vault,
+// which this app and the Function App read through Key Vault references
 // (infra/scripts/create-partner-access-key.sh writes it and grants this app's identity that one secret).
 
 import { tagsType } from '../types.bicep'
@@ -33,8 +34,10 @@ param faultRates {
 param slowMs int = 15000
 @description('Seed of the fault draws (PARTNER_SEED).')
 param seed int = 7
-@description('Answers 200 without the access key; App Service probes it once a minute.')
+@description('Answers 200 without the access key, 503 once the partner\'s books fail; App Service probes it once a minute.')
 param healthCheckPath string = '/health'
+@description('The Function App\'s subnet (partner-network.bicep): the only source App Service lets through to the partner.')
+param functionAppSubnetId string
 
 // tsconfig.partner.json compiles partner/ (and what it imports of src/) into dist/partner/.
 var startCommand = 'node dist/partner/partner/main.js'
@@ -93,6 +96,23 @@ resource site 'Microsoft.Web/sites@2025-03-01' = {
       ftpsState: 'Disabled'
       http20Enabled: true
       appSettings: appSettings
+      // Only the Function App reaches the partner: its calls come through its subnet's Microsoft.Web service
+      // endpoint; anything else is refused 403 by App Service before the partner sees it. The health check
+      // probes each instance from inside the platform, not through these rules.
+      ipSecurityRestrictionsDefaultAction: 'Deny'
+      ipSecurityRestrictions: [
+        {
+          name: 'function-app'
+          description: 'The Function App (the Agents and the operator\'s partner controls)'
+          action: 'Allow'
+          priority: 100
+          vnetSubnetResourceId: functionAppSubnetId
+        }
+      ]
+      // The deployment site (Kudu), which azd deploys through, keeps its own rules: open to the network, and
+      // behind Entra ID alone (publishing passwords are off, below).
+      scmIpSecurityRestrictionsUseMain: false
+      scmIpSecurityRestrictionsDefaultAction: 'Allow'
     }
   }
 }

@@ -82,7 +82,7 @@ const deploymentOf = (from: Expanded, module: string) => {
   if (!found) throw new Error(`no module deployment ${module}`);
   return found;
 };
-const PARTNER_MODULES = ["partner", "partner-storage"];
+const PARTNER_MODULES = ["partner", "partner-storage", "partner-network"];
 const KEY_SECRET = "partner-access-key";
 const keyReference = (settings: ReadonlyMap<string, string>) =>
   settings.get(PARTNER_ACCESS_KEY_SETTING) ?? "";
@@ -242,6 +242,43 @@ describeCompiled("compiled template, no partnerUrl: only the Function App may ca
     ).toHaveLength(1);
   });
 
+  it("F24-5: App Service lets through the Function App's subnet alone, and keeps the deployment site open to azd", () => {
+    const config = siteConfig(simulated, "partner");
+    const subnet = "partner-network.outputs.functionAppSubnetId";
+    expect(config.ipSecurityRestrictionsDefaultAction).toBe("Deny");
+    const rules = (config.ipSecurityRestrictions ?? []) as Properties[];
+    expect(
+      rules.map((rule) => [rule.action, rule.priority, moduleOutput(rule.vnetSubnetResourceId)]),
+    ).toEqual([["Allow", 100, subnet]]);
+    expect(rules.some((rule) => "ipAddress" in rule || "tag" in rule)).toBe(false);
+    expect([config.scmIpSecurityRestrictionsUseMain, config.scmIpSecurityRestrictionsDefaultAction]).toEqual([
+      false,
+      "Allow",
+    ]);
+    // The Function App joins that subnet, so its calls to the partner arrive from it.
+    expect(moduleOutput(deploymentOf(simulated, "function-app").parameters.virtualNetworkSubnetId)).toBe(
+      subnet,
+    );
+    expect(shown(propertiesOf(site(simulated, "function-app")).virtualNetworkSubnetId)).toContain(
+      "parameters('virtualNetworkSubnetId')",
+    );
+  });
+
+  it("F24-5: the subnet is delegated to Flex Consumption, with the Microsoft.Web service endpoint and outbound access", () => {
+    const networks = inModule(simulated, "partner-network", "Microsoft.Network/virtualNetworks");
+    expect(networks).toHaveLength(1);
+    const subnets = (propertiesOf(networks[0]).subnets ?? []) as { name: string; properties: Properties }[];
+    expect(subnets.map((subnet) => subnet.name)).toEqual(["function-app"]);
+    const subnet = subnets[0]?.properties ?? {};
+    expect(subnet.delegations).toEqual([
+      { name: "flex-consumption", properties: { serviceName: "Microsoft.App/environments" } },
+    ]);
+    expect((subnet.serviceEndpoints as { service: string }[]).map((endpoint) => endpoint.service)).toEqual([
+      "Microsoft.Web",
+    ]);
+    expect(subnet.defaultOutboundAccess).toBe(true);
+  });
+
   it("the partner holds no role on the vault: the hook grants it the one secret (its test is create-partner-access-key)", () => {
     const assignments = roleAssignments(simulated.resources, String(MAIN_PARAMETERS.principalId));
     expect(
@@ -306,6 +343,11 @@ describeCompiled("compiled template, partnerUrl given: nothing of the simulated 
     expect(settings.has(PARTNER_ACCESS_KEY_SETTING)).toBe(false);
   });
 
+  it("the Function App joins no subnet: nothing of its network is the partner's to restrict", () => {
+    expect(deploymentOf(given, "function-app").parameters.virtualNetworkSubnetId).toBe("");
+    expect(propertiesOf(site(given, "function-app")).virtualNetworkSubnetId).toBeNull();
+  });
+
   it("neither the site, its storage nor its role is deployed, and the outputs name no partner", () => {
     const partnerResources = given.resources.filter((r) => PARTNER_MODULES.includes(r.module) && !r.existing);
     expect(partnerResources.length).toBeGreaterThan(0);
@@ -333,6 +375,7 @@ describeCompiled("compiled template, partnerUrl given: nothing of the simulated 
     // The other conditional module is the Durable Task Scheduler's (test/infra/durable-backend.test.ts).
     expect(modules.filter((m) => m.condition !== undefined).map((m) => [m.name, m.condition])).toEqual([
       ["durable-task", "[variables('useScheduler')]"],
+      ["partner-network", "[variables('simulatePartner')]"],
       ["partner", "[variables('simulatePartner')]"],
     ]);
   });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { Ledger, type LedgerEvent, type LedgerJournal } from "../../partner/ledger.js";
 import { type LedgerFile, openLedgerFile } from "../../partner/ledger-file.js";
 import {
   PARTNER_KEY_HEADER,
@@ -116,6 +117,36 @@ describe("the access key", () => {
     const health = await request(partner, "GET", "/health", { key: null });
     expect(health).toMatchObject({ status: 200, body: { status: "ok" } });
     expect((await request(partner, "GET", "/ledger")).body.totals).toMatchObject({ unauthorized: 3 });
+  });
+
+  it("F24-5: counts a refused caller in memory only: nothing journaled, and no wait on the books", async () => {
+    const journaled: LedgerEvent[] = [];
+    let stalled = false;
+    // A journal that records what is appended, and whose writes hang once `stalled` is set.
+    const journal: LedgerJournal = {
+      append: (event) => void journaled.push(event),
+      clear: () => {},
+      durable: () => (stalled ? new Promise<void>(() => {}) : Promise.resolve()),
+    };
+    const partner = await start({ ledger: new Ledger(journal) });
+    const before = journaled.length;
+    stalled = true;
+    const refused = [
+      await request(partner, "GET", "/ledger", { key: null }),
+      await request(partner, "POST", "/control/outage", { key: "other", body: { seconds: 60 } }),
+      await charge(partner, "k-1", "o-1", "wrong"),
+    ];
+    expect(refused.map((reply) => reply.status)).toEqual([401, 403, 403]);
+    expect(journaled.slice(before)).toEqual([]);
+    expect(partner.ledger().unauthorized).toBe(3);
+    expect(logger.events("partner.unauthorized")).toHaveLength(3);
+    stalled = false;
+    expect((await request(partner, "GET", "/ledger")).body.totals).toMatchObject({
+      unauthorized: 3,
+      calls: 0,
+    });
+    partner.reset();
+    expect(partner.ledger().unauthorized).toBe(0);
   });
 
   it("is open to all without a key, and refuses an empty key at start", async () => {

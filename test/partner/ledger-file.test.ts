@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { type LedgerFile, openLedgerFile } from "../../partner/ledger-file.js";
@@ -102,6 +103,21 @@ describe("a partner ledger kept in a file", () => {
       calls: 1,
       effects: { arrangeShipment: { applied: 1, undone: 0 } },
     });
+  });
+});
+
+describe("F24-10: a ledger file read back", () => {
+  it("refuses an event of the wrong shape, naming the file, the event and the field", () => {
+    const path = join(dir, "partner.sqlite");
+    const first = openLedgerFile(path);
+    first.ledger.countCall("chargePayment", "k-1", "o-1");
+    first.close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO partner_events (event) VALUES (?)").run(
+      JSON.stringify({ kind: "effect", key: "k-1", operation: "chargePayment", orderId: "o-1" }),
+    );
+    db.close();
+    expect(() => openLedgerFile(path)).toThrow(`invalid ${path} event 2: at: `);
   });
 });
 

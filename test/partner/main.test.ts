@@ -3,11 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../laptop/stand-ins/azurite.js";
 import { PARTNER_KEY_HEADER } from "../../partner/control-contract.js";
+import { segmentName } from "../../partner/ledger-blob.js";
 import { openLedgerFile } from "../../partner/ledger-file.js";
-import { main } from "../../partner/main.js";
+import { BOOKS_FAILED_EXIT_CODE, main } from "../../partner/main.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const KEY = "main-test-access-key";
@@ -124,7 +126,8 @@ describe("the partner as an app of its own", () => {
 
     const second = await startPartner(env);
     const restored = second.lines.find((line) => line.event === "partner.books");
-    expect(restored?.restoredEvents).toBeGreaterThanOrEqual(4);
+    // The start-up rates, the call and its effect; not the refused call (F24-5).
+    expect(restored?.restoredEvents).toBe(3);
     expect(await charge(second.url, KEY)).toMatchObject({
       status: 200,
       body: { reference: "pay-000001", replayed: true },
@@ -132,8 +135,43 @@ describe("the partner as an app of its own", () => {
     const ledger = (await (
       await fetch(`${second.url}/ledger`, { headers: { [PARTNER_KEY_HEADER]: KEY } })
     ).json()) as { totals: Record<string, number> };
-    expect(ledger.totals).toMatchObject({ calls: 2, effects: 1, unauthorized: 1 });
+    // The refused caller was counted by the first process only: not in the books.
+    expect(ledger.totals).toMatchObject({ calls: 2, effects: 1, unauthorized: 0 });
     expect(await stopPartner(second)).toBe(0);
+  });
+
+  it("F24-7: stops with exit status 3 once a conflict fails its books, so App Service starts it again", {
+    timeout: 60_000,
+  }, async () => {
+    const place = freshContainer(azurite, "partner-ledger");
+    cleanUps.push(place.dispose);
+    const partner = await startPartner({
+      PARTNER_ACCESS_KEY: KEY,
+      PARTNER_LEDGER_CONNECTION_STRING: azurite.connectionString,
+      PARTNER_LEDGER_CONTAINER: place.containerName,
+      PORT: "0",
+      PARTNER_HOST: "127.0.0.1",
+      PARTNER_FAULT_TRANSIENT: "0",
+      PARTNER_FAULT_PERMANENT: "0",
+      PARTNER_FAULT_SLOW: "0",
+      PARTNER_FAULT_LOST_REPLY: "0",
+    });
+    const exited = new Promise<number | null>((resolve) => partner.child.once("exit", resolve));
+    expect((await charge(partner.url, KEY)).status).toBe(200);
+    const stranger = `${JSON.stringify({ kind: "count", counter: "conflicts" })}\n`;
+    await place.container().getAppendBlobClient(segmentName(1)).appendBlock(stranger, stranger.length);
+
+    // Never answered 200: refused, or its connection dropped as the partner stops.
+    const refused = await charge(partner.url, KEY).then(
+      (answer) => answer.status,
+      () => "connection dropped",
+    );
+    expect([500, "connection dropped"]).toContain(refused);
+    const code = await Promise.race([exited, delay(20_000).then(() => "still running")]);
+    expect(code).toBe(BOOKS_FAILED_EXIT_CODE);
+    expect(partner.lines.find((line) => line.event === "partner.journal.failed")).toMatchObject({
+      forGood: true,
+    });
   });
 
   it("exits 2 naming the setting when a setting is wrong", async () => {
