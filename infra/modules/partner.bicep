@@ -3,7 +3,8 @@
 // identity, keeping its books (an append-blob journal) in a storage account of its own (its role there is in
 // access.bicep). Only callers holding the shared access key get past GET /health: the key is a secret of the
 // deployment's Key Vault, which this app and the Function App read through Key Vault references
-// (infra/scripts/create-partner-access-key.sh writes it and grants this app's identity that one secret).
+// (key-vault-secrets.bicep grants this app's user-assigned identity that one secret;
+// infra/scripts/create-partner-access-key.sh writes it).
 
 import { tagsType } from '../types.bicep'
 
@@ -22,6 +23,8 @@ param storageAccountName string
 param keyVaultName string
 @description('The secret in it that holds the key (PARTNER_ACCESS_KEY of both apps).')
 param accessKeySecretName string
+@description('The user-assigned identity the site resolves its Key Vault reference with, granted that one secret before the site exists (key-vault-secrets.bicep).')
+param keyVaultReferenceIdentityId string
 @description('Fault rates it starts with (PARTNER_FAULT_*), each from 0 to 1; the operator changes them at run time through the Function App\'s /api/partner.')
 param faultRates {
   transient: string
@@ -76,9 +79,10 @@ resource site 'Microsoft.Web/sites@2025-03-01' = {
   location: location
   tags: union(tags, { 'azd-service-name': serviceName })
   kind: 'app,linux'
-  identity: { type: 'SystemAssigned' }
+  identity: { type: 'SystemAssigned, UserAssigned', userAssignedIdentities: { '${keyVaultReferenceIdentityId}': {} } }
   properties: {
     serverFarmId: planId
+    keyVaultReferenceIdentity: keyVaultReferenceIdentityId
     httpsOnly: true
     clientAffinityEnabled: false
     siteConfig: {
