@@ -74,9 +74,9 @@ param durableBackend string = 'azureStorage'
 @allowed(['default', 'recover'])
 param keyVaultCreateMode string = 'default'
 
-@description('Node.js major version of the Functions worker, the storefront and the simulated partner: one Azure Functions supports and CI tests (package.json engines). The newest by default (Node.js 24, supported to 30 April 2028); 22 is supported to 30 April 2027. Node 20 left Azure Functions support on 30 April 2026.')
+@description('Node.js major version of the Functions worker, the storefront and the simulated partner (NODE_VERSION): one Azure Functions supports and CI tests (package.json engines). 22 by default, the version Flex Consumption names its default Node.js stack and Microsoft\'s TypeScript Flex Consumption quickstart uses (supported to 30 April 2027); 24 is allowed (supported to 30 April 2028) where Flex Consumption offers it: `az functionapp list-flexconsumption-runtimes --location <region> --runtime node`.')
 @allowed(['22', '24'])
-param nodeVersion string = '24'
+param nodeVersion string = '22'
 
 var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
 var tags = { 'azd-env-name': environmentName }
@@ -189,6 +189,42 @@ module durableTask 'modules/durable-task.bicep' = if (useScheduler) {
   }
 }
 
+// The Function App's identity, made before the app so that every role it needs, its reads of the Key Vault secrets
+// above all, is granted before the site first starts (the app's module depends on access and keyVaultSecrets).
+module appIdentity 'modules/user-identity.bicep' = {
+  name: 'app-identity'
+  scope: rg
+  params: {
+    name: 'id-func-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+// The simulated partner's identity for its Key Vault reference (its books stay with its system-assigned identity).
+module partnerIdentity 'modules/user-identity.bicep' = if (simulatePartner) {
+  name: 'partner-identity'
+  scope: rg
+  params: {
+    name: 'id-partner-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+// The secrets the apps read, created once before anyone reads them, and each app's grant on just its own.
+module keyVaultSecrets 'modules/key-vault-secrets.bicep' = {
+  name: 'key-vault-secrets'
+  scope: rg
+  params: {
+    keyVaultName: keyVault.outputs.name
+    dataProtectionSecretName: dataProtectionSecretName
+    partnerAccessKeySecretName: simulatePartner ? partnerAccessKeySecretName : ''
+    appPrincipalId: appIdentity.outputs.principalId
+    partnerPrincipalId: simulatePartner ? partnerIdentity!.outputs.principalId : ''
+  }
+}
+
 module functionApp 'modules/function-app.bicep' = {
   name: 'function-app'
   scope: rg
@@ -218,7 +254,11 @@ module functionApp 'modules/function-app.bicep' = {
     durableBackend: durableBackend
     durableTaskSchedulerEndpoint: useScheduler ? durableTask!.outputs.endpoint : ''
     virtualNetworkSubnetId: simulatePartner ? partnerNetwork!.outputs.functionAppSubnetId : ''
+    identityId: appIdentity.outputs.id
+    identityClientId: appIdentity.outputs.clientId
   }
+  // Its roles and its grants on the secrets exist before the site starts and resolves its Key Vault references.
+  dependsOn: [access, keyVaultSecrets]
 }
 
 // The storefront's plan since before the partner joined it, hence its name.
@@ -277,14 +317,17 @@ module partner 'modules/partner.bicep' = if (simulatePartner) {
     keyVaultName: keyVault.outputs.name
     accessKeySecretName: partnerAccessKeySecretName
     functionAppSubnetId: partnerNetwork!.outputs.functionAppSubnetId
+    keyVaultReferenceIdentityId: partnerIdentity!.outputs.id
   }
+  // Its grant on the access key exists before the site resolves its Key Vault reference.
+  dependsOn: [keyVaultSecrets]
 }
 
 module access 'modules/access.bicep' = {
   name: 'access'
   scope: rg
   params: {
-    appPrincipalId: functionApp.outputs.principalId
+    appPrincipalId: appIdentity.outputs.principalId
     storefrontPrincipalId: storefront.outputs.principalId
     deployerPrincipalId: principalId
     deployerPrincipalType: principalType
@@ -324,8 +367,8 @@ output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_RESOURCE_GROUP string = rg.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output AZURE_FUNCTION_APP_ID string = functionApp.outputs.id
-output AZURE_FUNCTION_APP_PRINCIPAL_ID string = functionApp.outputs.principalId
-output AZURE_FUNCTION_APP_CLIENT_ID string = functionApp.outputs.clientId
+output AZURE_FUNCTION_APP_PRINCIPAL_ID string = appIdentity.outputs.principalId
+output AZURE_FUNCTION_APP_CLIENT_ID string = appIdentity.outputs.clientId
 output AZURE_FUNCTION_APP_URL string = 'https://${functionApp.outputs.defaultHostName}'
 output AZURE_STOREFRONT_NAME string = storefront.outputs.name
 output STOREFRONT_URL string = 'https://${storefront.outputs.defaultHostName}'

@@ -1,13 +1,13 @@
 // What the Function App's identity may do, what the storefront's and the simulated partner's may do, and the one
 // thing the deploying principal needs besides being the SQL administrator: sending test orders (`sas send`). Azure
-// SQL access is granted in the database itself (infra/scripts/grant-sql-access.sh), and the partner's read of its
-// access key in the Key Vault by infra/scripts/create-partner-access-key.sh, scoped to that one secret, which
-// exists only once the hook has written it.
+// SQL access is granted in the database itself (infra/scripts/grant-sql-access.sh), and the apps' reads of their
+// Key Vault secrets in key-vault-secrets.bicep, each scoped to one secret.
 //
 // The storefront's status queue is private: only the storefront may receive from it. So no role that can
 // receive (Data Receiver, Data Owner) is granted at the namespace or above; each is scoped to the queues
 // its holder reads.
 
+@description('The Function App\'s user-assigned identity (user-identity.bicep), granted before the app exists.')
 param appPrincipalId string
 @description('The storefront\'s system-assigned identity.')
 param storefrontPrincipalId string
@@ -49,7 +49,6 @@ var roles = {
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
   serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
-  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
   keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
   durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402'
 }
@@ -111,18 +110,8 @@ resource keyVault 'Microsoft.KeyVault/vaults@2026-05-15' existing = {
   name: keyVaultName
 }
 
-// The data-protection key ring and the partner's access key: the app reads both (its Key Vault references); the
-// deployer writes them once (the postprovision hook).
-resource appKeyVaultRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
-  name: guid(keyVault.id, appPrincipalId, roles.keyVaultSecretsUser)
-  scope: keyVault
-  properties: {
-    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsUser)
-    principalId: appPrincipalId
-    principalType: 'ServicePrincipal'
-  }
-}
-
+// The deployer writes the data-protection key ring and the partner's access key once (the postprovision hook);
+// the apps read them through roles on each secret alone (key-vault-secrets.bicep).
 resource deployerKeyVaultRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(deployerPrincipalId)) {
   name: guid(keyVault.id, deployerPrincipalId, roles.keyVaultSecretsOfficer)
   scope: keyVault

@@ -1,5 +1,8 @@
-// The Function App on Flex Consumption, with a system-assigned identity and identity-based connections
-// only: every setting below names an endpoint, never a key, password, SAS or connection string.
+// The Function App on Flex Consumption, with a user-assigned identity (user-identity.bicep, made and granted its
+// roles before this site) and identity-based connections only: every setting below names an endpoint and that
+// identity's client id, never a key, password, SAS or connection string. The identity is the app's only one, so
+// every connection names it: the host's (`__credential`, `__clientId`), the app's own (AZURE_CLIENT_ID, which
+// src/adapters/azure-credential.ts and the SQL driver read), Application Insights' and the scheduler's.
 
 import { tagsType } from '../types.bicep'
 
@@ -52,6 +55,10 @@ param durableBackend string
 param durableTaskSchedulerEndpoint string
 @description('The subnet the app joins (virtual network integration), the one the simulated partner admits (partner-network.bicep); empty for none, with a partner of the user\'s.')
 param virtualNetworkSubnetId string = ''
+@description('The app\'s user-assigned identity (its resource id), which holds its roles and reads its Key Vault secrets.')
+param identityId string
+@description('That identity\'s client id, which every identity-based connection names.')
+param identityClientId string
 
 resource storage 'Microsoft.Storage/storageAccounts@2026-09-01' existing = {
   name: storageAccountName
@@ -69,6 +76,10 @@ var commonSettings = [
   { name: 'AzureWebJobsStorage__blobServiceUri', value: storage.properties.primaryEndpoints.blob }
   { name: 'AzureWebJobsStorage__queueServiceUri', value: storage.properties.primaryEndpoints.queue }
   { name: 'AzureWebJobsStorage__tableServiceUri', value: storage.properties.primaryEndpoints.table }
+  { name: 'AzureWebJobsStorage__credential', value: 'managedidentity' }
+  { name: 'AzureWebJobsStorage__clientId', value: identityClientId }
+  // The identity the app's own clients authenticate as (the host's connections name it themselves).
+  { name: 'AZURE_CLIENT_ID', value: identityClientId }
   { name: 'TASKHUB_NAME', value: taskHubName }
   // Timer schedules are binding expressions: the host needs the settings themselves, not the code's defaults.
   { name: 'STARTER_SCHEDULE', value: starterSchedule }
@@ -76,8 +87,10 @@ var commonSettings = [
   { name: 'RETENTION_SCHEDULE', value: retentionSchedule }
   // Identifies the resource only: with local auth off, ingestion needs the Entra token asked for below.
   { name: 'APPLICATIONINSIGHTS_CONNECTION_STRING', value: appInsights.properties.ConnectionString }
-  { name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', value: 'Authorization=AAD' }
+  { name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING', value: 'ClientId=${identityClientId};Authorization=AAD' }
   { name: 'ServiceBusConnection__fullyQualifiedNamespace', value: serviceBusNamespace }
+  { name: 'ServiceBusConnection__credential', value: 'managedidentity' }
+  { name: 'ServiceBusConnection__clientId', value: identityClientId }
   { name: 'CosmosDb__endpoint', value: cosmosEndpoint }
   { name: 'CosmosDb__database', value: cosmosDatabaseName }
   { name: 'OrdersSql__server', value: sqlServerFqdn }
@@ -106,23 +119,18 @@ var partnerKeySettings = empty(partnerAccessKeySecretName)
       }
     ]
 
-// With the Durable Task Scheduler: its connection (the app's system-assigned identity, so no ClientID; a
-// user-assigned one would add `;ClientID=<client id>`), and host.json's storage provider switched to it. host.json is
-// one file for both backends and names none (Azure Storage is the extension's default); the host reads an app
-// setting AzureFunctionsJobHost__<path> in place of that path of host.json. AzureWebJobsStorage stays: the host
-// keeps its keys, timers' schedules and the deployment package there.
+// With the Durable Task Scheduler: its connection, with the app's identity. The package's host.json names the
+// scheduler as the storage provider through this setting (tools/function-app-package.ts, from DURABLE_BACKEND);
+// no app setting overrides host.json's provider, since Flex Consumption's scale controller reads host.json alone
+// (Azure/azure-functions-durable-extension#2622). AzureWebJobsStorage stays: the host keeps its keys, timers'
+// schedules and the deployment package there.
 var schedulerConnectionName = 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
 var schedulerSettings = durableBackend != 'dts'
   ? []
   : [
       {
         name: schedulerConnectionName
-        value: 'Endpoint=${durableTaskSchedulerEndpoint};Authentication=ManagedIdentity'
-      }
-      { name: 'AzureFunctionsJobHost__extensions__durableTask__storageProvider__type', value: 'azureManaged' }
-      {
-        name: 'AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName'
-        value: schedulerConnectionName
+        value: 'Endpoint=${durableTaskSchedulerEndpoint};Authentication=ManagedIdentity;ClientID=${identityClientId}'
       }
     ]
 
@@ -142,18 +150,20 @@ resource app 'Microsoft.Web/sites@2025-03-01' = {
   location: location
   tags: union(tags, { 'azd-service-name': serviceName })
   kind: 'functionapp,linux'
-  identity: { type: 'SystemAssigned' }
+  identity: { type: 'UserAssigned', userAssignedIdentities: { '${identityId}': {} } }
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
     // Flex Consumption takes the subnet here; every outbound call of the app then leaves through it.
     virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
+    // App Service resolves the Key Vault references with this identity, granted each secret before the site exists.
+    keyVaultReferenceIdentity: identityId
     functionAppConfig: {
       deployment: {
         storage: {
           type: 'blobContainer'
           value: '${storage.properties.primaryEndpoints.blob}${deploymentContainerName}'
-          authentication: { type: 'SystemAssignedIdentity' }
+          authentication: { type: 'UserAssignedIdentity', userAssignedIdentityResourceId: identityId }
         }
       }
       scaleAndConcurrency: {
@@ -183,15 +193,6 @@ resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@
   properties: { allow: false }
 }
 
-// The system-assigned identity as a resource of its own: the one place ARM gives its client id, which the
-// SQL access hook needs to create the database user without a directory lookup.
-resource appIdentity 'Microsoft.ManagedIdentity/identities@2024-11-30' existing = {
-  scope: app
-  name: 'default'
-}
-
 output name string = app.name
 output id string = app.id
-output principalId string = app.identity.principalId
-output clientId string = appIdentity.properties.clientId
 output defaultHostName string = app.properties.defaultHostName

@@ -3,8 +3,8 @@
 // identity, keeping its books (an append-blob journal) in a storage account of its own (its role there is in
 // access.bicep). Two locks: App Service admits only the Function App's subnet (partner-network.bicep), and the
 // app answers only callers holding the shared access key. The key is a secret of the deployment's Key Vault,
-// which this app and the Function App read through Key Vault references
-// (infra/scripts/create-partner-access-key.sh writes it and grants this app's identity that one secret).
+// which this app and the Function App read through Key Vault references (key-vault-secrets.bicep grants this
+// app's user-assigned identity that one secret; infra/scripts/create-partner-access-key.sh writes it).
 
 import { tagsType } from '../types.bicep'
 
@@ -23,6 +23,8 @@ param storageAccountName string
 param keyVaultName string
 @description('The secret in it that holds the key (PARTNER_ACCESS_KEY of both apps).')
 param accessKeySecretName string
+@description('The user-assigned identity the site resolves its Key Vault reference with, granted that one secret before the site exists (key-vault-secrets.bicep).')
+param keyVaultReferenceIdentityId string
 @description('Fault rates it starts with (PARTNER_FAULT_*), each from 0 to 1; the operator changes them at run time through the Function App\'s /api/partner.')
 param faultRates {
   transient: string
@@ -56,10 +58,9 @@ module ledgerStorage 'storage.bicep' = {
 // Names follow partner/settings.ts (test/infra keeps them in step); the rest are App Service's own. PORT comes
 // from App Service, and PARTNER_HOST's default (all interfaces) is what App Service needs.
 var appSettings = [
-  // azd uploads the sources without node_modules; App Service's build (Oryx) runs npm install and npm run build,
-  // then the partner's own build.
-  { name: 'SCM_DO_BUILD_DURING_DEPLOYMENT', value: 'true' }
-  { name: 'POST_BUILD_COMMAND', value: 'npm run build:partner' }
+  // azd uploads the package built locally (tools/web-app-package.ts): compiled, with only its runtime packages and
+  // better-sqlite3 built for Linux x64 and this Node.js major. App Service runs it as it is, without a build.
+  { name: 'SCM_DO_BUILD_DURING_DEPLOYMENT', value: 'false' }
   { name: 'PARTNER_LEDGER_CONTAINER_URL', value: '${ledgerStorage.outputs.blobEndpoint}${ledgerContainerName}' }
   // Resolved by the platform with the app's identity; the value never appears in the deployment.
   {
@@ -79,9 +80,10 @@ resource site 'Microsoft.Web/sites@2025-03-01' = {
   location: location
   tags: union(tags, { 'azd-service-name': serviceName })
   kind: 'app,linux'
-  identity: { type: 'SystemAssigned' }
+  identity: { type: 'SystemAssigned, UserAssigned', userAssignedIdentities: { '${keyVaultReferenceIdentityId}': {} } }
   properties: {
     serverFarmId: planId
+    keyVaultReferenceIdentity: keyVaultReferenceIdentityId
     httpsOnly: true
     clientAffinityEnabled: false
     siteConfig: {

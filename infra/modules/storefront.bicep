@@ -21,17 +21,17 @@ param dataFolder string = '/home/data/storefront'
 @description('Answers 200 without touching Service Bus; App Service probes it once a minute.')
 param healthCheckPath string = '/api/catalogue'
 
-// tsconfig.storefront.json compiles storefront/ (and what it imports of src/) into dist/storefront/.
+// tsconfig.storefront.json compiles storefront/ (and what it imports of src/) into dist/storefront/, which the
+// package carries as built.
 var startCommand = 'node dist/storefront/storefront/main.js'
 
 // Names follow storefront/settings.ts (test/infra keeps them in step); the rest are App Service's own.
 // No Application Insights setting: storefront/main.ts writes JSON log lines to stdout (App Service's log
 // stream) and starts no telemetry exporter, so nothing would read one.
 var appSettings = [
-  // azd uploads the sources without node_modules; App Service's build (Oryx) runs npm install (on Linux, for
-  // better-sqlite3's native binary) and npm run build, then the storefront's own build.
-  { name: 'SCM_DO_BUILD_DURING_DEPLOYMENT', value: 'true' }
-  { name: 'POST_BUILD_COMMAND', value: 'npm run build:storefront' }
+  // azd uploads the package built locally (tools/web-app-package.ts): compiled, with only its runtime packages and
+  // better-sqlite3 built for Linux x64 and this Node.js major. App Service runs it as it is, without a build.
+  { name: 'SCM_DO_BUILD_DURING_DEPLOYMENT', value: 'false' }
   // The order book lives under /home: keep the persistent share mounted.
   { name: 'WEBSITES_ENABLE_APP_SERVICE_STORAGE', value: 'true' }
   { name: 'ServiceBusConnection__fullyQualifiedNamespace', value: serviceBusNamespace }

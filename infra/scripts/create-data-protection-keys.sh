@@ -1,9 +1,11 @@
 #!/usr/bin/env sh
 # azd postprovision hook: puts the data-protection key ring (DATA_PROTECTION_KEYS: the keys that seal the
-# state store's personal and payment fields) into the deployment's Key Vault, once. The app reads it through
-# the Key Vault reference the Bicep sets; the value is never printed, passed on a command line or kept here.
-# Safe to run again: an existing secret is kept, since replacing it would leave the sealed fields unreadable.
-# To rotate, put a new key in front of the old ones in the secret (docs/data-protection.md).
+# state store's personal and payment fields) into the deployment's Key Vault, once. The Bicep creates the secret
+# with a placeholder (content type `placeholder`, infra/modules/key-vault-secrets.bicep), so that the app's
+# identity can be granted that one secret before the app exists; this writes the ring over the placeholder. The
+# app reads it through the Key Vault reference the Bicep sets; the value is never printed, passed on a command
+# line or kept here. Safe to run again: a ring already written is kept, since replacing it would leave the sealed
+# fields unreadable. To rotate, put a new key in front of the old ones in the secret (docs/data-protection.md).
 set -eu
 
 : "${AZURE_KEY_VAULT_NAME:?is not set: run this through azd (azd provision), or load the azd environment first}"
@@ -23,7 +25,9 @@ secret=$AZURE_DATA_PROTECTION_SECRET_NAME
 # about 10 minutes to apply: ask every 10 seconds for 10 minutes (61 tries, 60 waits).
 attempt=1
 while :; do
-  if found=$(az keyvault secret list --vault-name "$vault" --query "[?name=='$secret'].name" --output tsv 2>/dev/null); then
+  # `present:<content type>` when the secret exists (no value is listed), nothing when it does not.
+  if found=$(az keyvault secret list --vault-name "$vault" \
+    --query "[?name=='$secret'].join('', ['present:', contentType || ''])" --output tsv 2>/dev/null); then
     break
   fi
   if [ "$attempt" -ge "${KEY_VAULT_ATTEMPTS:-61}" ]; then
@@ -35,10 +39,13 @@ while :; do
   sleep "${KEY_VAULT_RETRY_SECONDS:-10}"
 done
 
-if [ "$found" = "$secret" ]; then
-  echo "create-data-protection-keys: $vault already holds $secret; kept"
-  exit 0
-fi
+case "$found" in
+  present:placeholder) ;;
+  present:*)
+    echo "create-data-protection-keys: $vault already holds $secret; kept"
+    exit 0
+    ;;
+esac
 
 umask 077
 file=$(mktemp)

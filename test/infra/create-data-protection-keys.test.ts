@@ -1,7 +1,8 @@
 /**
  * The azd post-provision step that writes the data-protection key ring into the Key Vault
  * (infra/scripts/create-data-protection-keys.sh), run with a stand-in for az that records its calls and
- * keeps the secret it is given: it writes a valid ring once, from a file, and never replaces one.
+ * keeps the secret it is given: it writes a valid ring once, from a file, over the placeholder the Bicep created
+ * (or into no secret at all), and never replaces a ring.
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,8 +16,9 @@ const script = join(root, "infra/scripts/create-data-protection-keys.sh");
 const bin = mkdtempSync(join(tmpdir(), "data-protection-keys-"));
 afterAll(() => rmSync(bin, { recursive: true, force: true }));
 
-// Lists the secret when $STUB_SECRET exists; `secret set --file F` copies F there. LIST_FAILS makes
-// the first listings fail, as before the deployer's role applies.
+// Lists the secret as `present:<content type>` when $STUB_SECRET exists (the content type `placeholder` while
+// $STUB_SECRET holds PLACEHOLDER); `secret set --file F` copies F there. LIST_FAILS makes the first listings
+// fail, as before the deployer's role applies.
 writeFileSync(
   join(bin, "az"),
   `#!/bin/sh
@@ -25,7 +27,9 @@ case "$*" in
   "keyvault secret list"*)
     n=$(cat "$STUB_COUNT" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$STUB_COUNT"
     if [ "$n" -le "\${LIST_FAILS:-0}" ]; then echo "Forbidden" >&2; exit 1; fi
-    if [ -f "$STUB_SECRET" ]; then echo data-protection-keys; fi ;;
+    if [ -f "$STUB_SECRET" ]; then
+      if [ "$(cat "$STUB_SECRET")" = PLACEHOLDER ]; then echo present:placeholder; else echo present:; fi
+    fi ;;
   "keyvault secret set"*)
     while [ $# -gt 0 ]; do if [ "$1" = "--file" ]; then cp "$2" "$STUB_SECRET"; fi; shift; done ;;
 esac`,
@@ -85,6 +89,18 @@ describe("create-data-protection-keys.sh", () => {
     expect(second.stdout).toMatch(/already holds data-protection-keys; kept/);
     expect(readFileSync(hook.paths.secret, "utf8")).toBe(ring);
     expect(hook.calls().filter((call) => call.startsWith("az keyvault secret set"))).toHaveLength(1);
+  });
+
+  it("F25-3: writes the ring over the placeholder the Bicep created, once", () => {
+    const hook = run("placeholder");
+    writeFileSync(hook.paths.secret, "PLACEHOLDER");
+    expect(hook.exec().status).toBe(0);
+    const ring = readFileSync(hook.paths.secret, "utf8");
+    expect(typeof parseKeyRing(ring)).toBe("object");
+    expect(hook.exec().stdout).toMatch(/already holds data-protection-keys; kept/);
+    expect(readFileSync(hook.paths.secret, "utf8")).toBe(ring);
+    // The listing asks for the content type, never a value.
+    expect(hook.calls().filter((c) => c.startsWith("az keyvault secret list"))[0]).toContain("contentType");
   });
 
   it("waits for the deployer's role to apply, and gives up saying why", () => {

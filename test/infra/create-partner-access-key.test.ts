@@ -1,8 +1,8 @@
 /**
- * The azd post-provision step that writes the simulated partner's access key into the Key Vault and lets the
- * partner's identity read that one secret (infra/scripts/create-partner-access-key.sh), run with a stand-in for
- * az that records its calls, keeps the secret it is given and remembers the grant: it writes a key once, from a
- * file, grants Key Vault Secrets User at the secret's scope without a directory lookup, and keeps both after.
+ * The azd post-provision step that writes the simulated partner's access key into the Key Vault
+ * (infra/scripts/create-partner-access-key.sh), run with a stand-in for az that records its calls and keeps the
+ * secret it is given: it writes a key once, from a file, over the placeholder the Bicep created, and keeps it
+ * after. The partner's grant on that one secret is the Bicep's now (./identity.test.ts), so it grants nothing.
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -10,18 +10,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadPartnerSettings } from "../../partner/settings.js";
-import { BUILT_IN_ROLES } from "./deployment-checks.js";
 
 const root = join(import.meta.dirname, "../..");
 const script = join(root, "infra/scripts/create-partner-access-key.sh");
 const bin = mkdtempSync(join(tmpdir(), "partner-access-key-"));
 afterAll(() => rmSync(bin, { recursive: true, force: true }));
 
-const VAULT_ID = "/subscriptions/s/resourceGroups/rg-orders/providers/Microsoft.KeyVault/vaults/kv-orders";
-const PARTNER_PRINCIPAL = "5f1d2c3b-4444-4a5b-8c6d-7e8f9a0b1c2d";
-
-// Lists the secret when $STUB_SECRET exists; `secret set --file F` copies F there. LIST_FAILS makes the first
-// listings fail, as before the deployer's role applies. The grant exists once `role assignment create` ran.
+// Lists the secret as `present:<content type>` when $STUB_SECRET exists (`placeholder` while it holds
+// PLACEHOLDER); `secret set --file F` copies F there. LIST_FAILS makes the first listings fail, as before the
+// deployer's role applies.
 writeFileSync(
   join(bin, "az"),
   `#!/bin/sh
@@ -30,13 +27,11 @@ case "$*" in
   "keyvault secret list"*)
     n=$(cat "$STUB_COUNT" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$STUB_COUNT"
     if [ "$n" -le "\${LIST_FAILS:-0}" ]; then echo "Forbidden" >&2; exit 1; fi
-    if [ -f "$STUB_SECRET" ]; then echo partner-access-key; fi ;;
+    if [ -f "$STUB_SECRET" ]; then
+      if [ "$(cat "$STUB_SECRET")" = PLACEHOLDER ]; then echo present:placeholder; else echo present:; fi
+    fi ;;
   "keyvault secret set"*)
     while [ $# -gt 0 ]; do if [ "$1" = "--file" ]; then cp "$2" "$STUB_SECRET"; fi; shift; done ;;
-  "role assignment list"*)
-    if [ -f "$STUB_GRANT" ]; then echo 1; else echo 0; fi ;;
-  "role assignment create"*)
-    touch "$STUB_GRANT" ;;
 esac`,
 );
 chmodSync(join(bin, "az"), 0o755);
@@ -51,7 +46,6 @@ function run(name: string, env: Record<string, string | undefined> = {}) {
     log: join(dir, "calls.log"),
     secret: join(dir, "secret"),
     count: join(dir, "count"),
-    grant: join(dir, "grant"),
     sleeps: join(dir, "sleeps"),
   };
   writeFileSync(paths.log, "");
@@ -64,11 +58,8 @@ function run(name: string, env: Record<string, string | undefined> = {}) {
         STUB_LOG: paths.log,
         STUB_SECRET: paths.secret,
         STUB_COUNT: paths.count,
-        STUB_GRANT: paths.grant,
         AZURE_PARTNER_NAME: "app-partner-orders",
-        AZURE_PARTNER_PRINCIPAL_ID: PARTNER_PRINCIPAL,
         AZURE_KEY_VAULT_NAME: "kv-orders",
-        AZURE_KEY_VAULT_ID: VAULT_ID,
         AZURE_PARTNER_ACCESS_SECRET_NAME: "partner-access-key",
         KEY_VAULT_RETRY_SECONDS: "0",
         ...env,
@@ -107,33 +98,23 @@ describe("create-partner-access-key.sh", () => {
     expect(run("other").exec().status).toBe(0);
   });
 
-  it("grants the partner Key Vault Secrets User on that one secret, by object id, once", () => {
-    const hook = run("grant");
+  it("F25-3: writes the key over the placeholder the Bicep created, and grants nothing itself", () => {
+    const hook = run("placeholder");
+    writeFileSync(hook.paths.secret, "PLACEHOLDER");
     expect(hook.exec().status).toBe(0);
-    const scope = `${VAULT_ID}/secrets/partner-access-key`;
-    const grants = () => hook.calls().filter((call) => call.startsWith("az role assignment create"));
-    expect(grants()).toEqual([
-      `az role assignment create --assignee-object-id ${PARTNER_PRINCIPAL} --assignee-principal-type ServicePrincipal --role ${BUILT_IN_ROLES.keyVaultSecretsUser} --scope ${scope} --output none`,
-    ]);
-    const second = hook.exec();
-    expect(second.stdout).toMatch(/app-partner-orders may already read partner-access-key; kept/);
-    expect(grants()).toHaveLength(1);
-    // No Graph lookup: neither --assignee (a name to resolve) nor a filled-in principal name.
-    const listed = hook.calls().filter((call) => call.startsWith("az role assignment list"));
-    expect(
-      listed.every((call) => call.includes("--fill-principal-name false") && !call.includes("--assignee ")),
-    ).toBe(true);
+    expect(readFileSync(hook.paths.secret, "utf8")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(hook.calls().filter((call) => call.startsWith("az role"))).toEqual([]);
   });
 
   it("does nothing when the deployment calls a partner of the user's", () => {
-    const hook = run("real-partner", { AZURE_PARTNER_NAME: "", AZURE_PARTNER_PRINCIPAL_ID: "" });
+    const hook = run("real-partner", { AZURE_PARTNER_NAME: "" });
     const result = hook.exec();
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/a partner of your own \(PARTNER_URL\); nothing to do/);
     expect(hook.calls()).toEqual([]);
   });
 
-  it("waits for the deployer's role to apply, and gives up saying why, granting nothing", () => {
+  it("waits for the deployer's role to apply, and gives up saying why", () => {
     const late = run("late", { LIST_FAILS: "2" });
     expect(late.exec().status).toBe(0);
     expect(existsSync(late.paths.secret)).toBe(true);
@@ -142,7 +123,6 @@ describe("create-partner-access-key.sh", () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/cannot list the secrets of kv-orders/);
     expect(existsSync(never.paths.secret)).toBe(false);
-    expect(existsSync(never.paths.grant)).toBe(false);
   });
 
   it("waits 10 minutes by default for the role, as long as a Key Vault role assignment can take", () => {
@@ -154,8 +134,8 @@ describe("create-partner-access-key.sh", () => {
   });
 
   it("refuses to run outside azd, naming the variable", () => {
-    const result = run("outside", { AZURE_KEY_VAULT_ID: "" }).exec();
+    const result = run("outside", { AZURE_KEY_VAULT_NAME: "" }).exec();
     expect(result.status).not.toBe(0);
-    expect(result.stderr).toMatch(/AZURE_KEY_VAULT_ID/);
+    expect(result.stderr).toMatch(/AZURE_KEY_VAULT_NAME/);
   });
 });

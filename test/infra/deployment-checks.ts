@@ -71,16 +71,34 @@ export const SCHEDULER_CONNECTION_SETTING = "DURABLE_TASK_SCHEDULER_CONNECTION_S
 /** An app setting that stands for a path of host.json (`AzureFunctionsJobHost__extensions__durableTask__...`). */
 export const HOST_JSON_OVERRIDE = /^AzureFunctionsJobHost__/;
 
-/** Settings read by the Functions host or the telemetry set-up (src/functions/telemetry-setup.ts) rather than by src/config. */
+/**
+ * Settings read by the Functions host, the telemetry set-up (src/functions/telemetry-setup.ts) or the app's
+ * credential (src/adapters/azure-credential.ts) rather than by src/config: the host's connections name the app's
+ * user-assigned identity themselves (`__credential`, `__clientId`).
+ */
 export const HOST_ONLY_SETTINGS: readonly string[] = [
   `${storage}__queueServiceUri`,
   `${storage}__tableServiceUri`,
+  `${storage}__credential`,
+  `${storage}__clientId`,
+  `${serviceBus}__credential`,
+  `${serviceBus}__clientId`,
+  "AZURE_CLIENT_ID",
   "APPLICATIONINSIGHTS_CONNECTION_STRING",
   "APPLICATIONINSIGHTS_AUTHENTICATION_STRING",
   SCHEDULER_CONNECTION_SETTING,
-  "AzureFunctionsJobHost__extensions__durableTask__storageProvider__type",
-  "AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName",
 ];
+
+/**
+ * F25-2: settings that override a path of host.json. The scale controller of Flex Consumption builds its view of
+ * the durable backend from the package's host.json, not from these (Azure/azure-functions-durable-extension#2622),
+ * so the package's host.json names the storage provider and no setting may say otherwise.
+ */
+export function hostJsonOverrides(settings: AppSettings): string[] {
+  return [...settings.keys()]
+    .filter((name) => HOST_JSON_OVERRIDE.test(name))
+    .map((name) => `${name}: overrides host.json, which the scale controller reads instead`);
+}
 
 /** Settings Flex Consumption rejects or ignores (its runtime and deployment are in functionAppConfig). */
 export const FLEX_UNSUPPORTED_SETTINGS: readonly string[] = [
@@ -213,14 +231,16 @@ export interface RoleAssignment {
   readonly principalType: string | undefined;
 }
 
-const APP_PRINCIPAL = "function-app.outputs.principalId";
+/** The Function App's user-assigned identity (its only one). */
+const APP_PRINCIPAL = "app-identity.outputs.principalId";
 const STOREFRONT_PRINCIPAL = "storefront.outputs.principalId";
-const PARTNER_PRINCIPAL = "partner.outputs.principalId";
+/** The partner's system-assigned identity (its books) and its user-assigned one (its Key Vault reference). */
+const PARTNER_PRINCIPALS = ["partner.outputs.principalId", "partner-identity.outputs.principalId"];
 
 function principalOf(value: unknown, deployerId: string): string {
   if (moduleOutput(value) === APP_PRINCIPAL) return "app";
   if (moduleOutput(value) === STOREFRONT_PRINCIPAL) return "storefront";
-  if (moduleOutput(value) === PARTNER_PRINCIPAL) return "partner";
+  if (PARTNER_PRINCIPALS.includes(moduleOutput(value) ?? "")) return "partner";
   if (value === deployerId) return "deployer";
   return String(value);
 }
@@ -295,6 +315,9 @@ export const TRIGGERED_QUEUES = [QUEUE_NAMES.orders, QUEUE_NAMES.agentRequests, 
  */
 export const PEEKED_QUEUES = [QUEUE_NAMES.invalidMessages];
 
+/** A Key Vault secret as a role's scope. */
+export const KEY_VAULT_SECRET = "Microsoft.KeyVault/vaults/secrets";
+
 /** What the app's identity needs, on what: everything the code and the host talk to. */
 export const APP_NEEDS: readonly RoleNeed[] = [
   {
@@ -340,10 +363,18 @@ export const APP_NEEDS: readonly RoleNeed[] = [
     role: BUILT_IN_ROLES.monitoringMetricsPublisher,
     why: "telemetry with local auth off",
   },
+  // Each secret on its own: the app reads these two and nothing else in the vault.
   {
-    scope: "Microsoft.KeyVault/vaults",
+    scope: KEY_VAULT_SECRET,
+    scopeName: "data-protection-keys",
     role: BUILT_IN_ROLES.keyVaultSecretsUser,
     why: "DATA_PROTECTION_KEYS, a Key Vault reference",
+  },
+  {
+    scope: KEY_VAULT_SECRET,
+    scopeName: "partner-access-key",
+    role: BUILT_IN_ROLES.keyVaultSecretsUser,
+    why: "PARTNER_ACCESS_KEY, a Key Vault reference",
   },
 ];
 

@@ -275,7 +275,11 @@ describeCompiled("compiled template: resources", () => {
         .deployment as Properties
     ).storage as Properties;
     expect(String(shown(deployment.value))).toMatch(/deployment-package>?$/);
-    expect(deployment.authentication).toEqual({ type: "SystemAssignedIdentity" });
+    // With the app's user-assigned identity, which holds Blob Data Owner before the site exists.
+    expect(deployment.authentication).toMatchObject({ type: "UserAssignedIdentity" });
+    expect(moduleOutput((deployment.authentication as Properties).userAssignedIdentityResourceId)).toBe(
+      "app-identity.outputs.id",
+    );
   });
 
   it("locks the state store and the orders database against deletion when protectData is on", () => {
@@ -470,10 +474,12 @@ describeCompiled("compiled template: identity and roles", () => {
       expect(held.principalType).toBe(MAIN_PARAMETERS.principalType);
   });
 
-  it("assign them to the Function App's system-assigned identity", () => {
-    expect(one("Microsoft.Web/sites", FUNCTION_APP).body.identity).toEqual({ type: "SystemAssigned" });
-    expect(deploymentOf("function-app").template.outputs?.principalId?.value).toBe(
-      "[reference('app', '2025-03-01', 'full').identity.principalId]",
+  it("assign them to the Function App's user-assigned identity, its only one (./identity.test.ts)", () => {
+    expect(Object.keys((one("Microsoft.Web/sites", FUNCTION_APP).body.identity ?? {}) as Properties)).toEqual(
+      ["type", "userAssignedIdentities"],
+    );
+    expect(moduleOutput(deploymentOf("main").outputs.AZURE_FUNCTION_APP_PRINCIPAL_ID)).toBe(
+      "app-identity.outputs.principalId",
     );
   });
 
@@ -536,8 +542,8 @@ describeCompiled("compiled template: azd wiring", () => {
   it("deploys the one Functions service azure.yaml names to the app tagged with its name", () => {
     const functions = azdServices(read("azure.yaml")).filter((s) => s.properties.host === "function");
     expect(functions.map((s) => s.properties)).toEqual([
-      // Built here into its own folder, deployed as built (./function-package.test.ts).
-      { project: ".", language: "ts", host: "function", dist: ".build/function-app", remoteBuild: "false" },
+      // Built here into its own folder, deployed as built (./function-package.test.ts, ./azd-services.test.ts).
+      { project: ".build/function-app", language: "js", host: "function", remoteBuild: "false" },
     ]);
     expect(one("Microsoft.Web/sites", FUNCTION_APP).body.tags).toEqual({
       "azd-env-name": MAIN_PARAMETERS.environmentName,
@@ -577,18 +583,9 @@ describeCompiled("compiled template: azd wiring", () => {
     // azd writes its own (the subscription, the environment, the region) into every environment.
     const azdOwn = [...AZD_OWN_VARIABLES, "AZURE_SUBSCRIPTION_ID"];
     expect(used.filter((name) => !(name in outputs()) && !azdOwn.includes(name))).toEqual([]);
-    expect(moduleOutput(outputs().AZURE_FUNCTION_APP_CLIENT_ID)).toBe("function-app.outputs.clientId");
-    const identity = resources.find((r) => r.type === "Microsoft.ManagedIdentity/identities");
-    // The system-assigned identity of the site, as an extension resource: ARM's only source of its client id.
-    expect([identity?.module, identity?.existing, identity?.body.name]).toEqual([
-      "function-app",
-      true,
-      "default",
-    ]);
-    expect(String(identity?.body.scope)).toMatch(/^resourceId\(Microsoft\.Web\/sites, /);
-    expect(deploymentOf("function-app").template.outputs?.clientId?.value).toBe(
-      "[reference('appIdentity').clientId]",
-    );
+    // The app's user-assigned identity: its client id is an output of its own resource, no lookup needed.
+    expect(moduleOutput(outputs().AZURE_FUNCTION_APP_CLIENT_ID)).toBe("app-identity.outputs.clientId");
+    expect(resources.filter((r) => r.type === "Microsoft.ManagedIdentity/identities")).toEqual([]);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The durable backend chosen at deployment (`azd env set DURABLE_BACKEND dts`, default azureStorage), read from
  * the compiled template expanded once per backend: the Durable Task Scheduler and its task hub only with dts, the
- * app's role on it, its connection setting, and host.json's storage provider as the host sees it (host.json with
- * the app settings that override its paths).
+ * app's role on it, its connection setting; and host.json's storage provider as the host and the scale controller
+ * see it: the host.json the package carries for that backend (tools/function-app-package.ts), which no app
+ * setting overrides.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +11,12 @@ import { describe, expect, it } from "vitest";
 import { newKeyRingText } from "../../laptop/embedded/key-file.js";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
+import {
+  DURABLE_BACKENDS,
+  durableBackendOf,
+  SCHEDULER_CONNECTION_SETTING as PACKAGED_CONNECTION_SETTING,
+  packagedHostJson,
+} from "../../tools/function-app-package.js";
 import { Unresolved } from "./arm-expressions.js";
 import { azdVariable } from "./azd-project.js";
 import { type DeployedResource, expand, loadCompiledTemplate, MAIN_PARAMETERS } from "./compiled-template.js";
@@ -17,6 +24,7 @@ import {
   type AppSettings,
   coverageProblems,
   HOST_JSON_OVERRIDE,
+  hostJsonOverrides,
   missingRoles,
   type RoleNeed,
   roleAssignments,
@@ -95,6 +103,59 @@ const atLeast = (version: number[], wanted: number[]) => {
   }
   return true;
 };
+
+describe("F25-2: the package's host.json names the durable backend, and no app setting overrides it", () => {
+  const packaged = (backend: (typeof DURABLE_BACKENDS)[number]) =>
+    JSON.parse(packagedHostJson(read("host.json"), backend)) as Record<string, unknown>;
+
+  it("dts: the scheduler, through the connection setting the Bicep sets; azureStorage: the default", () => {
+    expect(storageProvider(packaged("dts"))).toEqual({
+      type: "azureManaged",
+      connectionStringName: PACKAGED_CONNECTION_SETTING,
+    });
+    expect(PACKAGED_CONNECTION_SETTING).toBe(SCHEDULER_CONNECTION_SETTING);
+    expect(storageProvider(packaged("azureStorage"))).toEqual({ type: "AzureStorage" });
+    // The rest of host.json is the project's, whichever the backend.
+    const { extensions: _d, ...dtsRest } = packaged("dts");
+    const { extensions: _a, ...projectRest } = hostJson;
+    expect(dtsRest).toEqual(projectRest);
+    expect((packaged("dts").extensions as { durableTask: unknown }).durableTask).toMatchObject(
+      (hostJson.extensions as { durableTask: Record<string, unknown> }).durableTask,
+    );
+  });
+
+  it("DURABLE_BACKEND, read when the package is made, picks it: unset is the Bicep's default, a typo stops", () => {
+    expect(durableBackendOf({})).toBe("azureStorage");
+    expect(durableBackendOf({ DURABLE_BACKEND: "dts" })).toBe("dts");
+    expect(() => durableBackendOf({ DURABLE_BACKEND: "DTS" })).toThrow(
+      /DURABLE_BACKEND: expected azureStorage or dts/,
+    );
+    const template = "template" in compiled ? compiled.template : undefined;
+    if (template) {
+      expect(template.parameters?.durableBackend?.defaultValue).toBe(durableBackendOf({}));
+      expect(template.parameters?.durableBackend?.allowedValues).toEqual([...DURABLE_BACKENDS]);
+    }
+  });
+
+  it.skipIf("skipReason" in compiled)("no app setting overrides host.json, with either backend", () => {
+    for (const backend of DURABLE_BACKENDS) {
+      expect(hostJsonOverrides(appSettingsOf(deployedWith(backend).resources)), backend).toEqual([]);
+    }
+  });
+
+  it("the check fails on the settings that switched the provider before", () => {
+    expect(
+      hostJsonOverrides(
+        new Map([
+          ["AzureFunctionsJobHost__extensions__durableTask__storageProvider__type", "azureManaged"],
+          ["TASKHUB_NAME", "Orders"],
+        ]),
+      ),
+    ).toEqual([
+      "AzureFunctionsJobHost__extensions__durableTask__storageProvider__type: overrides host.json, which the scale controller reads instead",
+    ]);
+  });
+});
 
 describe("host.json, for both backends", () => {
   it("names no storage provider, so Azure Storage is the default, and a bundle that knows the scheduler", () => {
@@ -190,28 +251,14 @@ describeCompiled("compiled template: DURABLE_BACKEND", () => {
       expect(missingRoles(without, "app", SCHEDULER_NEEDS)).toHaveLength(1);
     });
 
-    it("connects with the app's system-assigned identity: the endpoint, no key, no ClientID", () => {
+    it("connects with the app's user-assigned identity: the endpoint and its client id, no key", () => {
       const connection = settings.get(SCHEDULER_CONNECTION_SETTING) ?? "";
       expect(connection).toMatch(
-        /^<Endpoint=<reference\(.*'durable-task'.*\.outputs\.endpoint\.value>;Authentication=ManagedIdentity>$/,
+        /^<Endpoint=<reference\(.*'durable-task'.*\.outputs\.endpoint\.value>;Authentication=ManagedIdentity;ClientID=<reference\(.*'app-identity'.*\.outputs\.clientId\.value>>$/,
       );
-      // A user-assigned identity would need ;ClientID=<its client id>; the site has none.
-      const site = resources.find((r) => r.type === "Microsoft.Web/sites" && r.module === "function-app");
-      expect(site?.body.identity).toEqual({ type: "SystemAssigned" });
-      expect(connection).not.toMatch(/ClientID|AccessKey|SharedAccess/i);
+      expect(connection).not.toMatch(/AccessKey|SharedAccess/i);
       expect(secretProblems(settings)).toEqual([]);
       expect(coverageProblems(settings)).toEqual([]);
-    });
-
-    it("switches host.json's storage provider to the scheduler, by app settings", () => {
-      expect(storageProvider(effectiveHostJson(hostJson, settings))).toEqual({
-        type: "azureManaged",
-        connectionStringName: SCHEDULER_CONNECTION_SETTING,
-      });
-      const without = new Map([...settings].filter(([name]) => !name.startsWith("AzureFunctionsJobHost__")));
-      expect(storageProvider(effectiveHostJson(hostJson, without))).toEqual({ type: "AzureStorage" });
-      // The host's own storage stays: keys, timers, the deployment package.
-      expect(settings.has("AzureWebJobsStorage__blobServiceUri")).toBe(true);
     });
 
     it("leaves the app's own settings as they were: loadAzureSettings accepts them", () => {

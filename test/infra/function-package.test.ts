@@ -3,7 +3,7 @@
  * host.json, the dashboard's files, and only the runtime packages those modules import with what they depend on,
  * as package-lock.json records them. No devDependency, no laptop-only package (better-sqlite3: `sas host` hands
  * the app its SQLite orders table), nothing that needs a build on the machine that installs it. azd zips that
- * folder and Azure runs it as built (azure.yaml: `dist`, `remoteBuild: false`).
+ * folder and Azure runs it as built (azure.yaml: the `api` service's project, `remoteBuild: false`).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import {
@@ -13,6 +13,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +28,7 @@ import {
   LAPTOP_ONLY_PACKAGES,
   NOT_LOADED,
   runtimeImports,
+  SCHEDULER_CONNECTION_SETTING,
   writeFunctionAppPackage,
 } from "../../tools/function-app-package.js";
 import { azdServices } from "./azd-project.js";
@@ -180,11 +182,8 @@ describe("the package's checks fail on", () => {
 describe("azure.yaml's Function App service", () => {
   const api = azdServices(readText("azure.yaml")).find((service) => service.name === "api");
 
-  it("deploys the package folder as built, after writing it", () => {
-    expect(api?.properties).toMatchObject({ dist: FUNCTION_APP_PACKAGE_DIR, remoteBuild: "false" });
-    expect(readText("azure.yaml")).toMatch(
-      / {2}api:[\s\S]*?prepackage:\s*\n\s+shell: sh\s*\n\s+run: npm run build && npx tsx tools\/function-app-package\.ts\n/,
-    );
+  it("deploys the package folder as built, which the project-level step writes (./azd-services.test.ts)", () => {
+    expect(api?.properties).toMatchObject({ project: FUNCTION_APP_PACKAGE_DIR, remoteBuild: "false" });
     // azd refuses `remoteBuild: false` when the service's .funcignore leaves node_modules out; there is none.
     expect(existsSync(join(root, ".funcignore"))).toBe(false);
     expect(readText("azure.yaml")).toMatch(/requiredVersions:\s*\n\s+azd: ">= 1\.23\.12"/);
@@ -206,6 +205,25 @@ describe("the written package", () => {
     // Outside the project, so that Node.js finds no package in the project's own node_modules.
     const out = join(work, "package");
     writeFunctionAppPackage(out, root, built);
+    // npm's record of the tree, newer than the lockfile: azd finds nothing to install.
+    expect(statSync(join(out, "node_modules", ".package-lock.json")).mtimeMs).toBeGreaterThanOrEqual(
+      statSync(join(out, "package-lock.json")).mtimeMs,
+    );
+    expect(JSON.parse(readFileSync(join(out, "package.json"), "utf8"))).not.toHaveProperty("scripts");
+    // F25-2: host.json names the backend DURABLE_BACKEND chose; with azureStorage, the extension's default.
+    const provider = (dir: string) =>
+      (
+        JSON.parse(readFileSync(join(dir, "host.json"), "utf8")) as {
+          extensions: { durableTask: { storageProvider?: unknown } };
+        }
+      ).extensions.durableTask.storageProvider;
+    expect(provider(out)).toBeUndefined();
+    const dts = join(work, "package-dts");
+    writeFunctionAppPackage(dts, root, built, "dts");
+    expect(provider(dts)).toEqual({
+      type: "azureManaged",
+      connectionStringName: SCHEDULER_CONNECTION_SETTING,
+    });
     expect(readdirSync(join(out, "node_modules", "@azure"))).toContain("functions");
     expect(existsSync(join(out, "node_modules", "better-sqlite3"))).toBe(false);
     // Type declarations and source maps are no part of what runs.

@@ -3,14 +3,23 @@
  * identity needs. Each returns what it finds, so that a test can also show it failing on a doctored input.
  */
 import { FAULT_SETTINGS, PARTNER_SETTINGS } from "../../partner/settings.js";
-import { type AppSettings, BUILT_IN_ROLES, type RoleNeed } from "./deployment-checks.js";
+import { type AppSettings, BUILT_IN_ROLES, KEY_VAULT_SECRET, type RoleNeed } from "./deployment-checks.js";
 
-/** What the partner's identity needs, on what: its own storage account (its books), and nothing else there. */
+/**
+ * What the partner's identities need, on what: its own storage account (its books), and nothing else there; its
+ * access key, the one secret of the vault it reads.
+ */
 export const PARTNER_NEEDS: readonly RoleNeed[] = [
   {
     scope: "Microsoft.Storage/storageAccounts",
     role: BUILT_IN_ROLES.storageBlobDataContributor,
     why: "its append-blob journal",
+  },
+  {
+    scope: KEY_VAULT_SECRET,
+    scopeName: "partner-access-key",
+    role: BUILT_IN_ROLES.keyVaultSecretsUser,
+    why: "PARTNER_ACCESS_KEY, a Key Vault reference",
   },
 ];
 

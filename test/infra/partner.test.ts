@@ -12,14 +12,9 @@ import { describe, expect, it } from "vitest";
 import { FAULT_SETTINGS, loadPartnerSettings, PARTNER_SETTINGS } from "../../partner/settings.js";
 import { PARTNER_ACCESS_KEY_SETTING, PARTNER_URL_SETTING } from "../../src/config/names.js";
 import { functionAppPackage } from "../../tools/function-app-package.js";
+import { webAppPackage } from "../../tools/web-app-package.js";
 import { Unresolved } from "./arm-expressions.js";
-import {
-  askedParameters,
-  azdConditionHolds,
-  azdServices,
-  azdVariable,
-  packagedFiles,
-} from "./azd-project.js";
+import { askedParameters, azdConditionHolds, azdServices, azdVariable } from "./azd-project.js";
 import {
   type DeployedResource,
   expand,
@@ -102,10 +97,13 @@ describeCompiled("compiled template, no partnerUrl: the simulated partner's site
     }
   });
 
-  it("is a Linux web app with its own system-assigned identity, Node.js per nodeVersion, always on", () => {
+  it("is a Linux web app with its own identities, Node.js per nodeVersion, always on", () => {
     expect(inModule(simulated, "partner", "Microsoft.Web/sites")).toHaveLength(1);
     expect(site(simulated, "partner")?.body.kind).toBe("app,linux");
-    expect(site(simulated, "partner")?.body.identity).toEqual({ type: "SystemAssigned" });
+    // System-assigned for its books; user-assigned for its Key Vault reference (./identity.test.ts).
+    expect((site(simulated, "partner")?.body.identity as { type?: string } | undefined)?.type).toBe(
+      "SystemAssigned, UserAssigned",
+    );
     const nodeVersion = deploymentOf(simulated, "main").parameters.nodeVersion;
     expect(siteConfig(simulated, "partner").linuxFxVersion).toBe(`NODE|${nodeVersion}-lts`);
     expect(siteConfig(simulated, "partner").alwaysOn).toBe(true);
@@ -135,7 +133,7 @@ describeCompiled("compiled template, no partnerUrl: the simulated partner's site
     ]);
   });
 
-  it("starts what tsconfig.partner.json compiles from partner/main.ts, built by POST_BUILD_COMMAND", () => {
+  it("F25-6: starts what tsconfig.partner.json compiles from partner/main.ts, built before packaging, not on App Service", () => {
     const tsconfig = JSON.parse(read("tsconfig.partner.json")) as {
       compilerOptions: { rootDir: string; outDir: string };
     };
@@ -145,9 +143,9 @@ describeCompiled("compiled template, no partnerUrl: the simulated partner's site
     expect(existsSync(join(root, "partner/main.ts"))).toBe(true);
     const scripts = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts;
     const settings = settingsOf(simulated, "partner");
-    const build = /^npm run (\S+)$/.exec(settings.get("POST_BUILD_COMMAND") ?? "")?.[1] ?? "";
-    expect(scripts[build]).toBe("tsc -p tsconfig.partner.json");
-    expect(settings.get("SCM_DO_BUILD_DURING_DEPLOYMENT")).toBe("true");
+    expect(scripts["build:partner"]).toBe("tsc -p tsconfig.partner.json");
+    expect(settings.get("SCM_DO_BUILD_DURING_DEPLOYMENT")).toBe("false");
+    expect(settings.has("POST_BUILD_COMMAND")).toBe(false);
   });
 
   it("is tagged with the partner service of azure.yaml, and its address and names are outputs for the hook", () => {
@@ -200,7 +198,7 @@ describeCompiled("compiled template, no partnerUrl: the partner's books", () => 
     const held = assignments.filter((a) => a.principal === "partner");
     expect(missingRoles(held, "partner", PARTNER_NEEDS)).toEqual([]);
     expect(excessRoles(held, { partner: PARTNER_NEEDS })).toEqual([]);
-    expect(held.map((a) => a.principalType)).toEqual(["ServicePrincipal"]);
+    expect(held.map((a) => a.principalType)).toEqual(["ServicePrincipal", "ServicePrincipal"]);
     const grant = simulated.resources.find(
       (r) => r.type === "Microsoft.Authorization/roleAssignments" && r.symbolicName === "partnerLedgerRole",
     );
@@ -227,19 +225,23 @@ describeCompiled("compiled template, no partnerUrl: only the Function App may ca
     );
   });
 
-  it("the Function App calls the partner's own host, and holds Key Vault Secrets User on the vault", () => {
+  it("the Function App calls the partner's own host; both read the key through a grant on that one secret", () => {
     expect(appSettings().get(PARTNER_URL_SETTING)).toMatch(
       /^<https:\/\/<reference\(.*'Microsoft\.Resources\/deployments', 'partner'\).*\.outputs\.defaultHostName\.value>>$/,
     );
     const assignments = roleAssignments(simulated.resources, String(MAIN_PARAMETERS.principalId));
+    const keyReaders = assignments
+      .filter((a) => a.role === BUILT_IN_ROLES.keyVaultSecretsUser)
+      .map((a) => `${a.principal} ${a.scope} ${a.scopeName}`);
+    expect(keyReaders).toEqual(
+      expect.arrayContaining([
+        `app Microsoft.KeyVault/vaults/secrets ${KEY_SECRET}`,
+        `partner Microsoft.KeyVault/vaults/secrets ${KEY_SECRET}`,
+      ]),
+    );
     expect(
-      assignments.filter(
-        (a) =>
-          a.principal === "app" &&
-          a.role === BUILT_IN_ROLES.keyVaultSecretsUser &&
-          a.scope === "Microsoft.KeyVault/vaults",
-      ),
-    ).toHaveLength(1);
+      assignments.filter((a) => a.scope === "Microsoft.KeyVault/vaults" && a.principal !== "deployer"),
+    ).toEqual([]);
   });
 
   it("F24-5: App Service lets through the Function App's subnet alone, and keeps the deployment site open to azd", () => {
@@ -277,13 +279,6 @@ describeCompiled("compiled template, no partnerUrl: only the Function App may ca
       "Microsoft.Web",
     ]);
     expect(subnet.defaultOutboundAccess).toBe(true);
-  });
-
-  it("the partner holds no role on the vault: the hook grants it the one secret (its test is create-partner-access-key)", () => {
-    const assignments = roleAssignments(simulated.resources, String(MAIN_PARAMETERS.principalId));
-    expect(
-      assignments.filter((a) => a.principal === "partner" && a.scope.startsWith("Microsoft.KeyVault/")),
-    ).toEqual([]);
   });
 
   it("no setting holds a secret, and each is read by partner/settings.ts or by App Service", () => {
@@ -375,6 +370,7 @@ describeCompiled("compiled template, partnerUrl given: nothing of the simulated 
     // The other conditional module is the Durable Task Scheduler's (test/infra/durable-backend.test.ts).
     expect(modules.filter((m) => m.condition !== undefined).map((m) => [m.name, m.condition])).toEqual([
       ["durable-task", "[variables('useScheduler')]"],
+      ["partner-identity", "[variables('simulatePartner')]"],
       ["partner-network", "[variables('simulatePartner')]"],
       ["partner", "[variables('simulatePartner')]"],
     ]);
@@ -413,8 +409,8 @@ describe("azd env new x && azd up", () => {
   it("deploys the partner service exactly when the Bicep deploys the partner: both read PARTNER_URL", () => {
     expect(file.parameters.partnerUrl?.value).toBe(azdVariable("PARTNER_URL"));
     expect(partner?.properties).toEqual({
-      project: ".",
-      language: "ts",
+      project: ".build/partner",
+      language: "js",
       host: "appservice",
       condition: azdVariable("PARTNER_URL:-true"),
     });
@@ -427,22 +423,26 @@ describe("azd env new x && azd up", () => {
   });
 
   it("builds the partner on this machine first, so a type error stops before anything is uploaded", () => {
-    expect(read("azure.yaml")).toMatch(
-      / {2}partner:[\s\S]*?postbuild:\s*\n\s+shell: sh\s*\n\s+run: npm run build:partner/,
-    );
+    // One step builds all three apps before any service is packaged (./azd-services.test.ts).
+    expect(read("infra/scripts/prepackage.sh")).toMatch(/^npm run build:partner$/m);
   });
 });
 
 describe("the packages azd makes, with the partner", () => {
-  const webPackage = packagedFiles(root, ".webappignore");
+  const partnerPackage = webAppPackage("partner").files;
   const functionPackage = functionAppPackage(root).files;
   const under = (files: readonly string[], folder: string) => files.filter((f) => f.startsWith(`${folder}/`));
 
-  it("the App Service package (the storefront's and the partner's) carries the partner and its build", () => {
-    for (const file of ["tsconfig.partner.json", "partner/main.ts", "partner/settings.ts", "package.json"])
-      expect(webPackage, file).toContain(file);
-    for (const folder of ["laptop", "test", "dist", "node_modules"])
-      expect(under(webPackage, folder), folder).toEqual([]);
+  it("the partner's carries its build, started as the Bicep starts it, and nothing of the laptop or the tests", () => {
+    expect(partnerPackage).toContain(
+      String(siteConfig(simulated, "partner").appCommandLine ?? "node dist/partner/partner/main.js").replace(
+        /^node /,
+        "",
+      ),
+    );
+    expect(partnerPackage).toContain("dist/partner/partner/settings.js");
+    for (const folder of ["partner", "src", "laptop", "test", "node_modules", "web"])
+      expect(under(partnerPackage, folder), folder).toEqual([]);
   });
 
   it("the Function App's leaves the partner out", () => {

@@ -1,8 +1,8 @@
 /**
- * The azd post-provision step that has App Service resolve the apps' Key Vault references at once
- * (infra/scripts/refresh-key-vault-references.sh), run with a stand-in for az whose references resolve only
- * after a given number of refreshes, as when a role granted moments ago is still applying. It asks again until
- * every reference of the compiled template reads Resolved, and gives up naming the ones that do not.
+ * The azd post-provision step that has App Service fetch the apps' Key Vault references again once the secrets
+ * are written (infra/scripts/refresh-key-vault-references.sh), run with a stand-in for az whose references
+ * resolve only after a given number of refreshes, as when a grant made moments ago is still applying. It asks a
+ * few times, briefly, and then warns naming the references still unresolved: it never stops `azd up` (F25-3).
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -104,19 +104,24 @@ describe("refresh-key-vault-references.sh", () => {
     expect(refreshes(result.calls, PARTNER)).toBe(0);
   });
 
-  it("gives up after its tries, naming each unresolved reference and its status, and how to go on", () => {
+  it("F25-3: warns after its tries, naming each unresolved reference and its status, and lets azd go on", () => {
     const result = run("never", { RESOLVE_AFTER: "99", REFERENCE_ATTEMPTS: "2" });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain("still unresolved after 2 tries:");
+    expect(result.status).toBe(0);
+    expect(result.stderr).toContain("WARNING: still unresolved after 2 tries:");
     expect(result.stderr).toContain("func-orders/DATA_PROTECTION_KEYS (AccessToKeyVaultDenied)");
     expect(result.stderr).toContain("app-partner-orders/PARTNER_ACCESS_KEY (AccessToKeyVaultDenied)");
     expect(result.stderr).toContain("azd hooks run postprovision");
   });
 
-  it("waits 10 minutes by default for the apps' roles, as long as a Key Vault role assignment can take", () => {
-    const result = run("ten-minutes", { RESOLVE_AFTER: "999", REFERENCE_RETRY_SECONDS: undefined });
-    expect(result.status).toBe(1);
-    expect(result.waited).toBeGreaterThanOrEqual(600);
+  it("F25-3: by default checks for well under a minute, not the 10 minutes it once waited", () => {
+    const result = run("default", {
+      RESOLVE_AFTER: "999",
+      REFERENCE_RETRY_SECONDS: undefined,
+      REFERENCE_ATTEMPTS: undefined,
+    });
+    expect(result.status).toBe(0);
+    expect(result.waited).toBeGreaterThan(0);
+    expect(result.waited).toBeLessThan(60);
   });
 
   const compiled = loadCompiledTemplate();

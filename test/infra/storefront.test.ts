@@ -11,8 +11,9 @@ import { describe, expect, it } from "vitest";
 import { QUEUE_NAMES } from "../../src/config/names.js";
 import { loadStorefrontSettings, STOREFRONT_SETTINGS } from "../../storefront/settings.js";
 import { functionAppPackage } from "../../tools/function-app-package.js";
+import { webAppPackage } from "../../tools/web-app-package.js";
 import { Unresolved } from "./arm-expressions.js";
-import { azdServices, azdVariable, packagedFiles } from "./azd-project.js";
+import { azdServices, azdVariable } from "./azd-project.js";
 import {
   type DeployedResource,
   expand,
@@ -85,9 +86,9 @@ describeCompiled("compiled template: the storefront's site", () => {
     expect(moduleOutput(storefrontDeployment()?.parameters.planId)).toBe("app-service-plan.outputs.id");
   });
 
-  it("runs Node.js 24 (the deployment's nodeVersion) always on, with a health check the storefront answers", () => {
+  it("runs Node.js 22 (the deployment's nodeVersion) always on, with a health check the storefront answers", () => {
     const nodeVersion = deployments.find((d) => d.module === "main")?.parameters.nodeVersion;
-    expect(nodeVersion).toBe("24");
+    expect(nodeVersion).toBe("22");
     expect(siteConfig().linuxFxVersion).toBe(`NODE|${nodeVersion}-lts`);
     expect(siteConfig().alwaysOn).toBe(true);
     expect(siteConfig().healthCheckPath).toBe("/api/catalogue");
@@ -108,17 +109,17 @@ describeCompiled("compiled template: the storefront's site", () => {
     ]);
   });
 
-  it("starts what tsconfig.storefront.json compiles from storefront/main.ts, built by POST_BUILD_COMMAND", () => {
+  it("F25-6: starts what its package carries as built, with no build on App Service", () => {
     const tsconfig = JSON.parse(read("tsconfig.storefront.json")) as {
       compilerOptions: { rootDir: string; outDir: string };
     };
     const { rootDir, outDir } = tsconfig.compilerOptions;
     const entry = posix.join(outDir, posix.relative(rootDir, "storefront/main.ts").replace(/\.ts$/, ".js"));
     expect(siteConfig().appCommandLine).toBe(`node ${entry}`);
-    expect(existsSync(join(root, "storefront/main.ts"))).toBe(true);
-    const scripts = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts;
-    const build = /^npm run (\S+)$/.exec(storefrontSettings().get("POST_BUILD_COMMAND") ?? "")?.[1] ?? "";
-    expect(scripts[build]).toBe("tsc -p tsconfig.storefront.json");
+    expect(webAppPackage("storefront").files).toContain(entry);
+    // The package is built here (tools/web-app-package.ts): App Service installs and compiles nothing.
+    expect(storefrontSettings().get("SCM_DO_BUILD_DURING_DEPLOYMENT")).toBe("false");
+    expect(storefrontSettings().has("POST_BUILD_COMMAND")).toBe(false);
   });
 
   it("is tagged with the App Service service of azure.yaml, and its URL is an output", () => {
@@ -268,49 +269,38 @@ describe("the receive check", () => {
 describe("azure.yaml and the packages azd makes", () => {
   const services = azdServices(read("azure.yaml"));
 
-  it("names the Function App, the storefront and the partner, each a TypeScript service of this folder", () => {
+  it("names the Function App, the storefront and the partner, each deployed from its own folder as built", () => {
     expect(services.map((s) => [s.name, s.properties])).toEqual([
-      [
-        "api",
-        { project: ".", language: "ts", host: "function", dist: ".build/function-app", remoteBuild: "false" },
-      ],
-      ["storefront", { project: ".", language: "ts", host: "appservice" }],
+      ["api", { project: ".build/function-app", language: "js", host: "function", remoteBuild: "false" }],
+      ["storefront", { project: ".build/storefront", language: "js", host: "appservice" }],
       [
         "partner",
-        { project: ".", language: "ts", host: "appservice", condition: azdVariable("PARTNER_URL:-true") },
+        {
+          project: ".build/partner",
+          language: "js",
+          host: "appservice",
+          condition: azdVariable("PARTNER_URL:-true"),
+        },
       ],
     ]);
   });
 
-  const storefrontPackage = packagedFiles(root, ".webappignore");
+  const storefrontPackage = webAppPackage("storefront").files;
   const functionPackage = functionAppPackage(root).files;
   const under = (files: readonly string[], folder: string) => files.filter((f) => f.startsWith(`${folder}/`));
 
-  it("the storefront's: what App Service's build needs, without node_modules, tests or the laptop", () => {
-    for (const file of [
-      "package.json",
-      "package-lock.json",
-      "tsconfig.json",
-      "tsconfig.build.json",
-      "tsconfig.storefront.json",
-    ])
-      expect(storefrontPackage, file).toContain(file);
-    expect(under(storefrontPackage, "storefront")).toContain("storefront/main.ts");
-    expect(under(storefrontPackage, "storefront")).toContain("storefront/catalogue.json");
-    expect(under(storefrontPackage, "src")).toContain("src/domain/order.ts");
+  it("the storefront's: its build and its page, without the tests, the laptop or the other apps", () => {
+    expect(storefrontPackage).toContain("package.json");
+    expect(under(storefrontPackage, "dist/storefront/storefront")).toContain(
+      "dist/storefront/storefront/catalogue.json",
+    );
+    expect(under(storefrontPackage, "dist/storefront/src")).toContain("dist/storefront/src/domain/order.js");
     expect(under(storefrontPackage, "web/storefront")).toContain("web/storefront/index.html");
-    for (const folder of [
-      "node_modules",
-      "dist",
-      "test",
-      "laptop",
-      "infra",
-      "docs",
-      "bench",
-      "tools",
-      "web/dashboard",
-    ])
+    for (const folder of ["storefront", "src", "test", "laptop", "infra", "docs", "tools", "web/dashboard"])
       expect(under(storefrontPackage, folder), folder).toEqual([]);
+    expect(
+      storefrontPackage.filter((f) => f.startsWith("dist/") && !f.startsWith("dist/storefront/")),
+    ).toEqual([]);
   });
 
   it("the Function App's: no storefront in it, and still its own files (./function-package.test.ts)", () => {

@@ -1,5 +1,5 @@
-import { DefaultAzureCredential } from "@azure/identity";
 import { shutdownAzureMonitor, useAzureMonitor } from "@azure/monitor-opentelemetry";
+import { azureCredential } from "../azure-credential.js";
 
 /** The setting the Bicep sets to the Application Insights resource's connection string. */
 export const APPINSIGHTS_SETTING = "APPLICATIONINSIGHTS_CONNECTION_STRING";
@@ -7,14 +7,15 @@ export const APPINSIGHTS_SETTING = "APPLICATIONINSIGHTS_CONNECTION_STRING";
 /**
  * The Azure Monitor OpenTelemetry distro, registered as the global tracer and meter providers, so the
  * handlers' spans and metrics (asked of the global API) go to Application Insights. Local
- * authentication is off on the provisioned resource, so ingestion uses the app's managed identity.
+ * authentication is off on the provisioned resource, so ingestion uses the app's managed identity (the one
+ * AZURE_CLIENT_ID names, ../azure-credential.ts).
  * Returns false, registering nothing, when the connection string is not set (a laptop, the tests).
  */
 export function startAzureMonitor(env: Readonly<Record<string, string | undefined>>): boolean {
   const connectionString = env[APPINSIGHTS_SETTING];
   if (!connectionString) return false;
   useAzureMonitor({
-    azureMonitorExporterOptions: { connectionString, credential: new DefaultAzureCredential() },
+    azureMonitorExporterOptions: { connectionString, credential: azureCredential(env) },
   });
   return true;
 }
