@@ -13,8 +13,9 @@
  * One writer only (the partner runs as a single instance): anything else appending to the segments
  * shows up as a length the journal did not expect, which it refuses as a conflict.
  */
-import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import type { TokenCredential } from "@azure/identity";
 import { BlobServiceClient, ContainerClient } from "@azure/storage-blob";
+import { azureCredential } from "../src/adapters/azure-credential.js";
 import type { Logger } from "../src/ports/logger.js";
 import { Ledger, type LedgerEvent } from "./ledger.js";
 import {
@@ -47,14 +48,12 @@ export type LedgerContainerPlace =
   | { readonly kind: "containerUrl"; readonly url: string; readonly clientId?: string }
   | { readonly kind: "connectionString"; readonly connectionString: string; readonly container: string };
 
-/** `credential` replaces DefaultAzureCredential for a container URL (tests, other hosts). */
+/** `credential` replaces the site's managed identity (azure-credential.ts) for a container URL (tests, other hosts). */
 export function ledgerContainer(place: LedgerContainerPlace, credential?: TokenCredential): ContainerClient {
   if (place.kind === "connectionString") {
     return BlobServiceClient.fromConnectionString(place.connectionString).getContainerClient(place.container);
   }
-  const identity =
-    credential ??
-    new DefaultAzureCredential(place.clientId ? { managedIdentityClientId: place.clientId } : undefined);
+  const identity = credential ?? azureCredential(process.env, place.clientId);
   return new ContainerClient(place.url, identity);
 }
 

@@ -7,7 +7,8 @@ import {
   type Database,
   PartitionKeyKind,
 } from "@azure/cosmos";
-import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import type { TokenCredential } from "@azure/identity";
+import { azureCredential } from "../azure-credential.js";
 import { ORDER_RECOVERY_CONTAINER, ORDER_STATE_CONTAINER } from "./container-definition.js";
 
 /**
@@ -28,7 +29,7 @@ export interface CosmosConnection {
    * not be the one the client can reach.
    */
   readonly endpointDiscovery?: boolean;
-  /** The Entra ID credential to use without a key; `DefaultAzureCredential` when omitted. */
+  /** The Entra ID credential to use without a key; the app's managed identity (azure-credential.ts) when omitted. */
   readonly credential?: TokenCredential;
 }
 
@@ -72,7 +73,7 @@ export function cosmosClientOptions(connection: CosmosConnection): CosmosClientO
     },
   };
   if (key !== undefined) options.key = key;
-  else options.aadCredentials = credential ?? new DefaultAzureCredential();
+  else options.aadCredentials = credential ?? azureCredential();
   if (selfSigned) options.agent = new Agent({ rejectUnauthorized: false, keepAlive: true });
   return options;
 }

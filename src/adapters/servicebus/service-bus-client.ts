@@ -1,5 +1,6 @@
-import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import type { TokenCredential } from "@azure/identity";
 import { RetryMode, ServiceBusClient, type ServiceBusClientOptions } from "@azure/service-bus";
+import { azureCredential } from "../azure-credential.js";
 
 /**
  * How to reach a namespace, in the Functions app-setting convention: `ServiceBusConnection` holds a
@@ -14,7 +15,7 @@ export interface ServiceBusConnectionSettings {
 
 export interface CreateServiceBusClientOptions {
   readonly clientOptions?: ServiceBusClientOptions;
-  /** For the identity-based connection; `DefaultAzureCredential` (managed identity in Azure) by default. */
+  /** For the identity-based connection; the app's managed identity (azure-credential.ts) by default. */
   readonly credential?: TokenCredential;
 }
 
@@ -49,7 +50,7 @@ export function createServiceBusClient(
   if (connectionString) return new ServiceBusClient(connectionString, clientOptions);
   const namespace = settings.fullyQualifiedNamespace?.trim();
   if (namespace) {
-    const credential = options.credential ?? new DefaultAzureCredential();
+    const credential = options.credential ?? azureCredential();
     return new ServiceBusClient(namespace, credential, clientOptions);
   }
   throw new Error("Service Bus connection: give a connection string or a fully qualified namespace");

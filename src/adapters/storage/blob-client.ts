@@ -1,5 +1,6 @@
-import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import type { TokenCredential } from "@azure/identity";
 import { BlobServiceClient, type StoragePipelineOptions, StorageRetryPolicyType } from "@azure/storage-blob";
+import { azureCredential } from "../azure-credential.js";
 
 /** How to reach a storage account's blob service. */
 export type BlobConnection =
@@ -23,7 +24,7 @@ export const BLOB_RETRIES = {
 
 const BLOB_OPTIONS: StoragePipelineOptions = { retryOptions: BLOB_RETRIES };
 
-/** `credential` replaces DefaultAzureCredential for an identity-based connection (tests, other hosts). */
+/** `credential` replaces the app's managed identity (azure-credential.ts) for an identity-based connection (tests, other hosts). */
 export function createBlobServiceClient(
   connection: BlobConnection,
   credential?: TokenCredential,
@@ -31,10 +32,6 @@ export function createBlobServiceClient(
   if (connection.kind === "connectionString") {
     return BlobServiceClient.fromConnectionString(connection.connectionString, BLOB_OPTIONS);
   }
-  const identity =
-    credential ??
-    new DefaultAzureCredential(
-      connection.clientId ? { managedIdentityClientId: connection.clientId } : undefined,
-    );
+  const identity = credential ?? azureCredential(process.env, connection.clientId);
   return new BlobServiceClient(connection.blobServiceUri, identity, BLOB_OPTIONS);
 }

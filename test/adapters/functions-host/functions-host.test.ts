@@ -64,9 +64,9 @@ function sdkAnswering(runtimeStatus: string): SdkDurableClient {
 }
 
 describe("FunctionsDurableClient", () => {
-  it("counts suspended and continued-as-new instances as running and cancelled ones as terminated", async () => {
+  it("F24-9: keeps suspended instances apart, counts continued-as-new ones as running and cancelled ones as terminated", async () => {
     for (const [sdkStatus, port] of [
-      ["Suspended", "Running"],
+      ["Suspended", "Suspended"],
       ["ContinuedAsNew", "Running"],
       ["Canceled", "Terminated"],
       ["Pending", "Pending"],
