@@ -48,6 +48,22 @@ export function statusMessageFor(
   };
 }
 
+const RETRY_DETAIL = /^retrying after (\w+) did not finish/;
+
+/**
+ * The detail of the "processing" status sent when an attempt starts after one that failed (not after a
+ * deferral): which step did not finish, and why, in words a submitter can show. `retriedStepOf` reads the
+ * step back; web/storefront/store.js matches the same beginning.
+ */
+export function retryDetail(step: string, code: string): string {
+  return `retrying after ${step} did not finish (${code})`;
+}
+
+/** The step a retry's detail names; null for any other detail. */
+export function retriedStepOf(detail: string | null): string | null {
+  return detail === null ? null : (RETRY_DETAIL.exec(detail)?.[1] ?? null);
+}
+
 /** Stable message id: one status per order, attempt and status, so a resend is dropped as a duplicate. */
 export function statusMessageId(message: StatusMessage): string {
   return `${message.orderId}:${message.attempt}:${message.status}`;

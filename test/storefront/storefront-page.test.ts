@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedStorefront } from "../../laptop/embedded/storefront.js";
+import { retryDetail } from "../../src/domain/status-message.js";
 import { runUntil, type Scenario, scenarioPerTest } from "../pipeline/pipeline-harness.js";
 import { chromiumAvailable, launchChromium } from "../support/chromium.js";
 import { getJson, keptButFailing, openShop } from "./shop.js";
@@ -198,6 +199,12 @@ describe.runIf(available)("the storefront in a browser", () => {
       await expect.poll(() => lines.count()).toBe(4);
       expect(await lines.nth(3).locator(".detail").allTextContents()).toEqual([
         "Attempt 2 did not go through; trying again (attempt 3).",
+      ]);
+      // After a failed attempt the app names the step that did not finish: the shopper hears who.
+      await shop.tell(orderId, "processing", 4, retryDetail("reserveInventory", "DeadlinePassed"));
+      await expect.poll(() => lines.count()).toBe(5);
+      expect(await lines.nth(4).locator(".detail").allTextContents()).toEqual([
+        "The warehouse did not answer; trying again (attempt 4).",
       ]);
 
       const { body } = await getJson(shop, `/api/orders/${orderId}`);

@@ -350,12 +350,24 @@ function pause(ms, signal) {
   });
 }
 
+/** Who a step's partner is, in a shopper's words. */
+const STEP_PARTIES = {
+  reserveInventory: "The warehouse",
+  chargePayment: "The payment service",
+  arrangeShipment: "The carrier",
+  notifyCustomer: "The notification service",
+};
+
 /**
- * What a status that starts another attempt tells the shopper. Status messages carry the attempt's
- * number but not why the one before it ended (which step, what failed), so that is all it can say.
+ * What a status that starts another attempt tells the shopper. After a failed attempt the status's
+ * detail names the step that did not finish ("retrying after <step> did not finish (...)", written by
+ * src/domain/status-message.ts), so the shopper hears who did not answer; without it, only the attempt.
  */
 function retryText(status) {
   if (status.status !== "processing" || status.attempt < 2) return null;
+  const step = /^retrying after (\w+) did not finish/.exec(status.detail ?? "")?.[1];
+  const party = step ? STEP_PARTIES[step] : undefined;
+  if (party) return `${party} did not answer; trying again (attempt ${status.attempt}).`;
   const before = status.attempt === 2 ? "The first attempt" : `Attempt ${status.attempt - 1}`;
   return `${before} did not go through; trying again (attempt ${status.attempt}).`;
 }
@@ -402,7 +414,7 @@ function renderOrder(order) {
       timeElement(status.at),
     );
     if (status.attempt > 0) item.append(` · attempt ${status.attempt}`);
-    const detail = status.detail || retryText(status);
+    const detail = retryText(status) || status.detail;
     if (detail) item.append(element("span", detail, "detail"));
     timeline.append(item);
   }

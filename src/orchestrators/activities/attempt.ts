@@ -1,4 +1,5 @@
-import { heardProcessing, type StateRecord, stepOf } from "../../domain/state-record.js";
+import { heardProcessing, PARTNER_UNAVAILABLE, type StateRecord, stepOf } from "../../domain/state-record.js";
+import { retryDetail } from "../../domain/status-message.js";
 import { addMilliseconds } from "../../domain/time.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import { agentRequestFor } from "../agent-request.js";
@@ -153,8 +154,13 @@ async function forwardPlan(
   attempt: AttemptToPlan & { readonly record: StateRecord },
 ): Promise<ForwardPlan> {
   const { ref, record } = attempt;
-  // Once per run, not per attempt: a re-claim after a deferral or a recovery tells the submitter nothing new.
+  // Once per run, and again after a failed attempt (the submitter hears that it is retried, and which step
+  // held it up); a re-claim after a deferral tells the submitter nothing new.
   if (!heardProcessing(record)) await actions.notify(record, "processing");
+  else {
+    const retry = retryOf(record);
+    if (retry) await actions.notify(record, "processing", retry);
+  }
   // An in-doubt step is pending: it runs again with its idempotency key, applied at most once.
   const completed = record.compensationLog
     .filter(({ step }) => stepOf(record, step)?.status === "Completed")
@@ -180,4 +186,11 @@ async function forwardPlan(
   const firstCompleteBy = (attempt.keepStoredDeadline && stored) || attempt.firstCompleteBy;
   const firstStart = actions.startOf(started, first);
   return { ...planBasics(deps), mode: "forward", pendingSteps, completed, firstStart, firstCompleteBy };
+}
+
+/** The retry detail when the attempt before this one failed at a step; null after a deferral. */
+function retryOf(record: StateRecord): string | null {
+  const failure = record.lastError;
+  if (!failure?.step || failure.code === PARTNER_UNAVAILABLE) return null;
+  return retryDetail(failure.step, failure.code);
 }
