@@ -4,6 +4,7 @@ import { isTerminal, PROCESS_STATES } from "../../../src/domain/state-record.js"
 import { LATEST_WORKFLOW_VERSION } from "../../../src/domain/workflow.js";
 import { demoOrder } from "../../embedded/demo.js";
 import type { Cast } from "./cast.js";
+import type { OutageWindow } from "./chaos-check.js";
 import type { StoredEvidence } from "./chaos-evidence.js";
 import type { ChaosOptions } from "./chaos-options.js";
 import { chaosSchedule, firstThird } from "./chaos-schedule.js";
@@ -79,7 +80,11 @@ export async function runChaos(
   let ok = false;
   try {
     await stage.start();
-    const { report, kills, outageCalls, lastOutageEnd } = await playChaos(options, stage.cast, progress);
+    const { report, kills, outageCalls, lastOutageEnd, outageWindows } = await playChaos(
+      options,
+      stage.cast,
+      progress,
+    );
     if (stage.cast.host)
       await settle(stage.cast.host.url, report.accepted.length, options.drainSeconds, progress);
     const returned = lastOutageEnd();
@@ -87,7 +92,7 @@ export async function runChaos(
       calls: outageCalls.map((calls) => outageCallSummary(calls, PROBE_WINDOW_MS, OPENING_MS)),
       finishedSecondsAfterReturn: returned === null ? null : round((performance.now() - returned) / 1_000),
     };
-    const { stored, violations } = await stage.finish(report.accepted);
+    const { stored, violations } = await stage.finish(report.accepted, outageWindows);
     violations.unshift(
       ...[...report.refused].map(([orderId, answer]) => `${orderId}: a valid order was refused: ${answer}`),
       ...(options.upgrade ? upgradeViolations(stored.records.values()) : []),
@@ -112,6 +117,8 @@ async function playChaos(
   kills: KillRecord[];
   outageCalls: OutageCalls[];
   lastOutageEnd: () => number | null;
+  /** Each outage as wall-clock instants, for the check of orders parked by it. */
+  outageWindows: OutageWindow[];
 }> {
   const random = seededRandom(options.seed);
   const prefix = `chaos-${options.seed}-${Date.now().toString(36)}`;
@@ -140,21 +147,24 @@ async function playChaos(
     }
   })();
   const outageCalls: OutageCalls[] = [];
+  const outageWindows: OutageWindow[] = [];
   let lastOutageEnd: number | null = null;
   const outages = (async () => {
     for (const [n, outage] of schedule.outages.entries()) {
       await at(outage);
+      const from = Date.now();
       await cast.partner?.kill();
       const standIn = await startOutageStandIn(cast.partnerPortNumber);
       progress?.(`partner down (${n + 1}/${schedule.outages.length}) for ${options.outageSeconds} s`);
       await sleep(options.outageSeconds * 1_000);
       outageCalls.push(await standIn.close());
       await cast.startPartner();
+      outageWindows.push({ from, to: Date.now() });
       lastOutageEnd = performance.now();
     }
   })();
   await Promise.all([killing, outages]);
-  return { report: await sender.done, kills, outageCalls, lastOutageEnd: () => lastOutageEnd };
+  return { report: await sender.done, kills, outageCalls, lastOutageEnd: () => lastOutageEnd, outageWindows };
 }
 
 /** How long a kill aimed at a compensation waits for one to be under way before it strikes anyway. */

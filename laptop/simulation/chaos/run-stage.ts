@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type Environment, loadPipelineSettings } from "../../../src/config/settings.js";
 import { DEMO_ENVIRONMENT } from "../../embedded/embedded-stack.js";
 import { Cast, type CastOptions } from "./cast.js";
-import { checkChaos } from "./chaos-check.js";
+import { checkChaos, type OutageWindow } from "./chaos-check.js";
 import { prepareHostDatabase, readStoredEvidence, type StoredEvidence } from "./chaos-evidence.js";
 
 /**
@@ -50,7 +50,10 @@ export class RunStage {
   }
 
   /** Stops both processes and checks the stores and the ledger they left. */
-  async finish(accepted: readonly string[]): Promise<{ stored: StoredEvidence; violations: string[] }> {
+  async finish(
+    accepted: readonly string[],
+    outages: readonly OutageWindow[] = [],
+  ): Promise<{ stored: StoredEvidence; violations: string[] }> {
     await this.cast.host?.stop();
     await this.cast.partner?.stop();
     const stored = await readStoredEvidence(this.dir);
@@ -59,6 +62,8 @@ export class RunStage {
       ...stored,
       maxRecoveries: this.settings.recovery.maxRecoveries,
       onExhausted: this.settings.recovery.onExhausted,
+      outages,
+      breakerMaxOpenMs: this.settings.breaker.maxOpenMs,
     });
     return { stored, violations };
   }

@@ -72,6 +72,33 @@ describe("the chaos check", () => {
     expect(violations).toMatch(/o-2 is Error because of operator/);
   });
 
+  it("F24-4: accepts an order parked with PartnerUnavailable for an outage it deferred through, no other", () => {
+    const minute = 60_000;
+    const start = Date.parse("2026-01-01T00:00:00.000Z");
+    const parkedAt = (since: number, at: number) =>
+      record("o-p", "Error", {
+        deferredSince: new Date(since).toISOString(),
+        lastError: {
+          kind: "stalled",
+          code: "PartnerUnavailable",
+          message: "the circuit breaker ... is past the longest deferral",
+          step: "reserveInventory",
+          at: new Date(at).toISOString(),
+        },
+      });
+    const run = (parked: StateRecord, outages: { from: number; to: number }[]) =>
+      checkChaos({ ...evidence([parked], new Ledger()), outages, breakerMaxOpenMs: minute });
+    const outage = { from: start, to: start + 15 * minute };
+    // Deferred during the outage, parked before its end plus one longest open period: the outage's doing.
+    expect(run(parkedAt(start + minute, start + 11 * minute), [outage])).toEqual([]);
+    // No outage in the run, or deferred before it began, or parked long after it: not explained by it.
+    expect(run(parkedAt(start + minute, start + 11 * minute), []).join("\n")).toMatch(
+      /o-p is Error because of stalled/,
+    );
+    expect(run(parkedAt(start - minute, start + 9 * minute), [outage])).not.toEqual([]);
+    expect(run(parkedAt(start + minute, start + 17 * minute), [outage])).not.toEqual([]);
+  });
+
   it("finds an effect applied twice for one order and operation", () => {
     const ledger = ledgerFor(["o-1"], []);
     ledger.applyEffect("o-1:chargePayment:again", "chargePayment", "o-1", AT);
