@@ -59,8 +59,7 @@ export async function startExtensionHost(options: ExtensionHostOptions): Promise
   const functions = durableFunctionsOf(options.registry);
   const child = spawn("dotnet", [options.dll], {
     env: {
-      ...outsideAzure(process.env),
-      ...options.settings,
+      ...outsideAzure({ ...process.env, ...options.settings }),
       FUNCTIONS_WORKER_RUNTIME: "node",
       DOTNET_NOLOGO: "1",
       DOTNET_CLI_TELEMETRY_OPTOUT: "1",
@@ -103,8 +102,8 @@ export async function startExtensionHost(options: ExtensionHostOptions): Promise
 
 /**
  * The variables by which the extension tells it runs in App Service (and then writes its telemetry to
- * standard output in the platform's format), unless the settings give them: a machine may have one
- * set for reasons of its own (CONTAINER_NAME, in a container).
+ * standard output in the platform's format): never so here, though a machine may have one set for
+ * reasons of its own (CONTAINER_NAME, in a container).
  */
 const PLATFORM_VARIABLES = [
   "CONTAINER_NAME",

@@ -14,7 +14,8 @@ namespace Sas.ExtensionHost;
 /// <c>AzureFunctionsJobHost</c> section, which the SDK is told is its root, so the extension binds
 /// <c>extensions.durableTask</c> from it; the app settings as environment variables after it (so
 /// <c>AzureFunctionsJobHost__extensions__durableTask__...</c> overrides host.json, as in Azure, and
-/// <c>%NAME%</c> in the hub name resolves to a setting); host.json's log levels.
+/// <c>%NAME%</c> in the hub name resolves to a setting); host.json's log levels (the storage SDK's
+/// per-request lines at Warning unless it names them).
 /// </summary>
 public static class ExtensionHostBuilder
 {
@@ -28,6 +29,8 @@ public static class ExtensionHostBuilder
             .ConfigureWebJobs(webJobs => webJobs.AddDurableTask())
             .ConfigureLogging((context, logging) => logging
                 .ClearProviders()
+                // The storage SDK logs every request at Information; host.json may say otherwise.
+                .AddFilter("Azure.Core", LogLevel.Warning)
                 .AddConfiguration(context.Configuration.GetSection($"{Root}:logging"))
                 .AddProvider(new JsonLineLoggerProvider(Console.Error)))
             .ConfigureServices(services =>

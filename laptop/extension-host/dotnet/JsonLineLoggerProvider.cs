@@ -6,7 +6,8 @@ namespace Sas.ExtensionHost;
 
 /// <summary>
 /// Log lines in sas host's own shape, one JSON object a line on standard error:
-/// <c>{ time, level, event: "extension.log", category, message }</c>, and the exception's when there is one.
+/// <c>{ time, level, event: "extension.log", category, message }</c>, and the exception's when there
+/// is one; a record without either (telemetry for Application Insights) is left out.
 /// </summary>
 public sealed class JsonLineLoggerProvider(TextWriter output) : ILoggerProvider
 {
@@ -30,13 +31,16 @@ public sealed class JsonLineLoggerProvider(TextWriter output) : ILoggerProvider
 
         public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
         {
+            string message = formatter(state, exception);
+            // The host's result and aggregate records carry data for Application Insights, no message.
+            if (string.IsNullOrEmpty(message) && exception == null) return;
             var line = new JObject
             {
                 ["time"] = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'"),
                 ["level"] = LevelOf(logLevel),
                 ["event"] = "extension.log",
                 ["category"] = category,
-                ["message"] = formatter(state, exception),
+                ["message"] = message,
             };
             if (exception != null) line["exception"] = exception.ToString();
             provider.Write(line);
