@@ -125,12 +125,25 @@ function serve(
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     lines.on("line", (line) => {
-      const message = JSON.parse(line) as { type: string } & Record<string, unknown>;
-      if (message.type === "ready") resolve(message as unknown as ExtensionReady);
+      const message = parsed(line);
+      if (!message) options.logger.warn("extension.output", { line });
+      else if (message.type === "ready") resolve(message as unknown as ExtensionReady);
       else if (message.type === "failed") reject(new Error(`the extension host failed: ${message.message}`));
       else if (message.type === "invoke") void invoke(message, options, send);
     });
   });
+}
+
+/** A message of the channel, or undefined for a line that is not one (nothing else should write there). */
+function parsed(line: string): ({ type: string } & Record<string, unknown>) | undefined {
+  try {
+    const message = JSON.parse(line) as unknown;
+    return typeof message === "object" && message !== null && "type" in message
+      ? (message as { type: string } & Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function invoke(

@@ -9,7 +9,10 @@ namespace Sas.ExtensionHost;
 /// The line-delimited JSON channel to the Node.js process that holds the app, over this process's
 /// standard input and output: what the Functions host's gRPC stream to its language worker is. This
 /// process sends <c>ready</c> and <c>invoke</c>; the worker answers each invocation with a
-/// <c>result</c> and ends with <c>stop</c> (or by closing the stream, when it died).
+/// <c>result</c> and ends with <c>stop</c>, after which it goes on answering until this process has
+/// drained and exited. A stream that closes without <c>stop</c> means the worker died: this process
+/// ends at once, as the Functions host dies with its worker, recording nothing of what was running
+/// (the backend hands that work out again), rather than failing it as if the app had thrown.
 /// </summary>
 public sealed class WorkerChannel
 {
@@ -74,8 +77,6 @@ public sealed class WorkerChannel
         string id = Interlocked.Increment(ref this.nextId).ToString();
         var answer = new TaskCompletionSource<JObject>(TaskCreationOptions.RunContinuationsAsynchronously);
         this.pending[id] = answer;
-        if (this.stopping.Task.IsCompleted && this.pending.TryRemove(id, out _))
-            throw new InvalidOperationException("the worker has closed the channel");
         this.Send(new JObject
         {
             ["type"] = "invoke",
@@ -101,12 +102,15 @@ public sealed class WorkerChannel
             else if (type == "stop")
                 this.stopping.TrySetResult();
         }
-        this.stopping.TrySetResult();
-        foreach (string id in this.pending.Keys)
+        if (this.stopping.Task.IsCompleted) return;
+        Console.Error.WriteLine(new JObject
         {
-            if (this.pending.TryRemove(id, out var answer))
-                answer.TrySetException(new InvalidOperationException("the worker closed the channel"));
-        }
+            ["time"] = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'"),
+            ["level"] = "error",
+            ["event"] = "extension.worker.lost",
+            ["message"] = $"the worker closed the channel with {this.pending.Count} invocation(s) running; ending now",
+        }.ToString(Formatting.None));
+        System.Diagnostics.Process.GetCurrentProcess().Kill();
     }
 }
 

@@ -1,0 +1,163 @@
+/**
+ * `sas host` on Microsoft's Durable Task extension (the default where .NET is installed): the app's
+ * orchestrations and activities run through the real extension, its Azure Storage backend on Azurite,
+ * in the extension host's .NET process (laptop/extension-host/). Needs the .NET SDK 8 or later: without
+ * it these tests are skipped, saying so, except under CI (CI=true), where they fail. The extension host
+ * is built once into .build/extension-host/ and shared (.ci/run builds it before the tests).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { findDotnetSdk } from "../../laptop/extension-host/dotnet-sdk.js";
+import { buildExtensionHost } from "../../laptop/extension-host/extension-build.js";
+import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
+import {
+  type BuiltApp,
+  buildApp,
+  type HostPorts,
+  orderIds,
+  type RunningHost,
+  sendOrders,
+  startHost,
+  writeLocalSettings,
+} from "./host-process.js";
+import { tableRows } from "./task-hub-tables.js";
+
+const sdk = findDotnetSdk();
+if (!sdk.found) {
+  const reason = `no .NET SDK 8 or later (${sdk.why})`;
+  if (process.env.CI === "true")
+    throw new Error(`${reason}; CI runs sas host on the extension and needs one`);
+  console.warn(`test/functions-host: sas host on the Durable Task extension is skipped: ${reason}`);
+}
+const describeWithDotnet = sdk.found ? describe : describe.skip;
+
+const AZURITE_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const PARTNER_KEY = "partner-key-from-local-settings";
+const HUB = "ExtensionTestHub";
+
+let app: BuiltApp | undefined;
+const hosts: RunningHost[] = [];
+const folders: string[] = [];
+
+beforeAll(async () => {
+  if (!sdk.found) return;
+  await buildExtensionHost();
+  app = buildApp();
+}, 600_000);
+afterEach(async () => {
+  for (const host of hosts.splice(0)) await host.stop();
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
+});
+afterAll(() => app?.remove());
+
+/** The host's ports, and Azurite's queue and table ports beside its blob port. */
+async function storagePorts(): Promise<HostPorts & { readonly queue: number; readonly table: number }> {
+  return distinctFreePorts(["http", "serviceBus", "cosmos", "blob", "queue", "table", "partner", "store"]);
+}
+
+async function orderState(host: RunningHost, id: string): Promise<string | undefined> {
+  const response = await fetch(`${host.url}/api/orders/${id}`, {
+    headers: { "x-functions-key": host.functionKey },
+  });
+  if (response.status !== 200) return undefined;
+  return String(((await response.json()) as { processState?: unknown }).processState);
+}
+
+async function untilProcessed(host: RunningHost, ids: readonly string[], timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  const states = new Map<string, string | undefined>();
+  while (Date.now() < deadline) {
+    for (const id of ids) if (states.get(id) !== "Processed") states.set(id, await orderState(host, id));
+    if (ids.every((id) => states.get(id) === "Processed")) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return ids.map((id) => states.get(id));
+}
+
+describeWithDotnet("sas host on the Durable Task extension", () => {
+  it("runs the app's orchestrations there: orders reach Processed, each effect once, histories in the task hub's tables", async () => {
+    if (!app) throw new Error("no app was built");
+    const ports = await storagePorts();
+    const tables = `http://127.0.0.1:${ports.table}/devstoreaccount1`;
+    writeLocalSettings(app, ports, {
+      AzureWebJobsStorage:
+        `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};` +
+        `BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;` +
+        `QueueEndpoint=http://127.0.0.1:${ports.queue}/devstoreaccount1;TableEndpoint=${tables};`,
+      TASKHUB_NAME: HUB,
+      PARTNER_ACCESS_KEY: PARTNER_KEY,
+      // An app setting overrides host.json as in Azure: the backend polls an idle queue at most each second.
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__maxQueuePollingInterval: "00:00:01",
+    });
+    const data = mkdtempSync(join(tmpdir(), "sas-host-extension-"));
+    folders.push(data);
+    const host = await startHost(app, ports, data, {
+      durable: "extension",
+      store: false,
+      timeoutMs: 180_000,
+    });
+    hosts.push(host);
+    const banner = host.stdout().split("\n");
+    expect(banner[0]).toMatch(
+      /^sas host: durable engine: Microsoft's Durable Task extension, on \.NET SDK \d+/,
+    );
+    // host.json's hub name resolved from the setting, its concurrency applied, by the extension itself.
+    expect(banner).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^durable: Microsoft\\.Azure\\.WebJobs\\.Extensions\\.DurableTask 3\\.19\\.0 .*task hub ${HUB} on the Azure Storage backend .*10 orchestrator and 10 activity functions at once`,
+        ),
+      ),
+    );
+
+    expect(sendOrders(app, 8, 31).sent).toBe(8);
+    const ids = orderIds(31, 8);
+    expect(await untilProcessed(host, ids, 150_000)).toEqual(ids.map(() => "Processed"));
+
+    const ledger = (await (
+      await fetch(`http://127.0.0.1:${ports.partner}/ledger`, { headers: { "x-partner-key": PARTNER_KEY } })
+    ).json()) as {
+      byOrder: Record<string, { effects: Record<string, { applied: number; undone: number }> }>;
+    };
+    for (const id of ids) {
+      expect(ledger.byOrder[id]?.effects, id).toEqual({
+        reserveInventory: { applied: 1, undone: 0 },
+        chargePayment: { applied: 1, undone: 0 },
+        arrangeShipment: { applied: 1, undone: 0 },
+        notifyCustomer: { applied: 1, undone: 0 },
+      });
+    }
+
+    // The extension's Azure Storage backend wrote them: each attempt's instance Completed, its history in rows.
+    const instances = await tableRows(tables, `${HUB}Instances`);
+    for (const id of ids) {
+      expect(instances.find((row) => row.PartitionKey === `${id}:1`)?.RuntimeStatus, id).toBe("Completed");
+    }
+    const history = await tableRows(tables, `${HUB}History`, `PartitionKey eq '${ids[0]}:1'`);
+    const events = history.map((row) => row.EventType);
+    expect(events).toEqual(expect.arrayContaining(["ExecutionStarted", "TaskScheduled", "TaskCompleted"]));
+    expect(events).toContain("ExecutionCompleted");
+
+    expect(await host.stop()).toBe(0);
+    // Stopped with sas host: the extension's endpoint is closed (its process has ended).
+    const rpc = /its API on (\S+)/.exec(host.stdout())?.[1] ?? "";
+    await expect(fetch(rpc)).rejects.toThrow();
+  }, 420_000);
+});
+
+describe("the app and the real extension's status API", () => {
+  it("never asks the SDK for an orchestration's history, which durable-functions 3.5.0 reads empty from it", () => {
+    // The extension answers `historyEvents`; the SDK's DurableOrchestrationStatus reads `history`.
+    const sources = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? sources(join(dir, entry.name)) : [join(dir, entry.name)],
+      );
+    const asking = sources(join(import.meta.dirname, "../../src")).filter(
+      (file) => file.endsWith(".ts") && /showHistory/.test(readFileSync(file, "utf8")),
+    );
+    expect(asking).toEqual([]);
+  });
+});
