@@ -3,7 +3,7 @@ import { type FunctionRegistry, triggerOf } from "../worker/registration-capture
 /** One of the app's durable functions, as the extension host emits a stub for it. */
 export interface DurableFunctionSpec {
   readonly name: string;
-  readonly kind: "orchestration" | "activity";
+  readonly kind: "orchestration" | "activity" | "entity";
   /** The function takes a durable client input (`df.input.durableClient()`). */
   readonly durableClient: boolean;
 }
@@ -11,16 +11,17 @@ export interface DurableFunctionSpec {
 const KINDS: Readonly<Record<string, DurableFunctionSpec["kind"]>> = {
   orchestrationTrigger: "orchestration",
   activityTrigger: "activity",
+  entityTrigger: "entity",
 };
 
 /** The extension host's own function (dotnet/HostFunctions.cs): no app function may take its name. */
 export const HOST_FUNCTION = "sasDurableClientData";
 
 /**
- * The app's orchestrations and activities, from what it registered: what the extension host indexes,
- * so nothing about the app is kept by hand. A durable client bound to another task hub or connection
- * than the app's own is refused, since every client input here gets the one binding data the
- * extension gives the app's hub; so is an entity function, which this host does not run.
+ * The app's orchestrations, activities and entities, from what it registered: what the extension host
+ * indexes, so nothing about the app is kept by hand. A durable client bound to another task hub or
+ * connection than the app's own is refused, since every client input here gets the one binding data
+ * the extension gives the app's hub.
  */
 export function durableFunctionsOf(registry: FunctionRegistry): DurableFunctionSpec[] {
   const specs: DurableFunctionSpec[] = [];
@@ -35,15 +36,13 @@ export function durableFunctionsOf(registry: FunctionRegistry): DurableFunctionS
         );
     }
     const type = triggerOf(fn)?.type ?? "";
-    if (type === "entityTrigger")
-      throw new Error(`function ${fn.name} is a durable entity, which the extension host does not run`);
     const kind = KINDS[type];
     if (!kind) continue;
     const durableClient = bindings.some(
       (binding) => binding.type === "durableClient" && binding.direction === "in",
     );
-    if (durableClient && kind === "orchestration")
-      throw new Error(`function ${fn.name}: an orchestrator cannot take a durable client input`);
+    if (durableClient && kind !== "activity")
+      throw new Error(`function ${fn.name}: only an activity takes a durable client input here`);
     specs.push({ name: fn.name, kind, durableClient });
   }
   return specs;

@@ -20,7 +20,8 @@ public sealed record FunctionSpec(string Name, string Kind, bool DurableClient)
 /// the worker registered, as the Functions host emits one for a script app's functions: one static
 /// method per function, with the trigger attribute the extension binds (a string orchestration
 /// trigger, which makes the orchestrator out-of-proc; an activity context; the durable client's
-/// binding data as a string), each calling <see cref="Invocations"/> with its name.
+/// binding data as a string; a string entity trigger, which makes the entity out-of-proc too), each
+/// calling <see cref="Invocations"/> with its name.
 /// </summary>
 public static class AppFunctions
 {
@@ -40,6 +41,7 @@ public static class AppFunctions
         (Type returnType, Type[] parameters, Type trigger, string call) = function.Kind switch
         {
             "orchestration" => (typeof(Task<object?>), new[] { typeof(string) }, typeof(OrchestrationTriggerAttribute), nameof(Invocations.Orchestrate)),
+            "entity" => (typeof(Task<object?>), new[] { typeof(string) }, typeof(EntityTriggerAttribute), nameof(Invocations.RunEntity)),
             "activity" when function.DurableClient => (typeof(Task<object?>), new[] { typeof(IDurableActivityContext), typeof(string) }, typeof(ActivityTriggerAttribute), nameof(Invocations.ActivityWithClient)),
             "activity" => (typeof(Task<object?>), new[] { typeof(IDurableActivityContext) }, typeof(ActivityTriggerAttribute), nameof(Invocations.Activity)),
             _ => throw new InvalidOperationException($"function {function.Name}: a {function.Kind} function is not run on the extension here"),

@@ -24,6 +24,12 @@ public static class Invocations
         return TypedData.ToObject(returned);
     }
 
+    /// <summary>
+    /// An entity: the extension's batch of operations (the entity's state and each request) goes as a
+    /// string; the SDK's results come back as JSON, parsed as the host parses it.
+    /// </summary>
+    public static Task<object?> RunEntity(string functionName, string batch) => Orchestrate(functionName, batch);
+
     /// <summary>An activity; <paramref name="client"/> is the extension's durable client binding data, when the function has one.</summary>
     public static async Task<object?> RunActivity(string functionName, IDurableActivityContext context, string? client)
     {
