@@ -77,23 +77,56 @@ async function untilProcessed(host: RunningHost, ids: readonly string[], timeout
   return ids.map((id) => states.get(id));
 }
 
+type StoragePorts = Awaited<ReturnType<typeof storagePorts>>;
+
+/** The sample settings on the given ports, Azurite's three services named, and the partner's key known. */
+function writeExtensionSettings(
+  built: BuiltApp,
+  ports: StoragePorts,
+  overrides: Record<string, string> = {},
+) {
+  writeLocalSettings(built, ports, {
+    AzureWebJobsStorage:
+      `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};` +
+      `BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;` +
+      `QueueEndpoint=http://127.0.0.1:${ports.queue}/devstoreaccount1;` +
+      `TableEndpoint=http://127.0.0.1:${ports.table}/devstoreaccount1;`,
+    TASKHUB_NAME: HUB,
+    PARTNER_ACCESS_KEY: PARTNER_KEY,
+    // An app setting overrides host.json as in Azure: the backend polls an idle queue at most each second.
+    AzureFunctionsJobHost__extensions__durableTask__storageProvider__maxQueuePollingInterval: "00:00:01",
+    ...overrides,
+  });
+}
+
+function dataFolder(): string {
+  const data = mkdtempSync(join(tmpdir(), "sas-host-extension-"));
+  folders.push(data);
+  return data;
+}
+
+/** Each order's four effects at the partner, as its ledger counts them: applied once, never undone. */
+async function expectEachEffectOnce(ports: StoragePorts, ids: readonly string[]) {
+  const ledger = (await (
+    await fetch(`http://127.0.0.1:${ports.partner}/ledger`, { headers: { "x-partner-key": PARTNER_KEY } })
+  ).json()) as { byOrder: Record<string, { effects: Record<string, { applied: number; undone: number }> }> };
+  for (const id of ids) {
+    expect(ledger.byOrder[id]?.effects, id).toEqual({
+      reserveInventory: { applied: 1, undone: 0 },
+      chargePayment: { applied: 1, undone: 0 },
+      arrangeShipment: { applied: 1, undone: 0 },
+      notifyCustomer: { applied: 1, undone: 0 },
+    });
+  }
+}
+
 describeWithDotnet("sas host on the Durable Task extension", () => {
   it("runs the app's orchestrations there: orders reach Processed, each effect once, histories in the task hub's tables", async () => {
     if (!app) throw new Error("no app was built");
     const ports = await storagePorts();
     const tables = `http://127.0.0.1:${ports.table}/devstoreaccount1`;
-    writeLocalSettings(app, ports, {
-      AzureWebJobsStorage:
-        `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};` +
-        `BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;` +
-        `QueueEndpoint=http://127.0.0.1:${ports.queue}/devstoreaccount1;TableEndpoint=${tables};`,
-      TASKHUB_NAME: HUB,
-      PARTNER_ACCESS_KEY: PARTNER_KEY,
-      // An app setting overrides host.json as in Azure: the backend polls an idle queue at most each second.
-      AzureFunctionsJobHost__extensions__durableTask__storageProvider__maxQueuePollingInterval: "00:00:01",
-    });
-    const data = mkdtempSync(join(tmpdir(), "sas-host-extension-"));
-    folders.push(data);
+    writeExtensionSettings(app, ports);
+    const data = dataFolder();
     const host = await startHost(app, ports, data, {
       durable: "extension",
       store: false,
@@ -117,19 +150,7 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
     const ids = orderIds(31, 8);
     expect(await untilProcessed(host, ids, 150_000)).toEqual(ids.map(() => "Processed"));
 
-    const ledger = (await (
-      await fetch(`http://127.0.0.1:${ports.partner}/ledger`, { headers: { "x-partner-key": PARTNER_KEY } })
-    ).json()) as {
-      byOrder: Record<string, { effects: Record<string, { applied: number; undone: number }> }>;
-    };
-    for (const id of ids) {
-      expect(ledger.byOrder[id]?.effects, id).toEqual({
-        reserveInventory: { applied: 1, undone: 0 },
-        chargePayment: { applied: 1, undone: 0 },
-        arrangeShipment: { applied: 1, undone: 0 },
-        notifyCustomer: { applied: 1, undone: 0 },
-      });
-    }
+    await expectEachEffectOnce(ports, ids);
 
     // The extension's Azure Storage backend wrote them: each attempt's instance Completed, its history in rows.
     const instances = await tableRows(tables, `${HUB}Instances`);
@@ -146,6 +167,51 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
     const rpc = /its API on (\S+)/.exec(host.stdout())?.[1] ?? "";
     await expect(fetch(rpc)).rejects.toThrow();
   }, 420_000);
+
+  it("survives SIGKILL mid-run: restarted on the same data, every order ends Processed, each effect once", async () => {
+    if (!app) throw new Error("no app was built");
+    const ports = await storagePorts();
+    // Orders claimed but not started when the host died wait out their attempt before the Supervisor resets
+    // them. The backend hands a dead worker's messages out again once their visibility timeout has passed
+    // (5 minutes by default, both queues): 20 s and a minute (the extension's least) here, set as app
+    // settings over host.json.
+    const storageProvider = "AzureFunctionsJobHost__extensions__durableTask__storageProvider";
+    writeExtensionSettings(app, ports, {
+      ATTEMPT_TIMEOUT_MS: "30000",
+      STEP_TIMEOUT_MS: "5000",
+      [`${storageProvider}__workItemQueueVisibilityTimeout`]: "00:00:20",
+      [`${storageProvider}__controlQueueVisibilityTimeout`]: "00:01:00",
+    });
+    const data = dataFolder();
+    const first = await startHost(app, ports, data, {
+      durable: "extension",
+      store: false,
+      timeoutMs: 180_000,
+    });
+    hosts.push(first);
+    const ids = orderIds(32, 40);
+    sendOrders(app, 40, 32);
+    const deadline = Date.now() + 120_000;
+    let processed = 0;
+    while (processed < 5 && Date.now() < deadline) {
+      processed = (await Promise.all(ids.map((id) => orderState(first, id)))).filter(
+        (s) => s === "Processed",
+      ).length;
+    }
+    // Killed with orders done, in flight and still on the queue; the extension host and Azurite end with it.
+    await first.stop("SIGKILL");
+    expect(processed).toBeGreaterThanOrEqual(5);
+    expect(processed).toBeLessThan(40);
+
+    const second = await startHost(app, ports, data, {
+      durable: "extension",
+      store: false,
+      timeoutMs: 180_000,
+    });
+    hosts.push(second);
+    expect(await untilProcessed(second, ids, 240_000)).toEqual(ids.map(() => "Processed"));
+    await expectEachEffectOnce(ports, ids);
+  }, 480_000);
 });
 
 describe("the app and the real extension's status API", () => {
