@@ -35,6 +35,11 @@ export interface ExtensionHostOptions {
   /** The app settings, as the Functions host gives them to itself and its extensions: environment variables. */
   readonly settings: Readonly<Record<string, string>>;
   readonly logger: Logger;
+  /**
+   * This worker's name in the task hub's partition leases, unique among the hosts sharing the hub (as
+   * the Functions host makes it from the App Service stamp and role instance); default the machine's name.
+   */
+  readonly workerId?: string;
   /** The host's own log lines (JSON, one a line); default this process's standard error. */
   readonly log?: NodeJS.WritableStream;
   readonly startTimeoutMs?: number;
@@ -60,6 +65,9 @@ export async function startExtensionHost(options: ExtensionHostOptions): Promise
   const child = spawn("dotnet", [options.dll], {
     env: {
       ...outsideAzure({ ...process.env, ...options.settings }),
+      ...(options.workerId
+        ? { WEBSITE_CURRENT_STAMPNAME: "sas-host", RoleInstanceId: options.workerId }
+        : {}),
       FUNCTIONS_WORKER_RUNTIME: "node",
       DOTNET_NOLOGO: "1",
       DOTNET_CLI_TELEMETRY_OPTOUT: "1",

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import type { Clock } from "../../src/ports/clock.js";
@@ -111,6 +112,8 @@ async function startExtensionEngine(options: DurableEngineOptions): Promise<Dura
     hostJsonPath: join(options.appRoot, "host.json"),
     webhookUrl: `${options.origin}${DURABLE_WEBHOOKS.slice(0, -1)}?code=${encodeURIComponent(options.webhookKey)}`,
     settings: options.settings,
+    // Unique per port on this machine, and the same again after a restart on it.
+    workerId: `${hostname()}:${new URL(options.origin).port}`,
     logger: options.logger,
     onExit: (code, signal) =>
       options.onFailure(

@@ -6,7 +6,7 @@
  * is built once into .build/extension-host/ and shared (.ci/run builds it before the tests).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { findDotnetSdk } from "../../laptop/extension-host/dotnet-sdk.js";
@@ -48,10 +48,16 @@ beforeAll(async () => {
   app = buildApp();
 }, 600_000);
 afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.stop();
+  // Last started first: a second host uses the first one's stand-ins.
+  for (const host of hosts.splice(0).reverse()) await host.stop();
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
-});
+}, 120_000);
 afterAll(() => app?.remove());
+
+/** Azurite's table endpoint on these ports. */
+function tables(ports: { readonly table: number }): string {
+  return `http://127.0.0.1:${ports.table}/devstoreaccount1`;
+}
 
 /** The host's ports, and Azurite's queue and table ports beside its blob port. */
 async function storagePorts(): Promise<HostPorts & { readonly queue: number; readonly table: number }> {
@@ -211,6 +217,51 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
     hosts.push(second);
     expect(await untilProcessed(second, ids, 240_000)).toEqual(ids.map(() => "Processed"));
     await expectEachEffectOnce(ports, ids);
+  }, 480_000);
+});
+
+describeWithDotnet("two sas hosts on one task hub", () => {
+  it("share the orchestrations' work, as scaled-out Function App instances do: every order Processed, effects once", async () => {
+    if (!app) throw new Error("no app was built");
+    const ports = await storagePorts();
+    const second = await distinctFreePorts(["http"]);
+    const shared = dataFolder();
+    // What two instances share in Azure: the settings, the orders table, the key ring, the stand-ins.
+    writeExtensionSettings(app, ports, {
+      OrdersSql__sqliteFile: join(shared, "orders.db"),
+      DATA_PROTECTION_KEYS: `k1:${Buffer.alloc(32, 7).toString("base64")}`,
+    });
+    const first = await startHost(app, ports, dataFolder(), {
+      durable: "extension",
+      store: false,
+      timeoutMs: 180_000,
+    });
+    hosts.push(first);
+    const other = await startHost(app, { ...ports, http: second.http }, dataFolder(), {
+      durable: "extension",
+      store: false,
+      timeoutMs: 180_000,
+    });
+    hosts.push(other);
+    // The second found every service answering where the settings point, and uses the first's.
+    expect(other.stdout()).toMatch(/Service Bus: using the one answering/);
+    expect(other.stdout()).toMatch(/Storage: using the one answering/);
+
+    const ids = orderIds(33, 40);
+    sendOrders(app, 40, 33);
+    expect(await untilProcessed(first, ids, 240_000)).toEqual(ids.map(() => "Processed"));
+    await expectEachEffectOnce(ports, ids);
+    // Both extension hosts ran the app's activities, taken from the task hub's one work-item queue.
+    const ran = (host: RunningHost) => host.stderr().split("(Activity)' completed").length - 1;
+    expect(ran(first)).toBeGreaterThan(0);
+    expect(ran(other)).toBeGreaterThan(0);
+    // And the orchestrations' control queues (partitions) are shared between the two workers, each named
+    // after its host's port, as the backend balances them.
+    const owners = async () =>
+      new Set((await tableRows(tables(ports), `${HUB}Partitions`)).map((row) => String(row.CurrentOwner)));
+    await expect
+      .poll(owners, { timeout: 120_000, interval: 2_000 })
+      .toEqual(new Set([`sas-host:${hostname()}:${ports.http}`, `sas-host:${hostname()}:${second.http}`]));
   }, 480_000);
 });
 
