@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,6 +124,9 @@ async function startAzuriteProcess(
 ) {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const location = options.location ?? mkdtempSync(join(tmpdir(), "sas-azurite-"));
+  mkdirSync(location, { recursive: true });
+  const pidFile = join(location, "azurite.pid");
+  await untilGone(pidFile, timeoutMs);
   const main = createRequire(import.meta.url).resolve(entry);
   const child = spawn(
     process.execPath,
@@ -140,11 +143,13 @@ async function startAzuriteProcess(
     ],
     { stdio: ["pipe", "pipe", "pipe"] },
   );
+  if (child.pid) writeFileSync(pidFile, String(child.pid));
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
   const stop = async () => {
     process.off("exit", killOnExit);
     await stopChild(child);
+    rmSync(pidFile, { force: true });
     if (!options.location) rmSync(location, { recursive: true, force: true });
   };
 
@@ -155,6 +160,34 @@ async function startAzuriteProcess(
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Waits while an earlier Azurite on the same data is still running: one whose parent was killed stops
+ * on its own, writing its data as it goes, and a new one that read the files before that would lose
+ * what it wrote last (queue messages sent just before a crash, say).
+ */
+async function untilGone(pidFile: string, timeoutMs: number): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, "utf8"));
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + timeoutMs;
+  // At most the start's own timeout: past it, the pid is taken to be another process's now.
+  while (Number.isInteger(pid) && pid > 0 && alive(pid) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 

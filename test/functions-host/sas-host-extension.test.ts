@@ -180,11 +180,13 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
     // Orders claimed but not started when the host died wait out their attempt before the Supervisor resets
     // them. The backend hands a dead worker's messages out again once their visibility timeout has passed
     // (5 minutes by default, both queues): 20 s and a minute (the extension's least) here, set as app
-    // settings over host.json.
+    // settings over host.json. An attempt whose orchestration Azurite lost the last messages of (it stays
+    // Running, nothing left to run it) is given up on after two deadline extensions.
     const storageProvider = "AzureFunctionsJobHost__extensions__durableTask__storageProvider";
     writeExtensionSettings(app, ports, {
       ATTEMPT_TIMEOUT_MS: "30000",
       STEP_TIMEOUT_MS: "5000",
+      MAX_HOST_INTERRUPTIONS: "2",
       [`${storageProvider}__workItemQueueVisibilityTimeout`]: "00:00:20",
       [`${storageProvider}__controlQueueVisibilityTimeout`]: "00:01:00",
     });

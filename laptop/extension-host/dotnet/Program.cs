@@ -31,10 +31,14 @@ public static class Program
                 AppFunctions.Emit(functions));
             await host.StartAsync();
             string clientData = await HostFunctions.DurableClientDataAsync(host.Services.GetRequiredService<IJobHost>());
+            // A signal to this process (SIGTERM) stops it as the worker's stop does.
+            host.Services.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping.Register(channel.RequestStop);
             channel.Send(Ready(host, clientData));
             await channel.Stopping;
             using var stopping = new CancellationTokenSource(StopTimeout);
-            await host.StopAsync(stopping.Token);
+            Task stopped = host.StopAsync(stopping.Token);
+            if (await Task.WhenAny(stopped, Task.Delay(StopTimeout * 2)) != stopped)
+                System.Diagnostics.Process.GetCurrentProcess().Kill();
             return 0;
         }
         catch (Exception error)

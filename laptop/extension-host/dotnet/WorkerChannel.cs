@@ -10,9 +10,9 @@ namespace Sas.ExtensionHost;
 /// standard input and output: what the Functions host's gRPC stream to its language worker is. This
 /// process sends <c>ready</c> and <c>invoke</c>; the worker answers each invocation with a
 /// <c>result</c> and ends with <c>stop</c>, after which it goes on answering until this process has
-/// drained and exited. A stream that closes without <c>stop</c> means the worker died: this process
-/// ends at once, as the Functions host dies with its worker, recording nothing of what was running
-/// (the backend hands that work out again), rather than failing it as if the app had thrown.
+/// drained and exited. A stream that closes means the worker died (before or during that drain): this
+/// process ends at once, as the Functions host dies with its worker, recording nothing of what was
+/// running (the backend hands that work out again), rather than failing it as if the app had thrown.
 /// </summary>
 public sealed class WorkerChannel
 {
@@ -32,8 +32,10 @@ public sealed class WorkerChannel
     /// <summary>The channel the stubs invoke through; set once, at start.</summary>
     public static WorkerChannel Current { get; private set; } = null!;
 
-    /// <summary>Completes when the worker asks to stop or closes the stream.</summary>
+    /// <summary>Completes when the worker asks to stop, or this process is asked to by a signal.</summary>
     public Task Stopping => this.stopping.Task;
+
+    public void RequestStop() => this.stopping.TrySetResult();
 
     /// <summary>
     /// Takes standard output for the channel; anything else written to the console goes to standard
@@ -100,13 +102,13 @@ public sealed class WorkerChannel
             if (type == "result" && this.pending.TryRemove((string?)message["id"] ?? "", out var answer))
                 answer.TrySetResult(message);
             else if (type == "stop")
-                this.stopping.TrySetResult();
+                this.RequestStop();
         }
-        if (this.stopping.Task.IsCompleted) return;
+        // Nothing can answer what runs now, nor stop this process any more: end it, logging what was lost.
         Console.Error.WriteLine(new JObject
         {
             ["time"] = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'"),
-            ["level"] = "error",
+            ["level"] = this.stopping.Task.IsCompleted && this.pending.IsEmpty ? "info" : "error",
             ["event"] = "extension.worker.lost",
             ["message"] = $"the worker closed the channel with {this.pending.Count} invocation(s) running; ending now",
         }.ToString(Formatting.None));
