@@ -18,7 +18,10 @@ const CLI_LAYOUTS = [
 export interface CheckoutLayout {
   /** The CLI's entry point, a path inside the checkout. */
   readonly cli: string;
-  /** Flags `sas host` needs besides the ports and the data folder: no storefront, where it has one. */
+  /**
+   * Flags `sas host` needs besides the ports and the data folder: no storefront, where it has one; the
+   * local durable engine, where it has a choice, so that every commit is measured on the same engine.
+   */
   readonly hostFlags: readonly string[];
 }
 
@@ -28,7 +31,11 @@ export function layoutOf(checkout: string): CheckoutLayout {
     throw new Error(`${checkout}: no sas CLI found (${CLI_LAYOUTS.map((l) => l.cli).join(" or ")})`);
   }
   const hostSource = readFileSync(join(checkout, layout.hostCommand), "utf8");
-  return { cli: layout.cli, hostFlags: hostSource.includes('"no-store"') ? ["--no-store"] : [] };
+  const hostFlags = [
+    ...(hostSource.includes('"no-store"') ? ["--no-store"] : []),
+    ...(hostSource.includes("durable: {") ? ["--durable", "local"] : []),
+  ];
+  return { cli: layout.cli, hostFlags };
 }
 
 const LINKED = ["package.json", "host.json", "infra", "node_modules", "web"];

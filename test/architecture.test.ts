@@ -101,6 +101,8 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     packages: /^(node:.*|@azure\/functions|durable-functions)$/,
   },
   "laptop/stand-ins": { rooms: ["src/adapters", "src/ports"], packages: ANY_PACKAGE },
+  // The host for Microsoft's Durable Task extension (a .NET process) and the worker side of its channel.
+  "laptop/extension-host": { rooms: ["laptop/worker", "src/ports"], packages: /^node:/ },
   "laptop/simulation": { rooms: ["src/domain", "src/ports"], packages: /^node:/ },
   // The simulated partner, an application of its own (deployed beside the Function App): the faulty remote service.
   partner: { rooms: ["src/adapters", "src/domain", "src/ports"], packages: RUNTIME_PACKAGE },
@@ -139,6 +141,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     rooms: [
       ...SRC,
       "laptop/durable",
+      "laptop/extension-host",
       "laptop/worker",
       "laptop/http",
       "laptop/embedded",

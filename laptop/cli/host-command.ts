@@ -19,6 +19,10 @@ local.settings.json is.
                               host's keys and the storefront's order book (default .sas-host)
   --store-port <n>            HTTP port of the storefront (default 7080), on the same address
   --no-store                  run no storefront
+  --durable <engine>          where the orchestrations run: extension (Microsoft's Durable Task
+                              extension on Azurite's Azure Storage, built with dotnet; the default
+                              where a .NET SDK 8 or later is installed) or local (the local durable
+                              runtime, the default without one)
 `;
 
 export const HOST: Command = {
@@ -43,6 +47,7 @@ async function host(args: readonly string[]): Promise<number> {
       data: { type: "string" },
       "store-port": { type: "string" },
       "no-store": { type: "boolean" },
+      durable: { type: "string" },
       ...HELP,
     },
   });
@@ -53,8 +58,10 @@ async function host(args: readonly string[]): Promise<number> {
   }
   const port = integer(values, "port", 7071, 0, 65_535);
   const store = storeFrom(values, port);
+  const durable = await durableEngine(values.durable);
   const { startFunctionsHost } = await import("../functions-host/functions-host.js");
   const { JsonLogger } = await import("../../src/adapters/logging/json-logger.js");
+  let failed = false;
   const functionsHost = await startFunctionsHost({
     appRoot: process.cwd(),
     data: values.data ?? ".sas-host",
@@ -63,6 +70,13 @@ async function host(args: readonly string[]): Promise<number> {
     env: process.env,
     logger: JsonLogger.toStream(process.stderr),
     ...(store ? { store } : {}),
+    durable,
+    say: (line) => process.stdout.write(`sas host: ${line}\n`),
+    onFailure: (error) => {
+      process.stderr.write(`sas host: ${error.message}\n`);
+      failed = true;
+      process.kill(process.pid, "SIGTERM");
+    },
   }).catch(endOnceReported);
   const lines = [
     ...functionsHost.notes,
@@ -75,7 +89,16 @@ async function host(args: readonly string[]): Promise<number> {
   await functionsHost.close();
   // The app's own clients (Cosmos DB's endpoint refresh, keep-alive sockets) have no shutdown hook:
   // the Functions host ends the worker process, and so does this.
-  process.exit(0);
+  process.exit(failed ? 1 : 0);
+}
+
+/** The engine `--durable` names, or the default for this machine; the first line says which, and why. */
+async function durableEngine(flag: string | undefined) {
+  const { chooseDurableEngine } = await import("../functions-host/durable-choice.js");
+  const choice = chooseDurableEngine(flag);
+  if ("refused" in choice) throw new UsageError(choice.refused);
+  process.stdout.write(`${choice.line}\n`);
+  return choice.engine;
 }
 
 /** Where the storefront listens, or undefined with --no-store; never on the functions' port. */

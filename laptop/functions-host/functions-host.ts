@@ -11,11 +11,11 @@ import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.j
 import { CONNECTION_NAMES } from "../../src/config/names.js";
 import { SettingsError } from "../../src/config/settings.js";
 import type { Logger } from "../../src/ports/logger.js";
-import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { localKeys } from "../embedded/key-file.js";
+import { freePorts } from "../http/free-ports.js";
 import type { BindingData } from "../worker/invocation-context.js";
 import { captureRegistrations, type FunctionRegistry, triggerOf } from "../worker/registration-capture.js";
-import { startDurableExtensionApi } from "./durable-extension-api.js";
+import { type DurableEngineName, startDurableEngine } from "./durable-engines.js";
 import { type HostJson, hostKeys, hostSettings, readHostJson, resolverOf } from "./host-config.js";
 import { checkStorePort, hostedStorefrontSettings, startHostedStorefront } from "./hosted-storefront.js";
 import { type HostKeys, startHttpTriggers } from "./http-triggers.js";
@@ -35,6 +35,12 @@ export interface FunctionsHostOptions {
   readonly logger: Logger;
   /** Serve the storefront (storefront/main.ts's code) on this port of `host`; absent: no storefront. */
   readonly store?: { readonly port: number };
+  /** The engine the orchestrations run on (docs/functions-host.md); default the local one. */
+  readonly durable?: DurableEngineName;
+  /** A line to show the user while starting (the extension host's first build). */
+  readonly say?: (line: string) => void;
+  /** Something the host cannot go on without stopped after start (the extension host's process). */
+  readonly onFailure?: (error: Error) => void;
 }
 
 export interface FunctionsHost {
@@ -59,8 +65,8 @@ const RUN_HERE = new Set([
 /**
  * Plays the Functions host's part for the built app: its settings set as environment variables, its
  * registrations captured as it loads, each trigger fed (HTTP, Service Bus, timers, and orchestrations
- * and activities on the local durable runtime behind the extension's HTTP API), with stand-ins for
- * the services its settings point at on this machine.
+ * and activities on the durable engine chosen: Microsoft's extension, or the local durable runtime
+ * behind the extension's HTTP API), with stand-ins for the services its settings point at on this machine.
  */
 export async function startFunctionsHost(options: FunctionsHostOptions): Promise<FunctionsHost> {
   const { appRoot, logger } = options;
@@ -80,40 +86,34 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
     const storefront = await plannedStorefront(options, settings);
     const resolve = resolverOf(settings);
     const hostJson = readHostJson(appRoot, resolve);
-    const standIns = await startStandIns({ settings, appRoot, data: options.data, logger });
+    const durable = options.durable ?? "local";
+    const standIns = await startStandIns({
+      ...{ settings, appRoot, data: options.data, logger },
+      durableStorage: durable === "extension",
+    });
     closers.push(() => stopAll(standIns));
-    setEnvironment({ ...settings, ...standInSettings(standIns) }, sql.removed);
+    const appSettings = { ...settings, ...standInSettings(standIns) };
+    setEnvironment(appSettings, sql.removed);
     const keys = hostKeys(options.data);
-    const api = await startDurableExtensionApi({
-      taskHubName: hostJson.hubName,
-      webhookKey: keys.durableTaskKey,
-      overridableExistingInstanceStates: hostJson.overridableExistingInstanceStates,
-    });
-    closers.push(() => api.close());
-    const bindingData: BindingData = (binding) =>
-      binding.type === "durableClient" ? api.clientData : undefined;
     const registry = await loadApp(appRoot);
-    const db = openDatabase(join(options.data, "durable.db"));
-    const runtime = LocalDurableRuntime.open({
-      db,
-      clock,
-      registry,
-      logger,
-      maxConcurrentActivities: hostJson.maxConcurrentActivityFunctions,
-      replaySessions: true,
-      bindingData,
+    // The management links name the HTTP port, which the extension is told before the port listens.
+    const port = options.port || (await freePorts(["http"])).http;
+    const engine = await startDurableEngine(durable, {
+      ...{ registry, appRoot, data: options.data, hostJson, clock, logger },
+      webhookKey: keys.durableTaskKey,
+      origin: originOf(options.host, port),
+      settings: appSettings,
+      say: options.say ?? (() => {}),
+      onFailure: options.onFailure ?? (() => {}),
     });
-    closers.push(async () => {
-      await runtime.close();
-      db.close();
-    });
-    api.attach(runtime);
+    closers.push(() => engine.close());
+    const { bindingData } = engine;
     startBackgroundTriggers(registry, { settings, resolve, hostJson, clock, bindingData, logger }, closers);
     const http = await startHttpTriggers({
       functions: registry.withTrigger("httpTrigger"),
       keys,
-      durableWebhooks: api.handle,
-      port: options.port,
+      durableWebhooks: engine.webhooks,
+      port,
       host: options.host,
       bindingData,
       logger,
@@ -127,6 +127,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
       keys,
       storeUrl: store?.url ?? null,
       notes: [
+        engine.note,
         ...standIns.map((standIn) => standIn.description),
         sql.note,
         `data protection: the key ring from ${dataKeys.source}`,
@@ -215,6 +216,11 @@ function startBackgroundTriggers(
     logger,
   });
   closers.push(() => timers.close());
+}
+
+/** Where the host serves HTTP, as a URL's origin: the management links name it. */
+function originOf(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /** What the stand-ins add to the app's settings (the partner stand-in's access key). */

@@ -5,6 +5,7 @@ import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createCosmosClient, ensureStateContainers } from "../../src/adapters/cosmos/cosmos-client.js";
 import { type ListenPlace, startOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
 import { CONNECTION_NAMES, PARTNER_ACCESS_KEY_SETTING, PARTNER_URL_SETTING } from "../../src/config/names.js";
+import { SettingsError } from "../../src/config/settings.js";
 import { isoDurationMs } from "../../src/domain/time.js";
 import type { Logger } from "../../src/ports/logger.js";
 import { newAccessKey } from "../http/access-key.js";
@@ -27,6 +28,11 @@ export interface StandInOptions {
   /** The data folder; Azurite's blobs and the partner's ledger are kept there. */
   readonly data: string;
   readonly logger: Logger;
+  /**
+   * The Durable Task extension keeps its task hub in the `AzureWebJobsStorage` account: Azurite's queue
+   * and table services are started too, on the connection's endpoints.
+   */
+  readonly durableStorage?: boolean;
 }
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
@@ -40,7 +46,7 @@ const LOOPBACK = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 export async function startStandIns(options: StandInOptions): Promise<StandIn[]> {
   const started: StandIn[] = [];
   try {
-    for (const start of [serviceBus, cosmos, blobStorage, partner]) {
+    for (const start of [serviceBus, cosmos, storage, partner]) {
       const standIn = await start(options);
       if (standIn) started.push(standIn);
     }
@@ -169,28 +175,73 @@ async function cosmos(options: StandInOptions): Promise<StandIn | undefined> {
   };
 }
 
-/** Azurite's fixed development-storage address, which `UseDevelopmentStorage=true` means. */
-const DEVELOPMENT_BLOB = { hostname: "127.0.0.1", port: 10000 };
+/** Azurite's fixed development-storage addresses, which `UseDevelopmentStorage=true` means. */
+const DEVELOPMENT_STORAGE = {
+  blob: { hostname: "127.0.0.1", port: 10000 },
+  queue: { hostname: "127.0.0.1", port: 10001 },
+  table: { hostname: "127.0.0.1", port: 10002 },
+};
 
-async function blobStorage(options: StandInOptions): Promise<StandIn | undefined> {
+type StorageService = keyof typeof DEVELOPMENT_STORAGE;
+
+/** Where the connection points each service it needs, when on this machine; undefined when elsewhere. */
+function storageAddresses(connection: string, services: readonly StorageService[]) {
+  if (connectionStringPart(connection, "UseDevelopmentStorage") === "true") return DEVELOPMENT_STORAGE;
+  const endpoint = (service: StorageService) =>
+    connectionStringPart(connection, `${service[0]?.toUpperCase()}${service.slice(1)}Endpoint`);
+  const blob = loopbackAddress(endpoint("blob"), 10000);
+  if (!blob) return undefined;
+  const missing = services.filter((service) => !loopbackAddress(endpoint(service), 0));
+  if (missing.length > 0) {
+    throw new SettingsError([
+      `${CONNECTION_NAMES.storage}: the Durable Task extension keeps its task hub in queues and tables, and the connection names no loopback ${missing.map((service) => `${service[0]?.toUpperCase()}${service.slice(1)}Endpoint`).join(" or ")}: give them (or UseDevelopmentStorage=true), or run sas host with --durable local`,
+    ]);
+  }
+  return {
+    blob,
+    queue: loopbackAddress(endpoint("queue"), 10001) ?? DEVELOPMENT_STORAGE.queue,
+    table: loopbackAddress(endpoint("table"), 10002) ?? DEVELOPMENT_STORAGE.table,
+  };
+}
+
+async function storage(options: StandInOptions): Promise<StandIn | undefined> {
   const connection = options.settings[CONNECTION_NAMES.storage];
   if (!connection) return undefined;
-  const address =
-    connectionStringPart(connection, "UseDevelopmentStorage") === "true"
-      ? DEVELOPMENT_BLOB
-      : loopbackAddress(connectionStringPart(connection, "BlobEndpoint"), 10000);
-  if (!address) return undefined;
-  const host = await listenAddress(address.hostname);
-  if (await answers(host, address.port)) return alreadyThere("Blob Storage", `${host}:${address.port}`);
-  const { startAzuriteBlob } = await import("../stand-ins/azurite.js");
+  const services: StorageService[] = options.durableStorage ? ["blob", "queue", "table"] : ["blob"];
+  const addresses = storageAddresses(connection, services);
+  if (!addresses) return undefined;
+  const host = await listenAddress(addresses.blob.hostname);
+  const answering = await Promise.all(services.map((service) => answers(host, addresses[service].port)));
+  const where = services.map((service) => `${host}:${addresses[service].port}`).join(", ");
+  if (answering.every(Boolean))
+    return alreadyThere(options.durableStorage ? "Storage" : "Blob Storage", where);
   const location = join(options.data, "azurite");
+  if (!options.durableStorage) {
+    const { startAzuriteBlob } = await import("../stand-ins/azurite.js");
+    const azurite = await startOrRefuse(
+      () => startAzuriteBlob({ host, port: addresses.blob.port, location }),
+      standInPlace("Blob Storage", host, addresses.blob.port, `${CONNECTION_NAMES.storage}'s BlobEndpoint`),
+    );
+    return {
+      name: "Blob Storage",
+      description: `Blob Storage: Azurite on ${azurite.blobEndpoint}, data in ${location}`,
+      stop: () => azurite.stop(),
+    };
+  }
+  if (answering.some(Boolean)) {
+    throw new SettingsError([
+      `${CONNECTION_NAMES.storage}: something answers on some of ${where} but not all: stop it, or point the connection at a storage emulator with blob, queue and table services`,
+    ]);
+  }
+  const { startAzuriteStorage } = await import("../stand-ins/azurite.js");
+  const ports = { blob: addresses.blob.port, queue: addresses.queue.port, table: addresses.table.port };
   const azurite = await startOrRefuse(
-    () => startAzuriteBlob({ host, port: address.port, location }),
-    standInPlace("Blob Storage", host, address.port, `${CONNECTION_NAMES.storage}'s BlobEndpoint`),
+    () => startAzuriteStorage({ host, ports, location }),
+    standInPlace("Storage", host, addresses.blob.port, CONNECTION_NAMES.storage),
   );
   return {
-    name: "Blob Storage",
-    description: `Blob Storage: Azurite on ${azurite.blobEndpoint}, data in ${location}`,
+    name: "Storage",
+    description: `Storage: Azurite's blob, queue and table services on ${azurite.blobEndpoint}, ${azurite.queueEndpoint}, ${azurite.tableEndpoint}, data in ${location}`,
     stop: () => azurite.stop(),
   };
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,14 +18,21 @@ const ACCOUNT_KEY =
 const EXIT_WITH_PARENT =
   "data:text/javascript,const stop=()=>process.kill(process.pid,'SIGTERM');process.stdin.on('end',stop).on('error',stop).resume()";
 
-/** Azurite's blob service prints this once it listens, with the port it actually bound. */
-const LISTENING = /Azurite Blob service successfully listens on (http:\/\/[^\s]+)/;
+/** Azurite prints one of these per service once it listens, with the address it actually bound. */
+const LISTENING =
+  /Azurite (Blob|Queue|Table) service (?:is )?successfully (?:listens on|listening at) (http:\/\/[^\s]+)/g;
 
 export interface AzuriteBlob {
-  /** A storage connection string for the emulator's blob endpoint. */
+  /** A storage connection string for the emulator's endpoints. */
   readonly connectionString: string;
   readonly blobEndpoint: string;
   stop(): Promise<void>;
+}
+
+/** Azurite with its queue and table services too: what the Durable Task extension's Azure Storage backend uses. */
+export interface AzuriteStorage extends AzuriteBlob {
+  readonly queueEndpoint: string;
+  readonly tableEndpoint: string;
 }
 
 /**
@@ -54,11 +61,73 @@ export interface AzuriteBlobOptions {
   readonly port?: number;
 }
 
+export interface AzuriteStorageOptions extends Omit<AzuriteBlobOptions, "port"> {
+  /** Each service's port; default one the OS picks. */
+  readonly ports?: { readonly blob?: number; readonly queue?: number; readonly table?: number };
+}
+
 /** Starts Azurite's blob service as a child process and resolves once it answers HTTP. */
 export async function startAzuriteBlob(options: AzuriteBlobOptions = {}): Promise<AzuriteBlob> {
+  const host = options.host ?? "127.0.0.1";
+  const started = await startAzuriteProcess(
+    "azurite/dist/src/blob/main.js",
+    ["--blobHost", host, "--blobPort", String(options.port ?? 0)],
+    ["Blob"],
+    options,
+  );
+  const blobEndpoint = `${started.addresses.Blob}/${ACCOUNT}`;
+  return {
+    connectionString: `${ACCOUNT_PART}BlobEndpoint=${blobEndpoint};`,
+    blobEndpoint,
+    stop: started.stop,
+  };
+}
+
+/** Starts Azurite's blob, queue and table services in one child process; resolves once all answer. */
+export async function startAzuriteStorage(options: AzuriteStorageOptions = {}): Promise<AzuriteStorage> {
+  const host = options.host ?? "127.0.0.1";
+  const ports = options.ports ?? {};
+  const args = (["blob", "queue", "table"] as const).flatMap((service) => [
+    `--${service}Host`,
+    host,
+    `--${service}Port`,
+    String(ports[service] ?? 0),
+  ]);
+  const started = await startAzuriteProcess(
+    "azurite/dist/src/azurite.js",
+    args,
+    ["Blob", "Queue", "Table"],
+    options,
+  );
+  const [blobEndpoint, queueEndpoint, tableEndpoint] = (["Blob", "Queue", "Table"] as const).map(
+    (service) => `${started.addresses[service]}/${ACCOUNT}`,
+  ) as [string, string, string];
+  return {
+    connectionString: `${ACCOUNT_PART}BlobEndpoint=${blobEndpoint};QueueEndpoint=${queueEndpoint};TableEndpoint=${tableEndpoint};`,
+    blobEndpoint,
+    queueEndpoint,
+    tableEndpoint,
+    stop: started.stop,
+  };
+}
+
+const ACCOUNT_PART = `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};`;
+
+type Service = "Blob" | "Queue" | "Table";
+
+/** Runs one of Azurite's entry points, waits until each of `services` says where it listens and answers. */
+async function startAzuriteProcess(
+  entry: string,
+  serviceArgs: readonly string[],
+  services: readonly Service[],
+  options: { readonly timeoutMs?: number; readonly location?: string },
+) {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const location = options.location ?? mkdtempSync(join(tmpdir(), "sas-azurite-"));
-  const main = createRequire(import.meta.url).resolve("azurite/dist/src/blob/main.js");
+  mkdirSync(location, { recursive: true });
+  const pidFile = join(location, "azurite.pid");
+  await untilGone(pidFile, timeoutMs);
+  const main = createRequire(import.meta.url).resolve(entry);
   const child = spawn(
     process.execPath,
     [
@@ -70,37 +139,63 @@ export async function startAzuriteBlob(options: AzuriteBlobOptions = {}): Promis
       "--skipApiVersionCheck",
       "--location",
       location,
-      "--blobHost",
-      options.host ?? "127.0.0.1",
-      "--blobPort",
-      String(options.port ?? 0),
+      ...serviceArgs,
     ],
     { stdio: ["pipe", "pipe", "pipe"] },
   );
+  if (child.pid) writeFileSync(pidFile, String(child.pid));
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
-  const cleanUp = async () => {
+  const stop = async () => {
     process.off("exit", killOnExit);
     await stopChild(child);
+    rmSync(pidFile, { force: true });
     if (!options.location) rmSync(location, { recursive: true, force: true });
   };
 
   try {
-    const address = await listeningAddress(child, timeoutMs);
-    const blobEndpoint = `${address}/${ACCOUNT}`;
-    await untilAnswering(blobEndpoint, timeoutMs);
-    return {
-      connectionString: `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};BlobEndpoint=${blobEndpoint};`,
-      blobEndpoint,
-      stop: cleanUp,
-    };
+    const addresses = await listeningAddresses(child, services, timeoutMs);
+    for (const service of services) await untilAnswering(`${addresses[service]}/${ACCOUNT}`, timeoutMs);
+    return { addresses, stop };
   } catch (error) {
-    await cleanUp();
+    await stop();
     throw error;
   }
 }
 
-function listeningAddress(child: ChildProcess, timeoutMs: number): Promise<string> {
+/**
+ * Waits while an earlier Azurite on the same data is still running: one whose parent was killed stops
+ * on its own, writing its data as it goes, and a new one that read the files before that would lose
+ * what it wrote last (queue messages sent just before a crash, say).
+ */
+async function untilGone(pidFile: string, timeoutMs: number): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, "utf8"));
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + timeoutMs;
+  // At most the start's own timeout: past it, the pid is taken to be another process's now.
+  while (Number.isInteger(pid) && pid > 0 && alive(pid) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function listeningAddresses(
+  child: ChildProcess,
+  services: readonly Service[],
+  timeoutMs: number,
+): Promise<Record<Service, string>> {
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";
@@ -117,10 +212,13 @@ function listeningAddress(child: ChildProcess, timeoutMs: number): Promise<strin
     });
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
-      const match = LISTENING.exec(stdout);
-      if (match?.[1]) {
+      const found: Partial<Record<Service, string>> = {};
+      for (const [, service, address] of stdout.matchAll(LISTENING)) {
+        if (address) found[service as Service] = address;
+      }
+      if (services.every((service) => found[service])) {
         clearTimeout(timer);
-        resolve(match[1]);
+        resolve(found as Record<Service, string>);
       }
     });
     child.once("error", fail);

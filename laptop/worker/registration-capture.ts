@@ -49,15 +49,26 @@ export function triggerOf(fn: CapturedFunction): BindingMetadata | undefined {
 
 const CORE_MODULE = "@azure/functions-core";
 let sink: ((fn: CapturedFunction) => void) | undefined;
+let model: unknown;
+
+/**
+ * The programming model `@azure/functions` gave the worker when the app registered its first function:
+ * what turns a worker's invocation (typed data in, typed data out) into a call of the handler.
+ */
+export function programmingModel(): unknown {
+  return model;
+}
 
 /**
  * Stands in for the module the Functions host's Node.js worker provides to `@azure/functions`. The
  * package registers every function through it, so whoever holds it sees exactly what the host would.
  */
 const coreStandIn = {
-  setProgrammingModel(): void {},
-  getProgrammingModel(): undefined {
-    return undefined;
+  setProgrammingModel(given: unknown): void {
+    model = given;
+  },
+  getProgrammingModel(): unknown {
+    return model;
   },
   registerFunction(metadata: FunctionMetadata, handler: CapturedFunction["handler"]) {
     if (!sink) {

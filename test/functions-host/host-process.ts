@@ -96,16 +96,22 @@ export interface RunningHost {
 
 /**
  * Starts `sas host` from the built app's root and resolves once it says where its functions are; with
- * the storefront on `ports.store` unless `store` is false (`--no-store`).
+ * the storefront on `ports.store` unless `store` is false (`--no-store`), and the orchestrations on the
+ * local durable runtime unless `durable` names the extension (the default where .NET is installed).
  */
 export function startHost(
   app: BuiltApp,
   ports: HostPorts,
   data: string,
-  { timeoutMs = 60_000, store = true }: { readonly timeoutMs?: number; readonly store?: boolean } = {},
+  {
+    timeoutMs = 60_000,
+    store = true,
+    durable = "local",
+  }: { readonly timeoutMs?: number; readonly store?: boolean; readonly durable?: "local" | "extension" } = {},
 ): Promise<RunningHost> {
   const storeFlags = store ? ["--store-port", String(ports.store)] : ["--no-store"];
-  const args = [...app.cli, "host", "--port", String(ports.http), "--data", data, ...storeFlags];
+  const args = [...app.cli, "host", "--port", String(ports.http), "--data", data, "--durable", durable];
+  args.push(...storeFlags);
   const child = spawn(process.execPath, args, { cwd: app.root, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

@@ -1,0 +1,77 @@
+/**
+ * The local durable runtime against Microsoft's extension: the feature app's orchestrations that finish
+ * in seconds (retries, sub-orchestrations, entities, continue-as-new, events) run on both, in real time,
+ * and each ends with the same status and output, generated ids aside, except where the table below
+ * says how and why they differ (docs/local-durable-runtime.md says it too). Needs the .NET SDK 8 or
+ * later: skipped without it, saying so, except under CI (CI=true), where it fails.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findDotnetSdk } from "../../laptop/extension-host/dotnet-sdk.js";
+import { CASES, featureApp, runCases } from "./differential-cases.js";
+import { type EngineUnderTest, startExtensionEngine, startLocalEngine } from "./two-engines.js";
+
+const sdk = findDotnetSdk();
+if (!sdk.found) {
+  const reason = `no .NET SDK 8 or later (${sdk.why})`;
+  if (process.env.CI === "true") throw new Error(`${reason}; CI runs the differential check and needs one`);
+  console.warn(`test/extension-host: the differential check is skipped: ${reason}`);
+}
+const describeWithDotnet = sdk.found ? describe : describe.skip;
+
+type Results = Awaited<ReturnType<typeof runCases>>;
+
+/**
+ * Where the engines differ, and how: the message of a failed activity or sub-orchestration as the
+ * orchestration catches it. The extension's carries the function's name and the failure's details
+ * (the exception as .NET serialized it, or its stack); the local runtime's is the error's own.
+ */
+const DIFFERENCES: Readonly<Record<string, { local: RegExp; extension: RegExp }>> = {
+  "retries exhausted, the last error caught": {
+    local: /^Error: flaky x1 failed, 7 failure\(s\) left$/,
+    extension:
+      /^Activity function 'flaky' failed: {2}flaky x1 failed, 7 failure\(s\) left \n \{"\$type":"System\.Exception/,
+  },
+  "a failing child caught by its parent": {
+    local:
+      /^SubOrchestrationFailed: sub-orchestration featureFailingChild \(instance <guid>:0\) failed: child gave up on boom$/,
+    extension:
+      /^Orchestrator function 'featureFailingChild' failed: child gave up on boom \n Message: child gave up on boom, StackTrace: /,
+  },
+};
+
+let engines: EngineUnderTest[] = [];
+let local: Results;
+let extension: Results;
+
+beforeAll(async () => {
+  if (!sdk.found) return;
+  const [localApp, extensionApp] = [await featureApp(), await featureApp()];
+  engines = await Promise.all([
+    startLocalEngine(localApp.registry),
+    startExtensionEngine(extensionApp.registry, "DifferentialHub"),
+  ]);
+  const [onLocal, onExtension] = engines.map((engine) => runCases(engine.client, 120_000));
+  [local, extension] = (await Promise.all([onLocal, onExtension])) as [Results, Results];
+}, 420_000);
+afterAll(async () => {
+  for (const engine of engines) await engine.close();
+});
+
+describeWithDotnet("the local durable runtime against Microsoft's extension", () => {
+  it.each(CASES.filter((test) => !DIFFERENCES[test.name]).map((test) => test.name))(
+    "%s: the same status and output",
+    (name) => {
+      expect(extension[name]?.runtimeStatus).toBe("Completed");
+      expect(local[name]).toEqual(extension[name]);
+    },
+  );
+
+  it.each(Object.keys(DIFFERENCES))("%s: the documented difference, and only that", (name) => {
+    const expected = DIFFERENCES[name];
+    const caught = (results: Results) => String((results[name]?.output as { caught?: unknown })?.caught);
+    expect(local[name]?.runtimeStatus).toBe("Completed");
+    expect(extension[name]?.runtimeStatus).toBe("Completed");
+    expect(caught(local)).toMatch(expected?.local ?? /^$/);
+    expect(caught(extension)).toMatch(expected?.extension ?? /^$/);
+  });
+});
