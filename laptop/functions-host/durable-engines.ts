@@ -105,7 +105,11 @@ async function startLocalEngine(options: DurableEngineOptions): Promise<DurableE
  * host.json's `extensions.durableTask` applied by the extension itself.
  */
 async function startExtensionEngine(options: DurableEngineOptions): Promise<DurableEngine> {
-  const build = await buildExtensionHost(options.say);
+  const build = await buildExtensionHost(options.say).catch((error: unknown) => {
+    throw new Error(
+      `${(error as Error).message}\n(sas host --durable local runs on the local durable runtime instead)`,
+    );
+  });
   const host = await startExtensionHost({
     dll: build.dll,
     registry: options.registry,

@@ -8,8 +8,8 @@ import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 
 /** An app of each kind of function the extension host is told about, and one it is not. */
 function registerApp(seen: unknown[]) {
-  df.app.orchestration("flow", function* () {
-    return "done";
+  df.app.orchestration("flow", function* (context) {
+    return yield context.df.callActivity("plain", "from flow");
   });
   df.app.activity("plain", {
     handler: (input: unknown) => {
