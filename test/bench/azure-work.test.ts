@@ -27,8 +27,12 @@ function checkout(files: Record<string, string>): string {
 }
 
 describe("a checkout's layout", () => {
-  it("is this one's: the CLI under laptop/, and a host with a storefront to leave out", () => {
-    expect(layoutOf(ROOT)).toEqual({ cli: "laptop/cli/main.ts", hostFlags: ["--no-store"] });
+  it("is this one's: the CLI under laptop/, a host with a storefront to leave out and a durable engine to choose", () => {
+    // The local engine: the Azure path's work is compared between builds on one engine.
+    expect(layoutOf(ROOT)).toEqual({
+      cli: "laptop/cli/main.ts",
+      hostFlags: ["--no-store", "--durable", "local"],
+    });
   });
 
   it("is the one before the move: the CLI under src/local/, a host without a storefront", () => {

@@ -102,20 +102,23 @@ describe("sas host's storefront flags", () => {
     [["--no-store", "--store-port", "7081"], "give --store-port or --no-store, not both"],
     [["--port", "7090", "--store-port", "7090"], "--store-port 7090 is the functions' port (--port)"],
     [["--store-port", "65536"], "--store-port must be an integer from 0 to 65535"],
-  ])("refuses %j in one line pointing to --help, exit 2, before starting anything", async (flags, message) => {
-    let stderr = "";
-    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-      stderr += String(chunk);
-      return true;
-    });
-    try {
-      expect(await main(["host", ...flags])).toBe(2);
-    } finally {
-      vi.restoreAllMocks();
-    }
-    const [first, second, ...rest] = stderr.trimEnd().split("\n");
-    expect(first).toContain(`sas host: ${message}`);
-    expect(second).toBe("run 'sas host --help' for its flags");
-    expect(rest).toEqual([]);
-  });
+  ])(
+    "refuses %j in one line pointing to --help, exit 2, before starting anything",
+    async (flags, message) => {
+      let stderr = "";
+      vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+        stderr += String(chunk);
+        return true;
+      });
+      try {
+        expect(await main(["host", ...flags])).toBe(2);
+      } finally {
+        vi.restoreAllMocks();
+      }
+      const [first, second, ...rest] = stderr.trimEnd().split("\n");
+      expect(first).toContain(`sas host: ${message}`);
+      expect(second).toBe("run 'sas host --help' for its flags");
+      expect(rest).toEqual([]);
+    },
+  );
 });

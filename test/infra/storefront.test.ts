@@ -4,7 +4,7 @@
  * of the compiled template are skipped without it, as in ./deployment.test.ts; those of azure.yaml and of
  * the packages azd makes are not.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
