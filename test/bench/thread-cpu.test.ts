@@ -152,14 +152,20 @@ describe.runIf(existsSync("/proc/self/task"))("watchThreads", () => {
   it("reads a live process's threads, its main thread's CPU included, and a window of it", async () => {
     const watch = watchThreads(process.pid, { intervalMs: 5 });
     const from = Date.now();
-    const spinUntil = from + 150;
-    while (Date.now() < spinUntil) Math.sqrt(Math.random());
+    // Spin until the process has had 200 ms of CPU (most of it this thread's), not for 150 ms of wall
+    // time: on a loaded machine the thread gets only part of the wall time it spins for.
+    const cpuAtStart = process.cpuUsage();
+    const spent = () => {
+      const used = process.cpuUsage(cpuAtStart);
+      return (used.user + used.system) / 1_000;
+    };
+    while (spent() < 200 && Date.now() - from < 5_000) Math.sqrt(Math.random());
     const to = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 30));
     const seen = watch.stop();
     expect(seen?.whole?.mainSeconds).toBeGreaterThan(0);
     const within = seen?.within(from, to);
-    // 150 ms spent spinning on the main thread: ticks of 10 ms, read every 5 ms.
+    // About 200 ms of CPU spent spinning on the main thread: ticks of 10 ms, read every 5 ms.
     expect(within?.mainSeconds).toBeGreaterThan(0.05);
     expect(within?.mainSeconds).toBeLessThanOrEqual((seen?.whole?.mainSeconds ?? 0) + 1e-9);
   });
