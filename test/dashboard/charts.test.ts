@@ -78,6 +78,7 @@ describe.runIf(available)("the dashboard's charts, search and order picture on 1
     await page.getByLabel("Order id", { exact: true }).fill(orderId);
     await page.getByLabel("Order id", { exact: true }).press("Enter");
     await expect.poll(() => page.locator("#detail-id").textContent()).toBe(orderId);
+    await expect.poll(() => page.locator("#order-svg").getAttribute("data-order-id")).toBe(orderId);
     await expect.poll(() => page.locator("#order-svg g.lane").count()).toBeGreaterThan(0);
   }
 

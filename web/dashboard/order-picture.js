@@ -147,7 +147,7 @@ export function drawOrderPicture(container, life) {
   const bars = life.lanes.reduce((n, lane) => n + lane.bars.length, 0);
   const label = `Order ${life.orderId}: ${life.lanes.length} attempt(s), ${bars} step bar(s), ${life.marks.length} mark(s).`;
   if (life.start === null) {
-    container.replaceChildren(pictureFrame(TOP + 10, label));
+    container.replaceChildren(pictureFrame(TOP + 10, label, life.orderId));
     return;
   }
   const intervals = [...life.lanes.map((l) => [l.start, l.end]), ...life.marks.map((m) => [m.at, m.at])];
@@ -159,15 +159,16 @@ export function drawOrderPicture(container, life) {
     lanes.push(drawn.g);
     y += drawn.height;
   }
-  const chart = pictureFrame(y + 40, label);
+  const chart = pictureFrame(y + 40, label, life.orderId);
   chart.append(...lanes, drawAxis(scale, y));
   for (const mark of life.marks) chart.append(drawMark(mark, scale.at(mark.at), y));
   container.replaceChildren(chart);
 }
 
-function pictureFrame(height, label) {
+function pictureFrame(height, label, orderId) {
   const chart = frame(WIDTH, height, label);
   chart.setAttribute("id", "order-svg");
+  chart.dataset.orderId = orderId;
   // A group, not an image: the bars and marks inside are read and focused one by one.
   chart.setAttribute("role", "group");
   return chart;

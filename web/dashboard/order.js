@@ -24,6 +24,8 @@ export function show(route) {
     $("detail-badge").textContent = "";
     $("detail-badge").removeAttribute("data-state");
     $("detail-body").hidden = true;
+    // The last order's picture goes at once, so nothing of it is read as this order's.
+    $("order-picture").replaceChildren();
     $("detail-missing").textContent = "Reading…";
     for (const command of COMMANDS) $(command).hidden = true;
   }
