@@ -1,4 +1,5 @@
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "./backoff.js";
+import { attemptDeadline, hasPassed, pastLongestDeferral } from "./deadline-rules.js";
 import { type HistoryEntry, historyWith } from "./record-history.js";
 import { err, ok, type Result } from "./result.js";
 import { grantAllowance, remainingCalls } from "./retry-budget.js";
@@ -12,7 +13,7 @@ import {
   type StepState,
   type StepStatus,
 } from "./state-record.js";
-import { addMilliseconds, type IsoInstant, millisecondsBetween } from "./time.js";
+import { addMilliseconds, type IsoInstant } from "./time.js";
 import { idempotencyKeyFor, instanceIdFor, type StepName } from "./workflow.js";
 
 export const ACTORS = ["submission", "starter", "orchestration", "supervisor", "operator"] as const;
@@ -426,7 +427,7 @@ function checkFence(record: StateRecord, fence: Fence, command: Command): Refusa
       if (record.lockedBy === null || record.lockedBy !== expected) {
         return { code: "notOwner", detail: `locked by ${record.lockedBy ?? "nobody"}, not ${expected}` };
       }
-      if (record.completeBy === null || record.completeBy > command.now) {
+      if (!hasPassed(record.completeBy, command.now)) {
         return { code: "notExpired", detail: `completeBy ${record.completeBy} has not passed` };
       }
       return undefined;
@@ -483,7 +484,7 @@ function claim(record: StateRecord, command: CommandOf<"claim">): Step {
     processState: record.processState === "Compensating" ? "Compensating" : "Processing",
     attempt,
     lockedBy: instanceIdFor(record.orderId, attempt),
-    completeBy: addMilliseconds(command.now, command.attemptTimeoutMs),
+    completeBy: attemptDeadline(command.now, command.attemptTimeoutMs),
   });
 }
 
@@ -731,7 +732,7 @@ function defer(record: StateRecord, command: CommandOf<"defer">): Step {
   }
   const deferredSince = record.deferredSince ?? command.now;
   // The order would still be waiting at the probe past its longest deferral: it waits no longer.
-  const parked = millisecondsBetween(deferredSince, command.until) > command.maxDeferralMs;
+  const parked = pastLongestDeferral(deferredSince, command.until, command.maxDeferralMs);
   const deferred = (updated: StateRecord, refund: number): StateRecord =>
     release({
       ...updated,
@@ -812,7 +813,7 @@ function extendDeadline(record: StateRecord, command: CommandOf<"extendDeadline"
       `${record.hostInterruptions} host interruptions reach the limit of ${command.policy.maxHostInterruptions ?? DEFAULT_MAX_HOST_INTERRUPTIONS}`,
     );
   }
-  if (command.completeBy <= command.now) {
+  if (hasPassed(command.completeBy, command.now)) {
     return refusal("notAllowed", `the new deadline ${command.completeBy} is not after ${command.now}`);
   }
   return changedTo({
