@@ -1,6 +1,6 @@
 import { stepsFitInAttempt } from "../domain/deadline-rules.js";
 import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../domain/retry-budget.js";
-import type { RecoveryPolicy } from "../domain/transitions.js";
+import type { RecoveryPolicy } from "../domain/transition-commands.js";
 import { LATEST_WORKFLOW_VERSION, MOST_STEPS, WORKFLOW_VERSIONS } from "../domain/workflow.js";
 import { type BreakerSettings, loadBreakerSettings } from "./breaker-settings.js";
 import { PARTNER_ACCESS_KEY_SETTING } from "./names.js";

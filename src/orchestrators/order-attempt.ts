@@ -2,7 +2,7 @@ import type { OrchestrationContext, Task } from "durable-functions";
 import type { AgentFault, AgentResponse } from "../domain/agent-messages.js";
 import { stepDeadline } from "../domain/deadline-rules.js";
 import type { IsoInstant } from "../domain/time.js";
-import type { FailureInput } from "../domain/transitions.js";
+import type { FailureInput } from "../domain/transition-commands.js";
 import type { AttemptInput, StepName } from "../domain/workflow.js";
 import type { ActivityProxy } from "./activity-contract.js";
 import type { Advance, AttemptRef, OrderActivityContracts, OwnedPlan, StepRun } from "./order-contracts.js";

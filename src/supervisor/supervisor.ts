@@ -2,7 +2,7 @@ import type { RandomSource } from "../domain/backoff.js";
 import { compensationFailure, errorSummary, type StateRecord } from "../domain/state-record.js";
 import { type OrderStatus, statusMessageFor } from "../domain/status-message.js";
 import { toInstant } from "../domain/time.js";
-import type { RecoveryPolicy } from "../domain/transitions.js";
+import type { RecoveryPolicy } from "../domain/transition-commands.js";
 import type { AlertSink } from "../ports/alerts.js";
 import type { Clock } from "../ports/clock.js";
 import type { Lease, LeaseGrant } from "../ports/lease.js";

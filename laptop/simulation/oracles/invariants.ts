@@ -1,6 +1,6 @@
 import type { EffectEntry, PartnerLedger } from "../../../partner/partner-service.js";
 import { isTerminal, type StateRecord } from "../../../src/domain/state-record.js";
-import { TRANSITIONS } from "../../../src/domain/transitions.js";
+import { TRANSITIONS } from "../../../src/domain/transition-table.js";
 import { workflowOf } from "../../../src/domain/workflow.js";
 import type { AuditedWrite } from "./state-audit.js";
 

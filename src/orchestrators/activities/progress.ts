@@ -1,6 +1,6 @@
 import type { AgentRequest } from "../../domain/agent-messages.js";
 import { leavesRoomToRecord, nextStepDeadline } from "../../domain/deadline-rules.js";
-import type { Command } from "../../domain/transitions.js";
+import type { Command } from "../../domain/transition-commands.js";
 import type { StepName } from "../../domain/workflow.js";
 import type { ActivityImplementations, ActivityInvocation } from "../activity-contract.js";
 import type { Advance, AttemptRef, OrderActivityContracts, StepRun } from "../order-contracts.js";
