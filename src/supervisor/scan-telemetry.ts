@@ -12,7 +12,7 @@ import {
 } from "../telemetry/telemetry.js";
 import type { ScanReport } from "./scan-report.js";
 
-/** What the Supervisor's scans and recoveries leave in traces and metrics (observability.md). */
+/** What the Supervisor's scans and recoveries leave in traces and metrics (docs/observability.md). */
 
 /** What a recovery did, as the `sas.recovery` attribute names it. */
 function recoveryKind(before: StateRecord, after: StateRecord): string {
