@@ -3,6 +3,7 @@ import {
   type Applied,
   appliedStepStates,
   changedTo,
+  compensatingFor,
   failStep,
   findStep,
   markApplied,
@@ -14,6 +15,7 @@ import {
   toFailure,
   withLogEntry,
 } from "./record-changes.js";
+
 import { ok } from "./result.js";
 import { grantAllowance } from "./retry-budget.js";
 import { PARTNER_UNAVAILABLE, type StateRecord } from "./state-record.js";
@@ -183,13 +185,10 @@ function compensationParked(
   command: CommandOf<"defer">,
   deferredSince: IsoInstant,
 ): StateRecord {
-  const cause = record.lastError
-    ? `; compensating for ${record.lastError.code}: ${record.lastError.message}`
-    : "";
   const failure: FailureInput = {
     kind: "stalled",
     code: PARTNER_UNAVAILABLE,
-    message: `${pastLongest(command, deferredSince)}${cause}`,
+    message: `${pastLongest(command, deferredSince)}${compensatingFor(record)}`,
     step: command.step,
   };
   return { ...record, processState: "CompensationFailed", lastError: toFailure(failure, command.now) };

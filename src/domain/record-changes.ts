@@ -124,3 +124,8 @@ export function release(record: StateRecord): StateRecord {
 export function toFailure(input: FailureInput, at: IsoInstant): Failure {
   return { kind: input.kind, code: input.code, message: input.message, step: input.step ?? null, at };
 }
+
+/** What a compensation that ends is compensating for, as its failure's message says: the failure it undoes. */
+export function compensatingFor(record: StateRecord): string {
+  return record.lastError ? `; compensating for ${record.lastError.code}: ${record.lastError.message}` : "";
+}

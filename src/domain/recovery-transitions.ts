@@ -3,6 +3,7 @@ import { hasPassed } from "./deadline-rules.js";
 import {
   type Applied,
   changedTo,
+  compensatingFor,
   nextToCompensate,
   refuse,
   release,
@@ -11,6 +12,7 @@ import {
   toFailure,
   withLogEntry,
 } from "./record-changes.js";
+
 import type { StateRecord } from "./state-record.js";
 import { addMilliseconds, type IsoInstant } from "./time.js";
 import {
@@ -19,6 +21,7 @@ import {
   type FailureInput,
   type RecoveryPolicy,
 } from "./transition-commands.js";
+import type { StepName } from "./workflow.js";
 
 /** The Supervisor's moves: an expired attempt recovered, or a held-up one given its deadline again. */
 
@@ -60,16 +63,13 @@ export function recover(record: StateRecord, command: CommandOf<"recover">): App
       release({
         ...record,
         processState: "Pending",
-        notBefore: addMilliseconds(
-          command.now,
-          recoveryDelayMs(command.policy, record.failureCount + 1, command.random),
-        ),
+        notBefore: recoveryDue(command, record.failureCount + 1),
         lastError: toFailure(notStarted, command.now),
       }),
     );
   }
   const failureCount = record.failureCount + 1;
-  const running = record.steps.find((s) => s.status === "Running")?.name ?? null;
+  const running = runningStep(record);
   const timedOut: FailureInput = {
     kind: "timeout",
     code: "AttemptExpired",
@@ -82,7 +82,7 @@ export function recover(record: StateRecord, command: CommandOf<"recover">): App
     release({
       ...expired,
       processState: "Pending",
-      notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, failureCount, command.random)),
+      notBefore: recoveryDue(command, failureCount),
       lastError: toFailure(timedOut, command.now),
     }),
   );
@@ -96,7 +96,7 @@ function recoverInterrupted(
   record: StateRecord,
   command: CommandOf<"recover"> & { readonly interruption: string },
 ): Applied {
-  const running = record.steps.find((s) => s.status === "Running")?.name ?? null;
+  const running = runningStep(record);
   const interrupted: FailureInput = {
     kind: "timeout",
     code: "HostInterrupted",
@@ -114,10 +114,7 @@ function recoverInterrupted(
     release({
       ...spared,
       processState: compensating ? "Compensating" : "Pending",
-      notBefore: addMilliseconds(
-        command.now,
-        recoveryDelayMs(command.policy, Math.max(1, failures), command.random),
-      ),
+      notBefore: recoveryDue(command, Math.max(1, failures)),
       // A compensation keeps the failure it compensates for: that is what an operator needs to see.
       lastError: compensating ? record.lastError : toFailure(interrupted, command.now),
     }),
@@ -176,13 +173,10 @@ function recoverCompensation(record: StateRecord, command: CommandOf<"recover">)
   const recoveries = record.compensationRecoveries + 1;
   const expired = `compensation attempt ${record.attempt} (${record.lockedBy}) passed its deadline ${record.completeBy}`;
   if (recoveries > command.policy.maxRecoveries) {
-    const cause = record.lastError
-      ? `; compensating for ${record.lastError.code}: ${record.lastError.message}`
-      : "";
     const failure: FailureInput = {
       kind: "stalled",
       code: "CompensationRecoveriesExhausted",
-      message: `${expired}; ${recoveries} expired compensation attempts exceed the limit of ${command.policy.maxRecoveries}${cause}`,
+      message: `${expired}; ${recoveries} expired compensation attempts exceed the limit of ${command.policy.maxRecoveries}${compensatingFor(record)}`,
     };
     return changedTo(
       release({
@@ -198,9 +192,19 @@ function recoverCompensation(record: StateRecord, command: CommandOf<"recover">)
     release({
       ...record,
       compensationRecoveries: recoveries,
-      notBefore: addMilliseconds(command.now, recoveryDelayMs(command.policy, recoveries, command.random)),
+      notBefore: recoveryDue(command, recoveries),
     }),
   );
+}
+
+/** When the attempt after `failureCount` failures is due: now plus the recovery delay. */
+function recoveryDue(command: CommandOf<"recover">, failureCount: number): IsoInstant {
+  return addMilliseconds(command.now, recoveryDelayMs(command.policy, failureCount, command.random));
+}
+
+/** The step the expired attempt was running, if any: the one that may have applied its effect. */
+function runningStep(record: StateRecord): StepName | null {
+  return record.steps.find((s) => s.status === "Running")?.name ?? null;
 }
 
 /** Delay before the attempt after `failureCount` failures: jittered backoff, then the extended wait. */

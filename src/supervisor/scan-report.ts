@@ -1,3 +1,5 @@
+import type { StateRecord } from "../domain/state-record.js";
+
 /** What one Supervisor scan reports: what it found, what it did, and what it cost. */
 export interface ScanReport {
   /** Another Supervisor held the lease: this one did nothing. */
@@ -67,3 +69,17 @@ export type RecoveryCounts = Pick<
   | "unjudged"
   | "suspended"
 >;
+
+/**
+ * What a recovery did: another attempt (`retry`, a compensation handed back included), a compensation
+ * begun past the recovery limit, a compensation past its own (`stalled`), or `Error` for an operator.
+ */
+export type RecoveryKind = "retry" | "compensate" | "stalled" | "error";
+
+/** What a recovery did, as its counts and the `sas.recovery` attribute name it. */
+export function recoveryKind(before: StateRecord, after: StateRecord): RecoveryKind {
+  if (after.processState === "Pending") return "retry";
+  if (after.processState === "Compensating")
+    return before.processState === "Compensating" ? "retry" : "compensate";
+  return after.processState === "CompensationFailed" ? "stalled" : "error";
+}

@@ -10,25 +10,16 @@ import {
   startSpan,
   type Telemetry,
 } from "../telemetry/telemetry.js";
-import type { ScanReport } from "./scan-report.js";
+import type { RecoveryKind, ScanReport } from "./scan-report.js";
 
 /** What the Supervisor's scans and recoveries leave in traces and metrics (docs/observability.md). */
 
-/** What a recovery did, as the `sas.recovery` attribute names it. */
-function recoveryKind(before: StateRecord, after: StateRecord): string {
-  if (after.processState === "Pending") return "retry";
-  if (after.processState === "Compensating")
-    return before.processState === "Compensating" ? "retry" : "compensate";
-  return after.processState === "CompensationFailed" ? "stalled" : "error";
-}
-
 export function traceRecovery(
   deps: { readonly clock: Clock; readonly telemetry?: Telemetry | undefined },
-  recovery: { before: StateRecord; after: StateRecord; started: Date; scanSpan: Span },
+  recovery: { before: StateRecord; after: StateRecord; kind: RecoveryKind; started: Date; scanSpan: Span },
 ): void {
-  const { before, after } = recovery;
+  const { before, after, kind } = recovery;
   const telemetry = deps.telemetry ?? globalTelemetry();
-  const kind = recoveryKind(before, after);
   const span = startSpan(telemetry.tracer, "order.recover", {
     kind: SpanKind.INTERNAL,
     parent: contextFrom(before.traceparent),

@@ -11,7 +11,14 @@ import { updateAsRead } from "../state/record-updates.js";
 import type { Span } from "../telemetry/telemetry.js";
 import { type ExpiryVerdict, type InterruptionPolicy, judgeExpiry } from "./interruptions.js";
 import { keepLease, type LeaderDeps, leaderScan } from "./leader-scan.js";
-import { NOTHING, type RecoveryCounts, type ScanCounts, type ScanReport } from "./scan-report.js";
+import {
+  NOTHING,
+  type RecoveryCounts,
+  type RecoveryKind,
+  recoveryKind,
+  type ScanCounts,
+  type ScanReport,
+} from "./scan-report.js";
 import { traceRecovery } from "./scan-telemetry.js";
 
 export type { ScanReport };
@@ -124,7 +131,8 @@ async function recover(
     return;
   }
   const after = outcome.record;
-  traceRecovery(deps, { before: record, after, started, scanSpan });
+  const kind = recoveryKind(record, after);
+  traceRecovery(deps, { before: record, after, kind, started, scanSpan });
   const spared = after.hostInterruptions > record.hostInterruptions;
   if (spared) counts.spared++;
   deps.logger.warn("supervisor.recovered", {
@@ -134,7 +142,7 @@ async function recover(
     notBefore: after.notBefore,
     ...(spared ? { charged: false, interruption } : { charged: true }),
   });
-  await settleRecovery(deps, record, after, now, counts);
+  await settleRecovery(deps, after, kind, now, counts);
 }
 
 /** What the attempt's orchestration says about its expiry; a failed lookup is an ordinary expiry. */
@@ -189,24 +197,23 @@ async function extend(
 /** Counts what a recovery led to, and tells whoever must hear of it: the submitter, the operators. */
 async function settleRecovery(
   deps: SupervisorDeps,
-  before: StateRecord,
   after: StateRecord,
+  kind: RecoveryKind,
   now: string,
   counts: RecoveryCounts,
 ): Promise<void> {
-  // Back to Pending, or a compensation handed back for another attempt: the starter takes it next.
-  const handedBack = before.processState === "Compensating" && after.processState === "Compensating";
-  if (after.processState === "Pending" || handedBack) {
+  if (kind === "retry") {
+    // Back to Pending, or a compensation handed back for another attempt: the starter takes it next.
     counts.resets++;
     return;
   }
-  if (after.processState === "Compensating") {
+  if (kind === "compensate") {
     // Past the limit, by policy: the starter claims the compensation next; the submitter hears of it.
     counts.toCompensation++;
     await notify(deps, after, "compensating", now);
     return;
   }
-  const compensation = after.processState === "CompensationFailed";
+  const compensation = kind === "stalled";
   if (compensation) counts.stalled++;
   else counts.toError++;
   await deps.alerts.raise({
