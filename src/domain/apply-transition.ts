@@ -16,7 +16,7 @@ import type { ProcessState, StateRecord } from "./state-record.js";
 import type { Actor, Command, CommandType, Fence, TransitionErrorCode } from "./transition-commands.js";
 import { findRule, type TransitionRule } from "./transition-table.js";
 
-/** Applies one command to a state record: the table, the fence, the move, the history entry. */
+// Applies one command to a state record: the table, the fence, the move, the history entry.
 
 /** A refused transition. Returned, never thrown: refusal is a normal outcome for a fenced actor. */
 export class TransitionError extends Error {

@@ -20,7 +20,7 @@ import type { StateRecord, StepStatus } from "./state-record.js";
 import type { CommandOf, UndoGrantRequest } from "./transition-commands.js";
 import { STEP_TRANSITIONS } from "./transition-table.js";
 
-/** The compensation moves: it begins or resumes (its calls granted), doubts resolved, steps undone, its end. */
+// The compensation moves: begun or resumed (its calls granted), doubts resolved, steps undone, ended.
 
 export function beginCompensation(record: StateRecord, command: CommandOf<"beginCompensation">): Applied {
   if (!record.steps.some((s) => s.status === "Completed")) {

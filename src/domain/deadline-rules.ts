@@ -1,11 +1,9 @@
 import { addMilliseconds, type IsoInstant, millisecondsBetween } from "./time.js";
 
-/**
- * Every deadline rule of an order's attempt, in one place: a step's, a chain's, a compensation's, an
- * attempt's, and the longest deferral. The orchestrations, the activities, the transitions, the
- * Supervisor and the settings ask here; none computes a deadline itself (docs/architecture.md, "Change
- * a deadline"). Pure: each caller hands in its own `now` (an orchestration its replayed time).
- */
+// Every deadline rule of an order's attempt, in one place: a step's, a chain's, a compensation's, an
+// attempt's, and the longest deferral. The orchestrations, the activities, the transitions, the
+// Supervisor and the settings ask here; none computes a deadline itself (docs/architecture.md, "Change
+// a deadline"). Pure: each caller hands in its own `now` (an orchestration its replayed time).
 
 /** A step's deadline: the step timeout after the step starts. */
 export function stepDeadline(startedAt: IsoInstant, stepTimeoutMs: number): IsoInstant {

@@ -23,7 +23,7 @@ import type { IsoInstant } from "./time.js";
 import type { CommandOf, FailureInput } from "./transition-commands.js";
 import { instanceIdFor } from "./workflow.js";
 
-/** The forward moves: a claim, the steps, the end of an attempt, a deferral for an open breaker. */
+// The forward moves: a claim, the steps, the end of an attempt, a deferral for an open breaker.
 
 /** A new attempt: forward from `Pending`, or the next try at a compensation handed back. */
 export function claim(record: StateRecord, command: CommandOf<"claim">): Applied {

@@ -10,7 +10,7 @@ import {
 import type { StateRecord } from "./state-record.js";
 import type { CommandOf } from "./transition-commands.js";
 
-/** The operator's moves: resubmit an order in `Error`, or compensate it. */
+// The operator's moves: resubmit an order in `Error`, or compensate it.
 
 export function resubmit(record: StateRecord, command: CommandOf<"resubmit">): Applied {
   // A failed step runs again; an in-doubt one is retried with its idempotency key, so the partner

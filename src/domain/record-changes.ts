@@ -4,7 +4,7 @@ import type { IsoInstant } from "./time.js";
 import type { FailureInput, TransitionErrorCode } from "./transition-commands.js";
 import { idempotencyKeyFor, type StepName } from "./workflow.js";
 
-/** The small changes the transitions make to a record, and how they say what they did or why not. */
+// The small changes the transitions make to a record, and how they say what they did or why not.
 
 /** Why a move was refused, in the words a `TransitionError` carries. */
 export interface Refusal {

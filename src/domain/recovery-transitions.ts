@@ -23,7 +23,7 @@ import {
 } from "./transition-commands.js";
 import type { StepName } from "./workflow.js";
 
-/** The Supervisor's moves: an expired attempt recovered, or a held-up one given its deadline again. */
+// The Supervisor's moves: an expired attempt recovered, or a held-up one given its deadline again.
 
 function hostInterruptionsAllowed(record: StateRecord, policy: RecoveryPolicy): boolean {
   return record.hostInterruptions < (policy.maxHostInterruptions ?? DEFAULT_MAX_HOST_INTERRUPTIONS);

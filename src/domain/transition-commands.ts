@@ -3,7 +3,8 @@ import type { FailureKind } from "./state-record.js";
 import type { IsoInstant } from "./time.js";
 import type { StepName } from "./workflow.js";
 
-/** The commands that move a state record, who sends them, and the words a refusal is given in (docs/architecture.md, "The transition table"). */
+// The commands that move a state record, who sends them, and the words a refusal is given in
+// (docs/architecture.md, "Transitions").
 
 export const ACTORS = ["submission", "starter", "orchestration", "supervisor", "operator"] as const;
 export type Actor = (typeof ACTORS)[number];

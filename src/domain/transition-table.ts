@@ -1,7 +1,7 @@
 import type { ProcessState, StepStatus } from "./state-record.js";
 import type { Actor, CommandType, Fence } from "./transition-commands.js";
 
-/** The transition table: every move a record and its steps can make, and who may make it. */
+// The transition table: every move a record and its steps can make, and who may make it.
 
 export interface TransitionRule {
   readonly command: CommandType;

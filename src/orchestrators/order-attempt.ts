@@ -7,7 +7,7 @@ import type { AttemptInput, StepName } from "../domain/workflow.js";
 import type { ActivityProxy } from "./activity-contract.js";
 import type { Advance, AttemptRef, OrderActivityContracts, OwnedPlan, StepRun } from "./order-contracts.js";
 
-/** What one attempt's orchestration works with, the pieces its story (order-processing.ts) is told in. */
+// What one attempt's orchestration works with, the pieces its story (order-processing.ts) is told in.
 
 /** What every part of one attempt works with: the context, its activities, the order and its plan. */
 export interface Attempt {

@@ -12,7 +12,7 @@ import {
 } from "../telemetry/telemetry.js";
 import type { RecoveryKind, ScanReport } from "./scan-report.js";
 
-/** What the Supervisor's scans and recoveries leave in traces and metrics (docs/observability.md). */
+// What the Supervisor's scans and recoveries leave in traces and metrics (docs/observability.md).
 
 export function traceRecovery(
   deps: { readonly clock: Clock; readonly telemetry?: Telemetry | undefined },
