@@ -117,11 +117,8 @@ function* stepFailed(
     return { outcome: "failed", step };
   }
   // Compensating: the order moves to `Compensating`, then what is applied or in doubt is undone, newest first.
-  const completeBy = compensationDeadline(
-    replayedNow(attempt.context),
-    attempt.plan.stepTimeoutMs,
-    completed.length,
-  );
+  const { context, plan } = attempt;
+  const completeBy = compensationDeadline(replayedNow(context), plan.stepTimeoutMs, completed.length);
   const begun = yield* attempt.activities.beginCompensation({ ...attempt.ref, failure, completeBy });
   if (!begun.ok) return { outcome: "notOwner" };
   return yield* undoSteps(attempt, begun, completeBy);
