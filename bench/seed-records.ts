@@ -1,10 +1,12 @@
 // The records `npm run bench:supervisor` seeds: valid state records built as the app builds them, from
 // `newPendingRecord` through the transition table, in a mix whose only fixed parts are the records in
 // flight (admission control caps them, whatever the history) and the expired ones.
+
+import { applyTransition } from "../src/domain/apply-transition.js";
 import { orderFromMessage } from "../src/domain/order.js";
 import { newPendingRecord, type StateRecord } from "../src/domain/state-record.js";
 import { addMilliseconds, type IsoInstant } from "../src/domain/time.js";
-import { type Actor, applyTransition, type Command } from "../src/domain/transitions.js";
+import type { Actor, Command } from "../src/domain/transition-commands.js";
 import { ORDER_STEPS } from "../src/domain/workflow.js";
 
 export const EXPIRED = 100;

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { TRANSITIONS } from "../src/domain/transitions.js";
+import { TRANSITIONS } from "../src/domain/transition-table.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const TEXT = /\.(ts|md|json|bicep|sh|sql|yaml|yml|toml|cs|csproj|props)$|(^|\/)run$/;

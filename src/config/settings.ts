@@ -1,5 +1,6 @@
+import { stepsFitInAttempt } from "../domain/deadline-rules.js";
 import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../domain/retry-budget.js";
-import type { RecoveryPolicy } from "../domain/transitions.js";
+import type { RecoveryPolicy } from "../domain/transition-commands.js";
 import { LATEST_WORKFLOW_VERSION, MOST_STEPS, WORKFLOW_VERSIONS } from "../domain/workflow.js";
 import { type BreakerSettings, loadBreakerSettings } from "./breaker-settings.js";
 import { PARTNER_ACCESS_KEY_SETTING } from "./names.js";
@@ -131,7 +132,7 @@ export function loadPipelineSettings(env: Environment): PipelineSettings {
   const agentMode = readAgentMode(env, problems);
   const onExhausted = readOnRecoveriesExhausted(env, problems);
   // Every version's attempts and budgets must fit, not only the default's: older orders still run.
-  if (values.stepTimeoutMs * MOST_STEPS > values.attemptTimeoutMs) {
+  if (!stepsFitInAttempt(values.stepTimeoutMs, MOST_STEPS, values.attemptTimeoutMs)) {
     problems.push(
       `STEP_TIMEOUT_MS (${values.stepTimeoutMs}) x ${MOST_STEPS} steps must fit in ATTEMPT_TIMEOUT_MS (${values.attemptTimeoutMs})`,
     );

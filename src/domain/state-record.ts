@@ -35,7 +35,7 @@ import {
  */
 export const STATE_SCHEMA_VERSION = 3;
 
-/** The failure code of an order whose partner operation's circuit breaker was open (transitions.ts, `defer`). */
+/** The failure code of an order whose partner operation's circuit breaker was open (forward-transitions.ts, `defer`). */
 export const PARTNER_UNAVAILABLE = "PartnerUnavailable";
 
 /**
@@ -186,7 +186,7 @@ export const stateRecordSchema = z.strictObject({
   /**
    * When the order was first deferred in its current run of deferrals (the partner's circuit breaker for
    * its step's operation open), or null: a step that makes progress, a permanent refusal that starts a
-   * compensation, or an operator's command ends the run. Past `maxDeferralMs` after it the order is parked for an operator (transitions.ts, `defer`).
+   * compensation, or an operator's command ends the run. Past `maxDeferralMs` after it the order is parked for an operator (forward-transitions.ts, `defer`).
    */
   deferredSince: isoInstantSchema.nullable(),
   attempt: integer(0, 1_000_000),

@@ -15,13 +15,37 @@ export function isStepName(value: string): value is StepName {
   return (ORDER_STEPS as readonly string[]).includes(value);
 }
 
-/** One version of the order workflow: the orchestration that runs it and its steps, in order. */
+/**
+ * What a version's orchestration does beyond the pattern's story (ask the Agent, race the timer,
+ * record): the speed-ups it was shipped with. A version keeps its capabilities for life, so its
+ * histories schedule on replay exactly the activities they scheduled (docs/versioning.md).
+ */
+export interface WorkflowCapabilities {
+  /**
+   * In the Agent's activity form, the Agent's activity records each step that succeeds in time
+   * (`runStep`), and the first step runs in the activity that reads the plan (`startAttempt`), its
+   * timer started first; the attempts are handed the step timeout and their first step in their input.
+   */
+  readonly recordsInAgent: boolean;
+  /**
+   * That first activity goes on to the next steps while each fits inside the first step's deadline,
+   * the one the orchestration's timer races it at (orchestrators/activities/step-chain.ts).
+   */
+  readonly chainsSteps: boolean;
+}
+
+export type WorkflowCapability = keyof WorkflowCapabilities;
+
+/** One version of the order workflow: the orchestration that runs it, its steps in order, its speed-ups. */
 export interface WorkflowDefinition {
   readonly version: number;
   /** The orchestrator function's name: each version keeps its own, so its histories replay on its code. */
   readonly orchestration: string;
   readonly steps: readonly StepName[];
+  readonly capabilities: WorkflowCapabilities;
 }
+
+const ONE_ACTIVITY_A_CALL: WorkflowCapabilities = { recordsInAgent: false, chainsSteps: false };
 
 /**
  * Every version an order may be pinned to. An order runs, recovers and compensates under the version it
@@ -33,40 +57,34 @@ export const WORKFLOWS: readonly WorkflowDefinition[] = [
     version: 1,
     orchestration: "orderProcessing",
     steps: ["reserveInventory", "chargePayment", "arrangeShipment"],
+    capabilities: ONE_ACTIVITY_A_CALL,
   },
   {
     version: 2,
     orchestration: "orderProcessingV2",
     steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
+    capabilities: ONE_ACTIVITY_A_CALL,
   },
   {
     // Version 2's steps; its orchestrator lets the Agent's activity record each step (one activity a step).
     version: 3,
     orchestration: "orderProcessingV3",
     steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
+    capabilities: { recordsInAgent: true, chainsSteps: false },
   },
   {
     // Version 2's steps; the Agent's activity also runs the steps that fit inside the deadline it was given.
     version: 4,
     orchestration: "orderProcessingV4",
     steps: ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"],
+    capabilities: { recordsInAgent: true, chainsSteps: true },
   },
 ];
 
-/**
- * The first version whose orchestrator lets the Agent's activity record each step and start the attempt
- * (orchestrators/order-processing.ts), and whose attempts are handed the step timeout in their input.
- * Older versions keep their activities and input as they were, so their histories replay, and a build
- * rolled back still reads the inputs of their attempts.
- */
-export const RECORDS_IN_AGENT_FROM = 3;
-
-/**
- * The first version whose attempts let the Agent's activity that runs the first step go on to the next
- * steps while they fit inside that step's deadline, the one the orchestration's timer is set at
- * (orchestrators/activities/step-chain.ts). Older versions run one step an activity, as they did.
- */
-export const CHAINS_STEPS_FROM = 4;
+/** Whether a version this build runs has a capability; false for a version it does not run. */
+export function workflowCan(version: number, capability: WorkflowCapability): boolean {
+  return WORKFLOWS.find((w) => w.version === version)?.capabilities[capability] === true;
+}
 
 /** The version new orders are pinned to unless the WORKFLOW_VERSION setting names another. */
 export const LATEST_WORKFLOW_VERSION = Math.max(...WORKFLOWS.map((w) => w.version));
@@ -118,8 +136,8 @@ export const attemptInputSchema = z.strictObject({
   /** The attempt's span, started by the starter: what the orchestration hands its Agent requests. */
   traceparent: traceparentSchema.optional(),
   /**
-   * The step timeout the starter runs with: lets an orchestration of version 3 on start its first step's
-   * timer before the activity that reads its plan. Absent from older inputs: that activity comes first.
+   * The step timeout the starter runs with: lets an orchestration whose workflow `recordsInAgent` start its
+   * first step's timer before the activity that reads its plan. Absent from older inputs: that activity comes first.
    */
   stepTimeoutMs: integer(1, 86_400_000).optional(),
   /** The step the attempt starts with, as the starter saw the record: named if it times out before its plan. */

@@ -3,7 +3,7 @@ import { type AgentResponse, agentRequestInputSchema } from "../domain/agent-mes
 import { FAILURE_KINDS, type ProcessState } from "../domain/state-record.js";
 import { isoInstantSchema } from "../domain/time.js";
 import { traceparentSchema } from "../domain/trace-context.js";
-import type { FailureInput } from "../domain/transitions.js";
+import type { FailureInput } from "../domain/transition-commands.js";
 import { integer, oneOf, text } from "../domain/validation.js";
 import { ORDER_STEPS, type StepName, workflowOf } from "../domain/workflow.js";
 import { activity } from "./activity-contract.js";
@@ -185,7 +185,7 @@ export const ORDER_ACTIVITIES = {
   fail: activity<UpdateResult>()("orderFail", z.strictObject({ ...attemptRef, failure: failureInput })),
   /**
    * The partner's circuit breaker for the step's operation is open: ends the attempt and lets the order
-   * wait until the breaker's next probe (`until`), with nothing charged (transitions.ts, `defer`).
+   * wait until the breaker's next probe (`until`), with nothing charged (forward-transitions.ts, `defer`).
    */
   deferStep: activity<UpdateResult>()(
     "orderDeferStep",

@@ -1,6 +1,6 @@
 import type { StoredStateRecord } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, toInstant } from "../domain/time.js";
-import { type AttemptInput, RECORDS_IN_AGENT_FROM, type StepName, workflowOf } from "../domain/workflow.js";
+import { type AttemptInput, type StepName, workflowCan, workflowOf } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import { type DurableClient, InstanceAlreadyRunningError } from "../ports/durable-client.js";
 import type { Logger } from "../ports/logger.js";
@@ -172,7 +172,7 @@ async function startClaimed(
     orderId: claimed.orderId,
     attempt: claimed.attempt,
     ...(traceparent ? { traceparent } : {}),
-    ...(deps.stepTimeoutMs && claimed.workflowVersion >= RECORDS_IN_AGENT_FROM
+    ...(deps.stepTimeoutMs && workflowCan(claimed.workflowVersion, "recordsInAgent")
       ? firstStepOf(claimed, deps.stepTimeoutMs)
       : {}),
   };

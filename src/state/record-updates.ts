@@ -1,5 +1,6 @@
+import { applyTransition, type TransitionError } from "../domain/apply-transition.js";
 import type { StateRecord, StoredStateRecord } from "../domain/state-record.js";
-import { type Actor, applyTransition, type Command, type TransitionError } from "../domain/transitions.js";
+import type { Actor, Command } from "../domain/transition-commands.js";
 import type { StateStore } from "../ports/state-store.js";
 import { hasRecentRecords } from "./recent-records.js";
 

@@ -1,5 +1,6 @@
+import { extendedDeadline, millisecondsPast } from "../domain/deadline-rules.js";
 import type { StateRecord } from "../domain/state-record.js";
-import { addMilliseconds, type IsoInstant } from "../domain/time.js";
+import type { IsoInstant } from "../domain/time.js";
 import type { OrchestrationStatus } from "../ports/durable-client.js";
 
 /** What a lookup answers when it cannot ask at all (no durable client): nobody can tell what became of the attempt. */
@@ -64,7 +65,7 @@ export async function judgeExpiry(
   const status = await policy.lookup(record.lockedBy);
   if (!status) return EXPIRED;
   if ("cannotJudge" in status) return { kind: "unjudged", reason: status.cannotJudge };
-  const pastMs = Date.parse(now) - Date.parse(record.completeBy);
+  const pastMs = millisecondsPast(record.completeBy, now);
   if (status.runtimeStatus === "Suspended") {
     return { kind: "suspended", reason: `its orchestration was suspended ${pastMs} ms past the deadline` };
   }
@@ -72,7 +73,7 @@ export async function judgeExpiry(
     if (pastMs < policy.lateTimerMs) return { kind: "wait" };
     return {
       kind: "stillRunning",
-      completeBy: addMilliseconds(now, policy.extensionMs),
+      completeBy: extendedDeadline(now, policy.extensionMs),
       reason: `its orchestration is still ${status.runtimeStatus} ${pastMs} ms past the deadline`,
     };
   }

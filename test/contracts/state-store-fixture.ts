@@ -1,6 +1,7 @@
+import { applyTransition } from "../../src/domain/apply-transition.js";
 import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import { applyTransition, type Command } from "../../src/domain/transitions.js";
+import type { Command } from "../../src/domain/transition-commands.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { T0 } from "../support/records.js";
 

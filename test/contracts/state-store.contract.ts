@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StateRecord, StoredStateRecord } from "../../src/domain/state-record.js";
-import type { Command } from "../../src/domain/transitions.js";
+import type { Command } from "../../src/domain/transition-commands.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import {
   InvalidContinuationTokenError,

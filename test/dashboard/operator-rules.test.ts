@@ -6,8 +6,9 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { applyTransition } from "../../src/domain/apply-transition.js";
 import { PROCESS_STATES, type StateRecord } from "../../src/domain/state-record.js";
-import { applyTransition, TRANSITIONS } from "../../src/domain/transitions.js";
+import { TRANSITIONS } from "../../src/domain/transition-table.js";
 import { pendingRecord, T0 } from "../support/records.js";
 
 type Command = "resubmit" | "compensate";

@@ -4,15 +4,12 @@
  * Each comes with the picture it must give: its lanes by attempt, each lane's bars as
  * `step:outcome` (an undo as `undo step:outcome`), and its marks by kind.
  */
+
+import { applyTransition } from "../../src/domain/apply-transition.js";
 import { seededRandom } from "../../src/domain/backoff.js";
 import type { StateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import {
-  type Actor,
-  applyTransition,
-  type Command,
-  type RecoveryPolicy,
-} from "../../src/domain/transitions.js";
+import type { Actor, Command, RecoveryPolicy } from "../../src/domain/transition-commands.js";
 import type { StepName } from "../../src/domain/workflow.js";
 import { pendingRecord } from "../support/records.js";
 

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { applyTransition } from "../../src/domain/apply-transition.js";
+import { nextToCompensate } from "../../src/domain/record-changes.js";
 import { HISTORY_LIMIT } from "../../src/domain/record-history.js";
 import {
   newPendingRecord,
@@ -14,7 +16,7 @@ import {
 import { conformsToStateRecord } from "../../src/domain/state-record-check.js";
 import { addMilliseconds, isoInstantSchema } from "../../src/domain/time.js";
 import { traceparentSchema } from "../../src/domain/trace-context.js";
-import { type Actor, applyTransition, type Command, nextToCompensate } from "../../src/domain/transitions.js";
+import type { Actor, Command } from "../../src/domain/transition-commands.js";
 import { instanceIdFor, ORDER_STEPS, type StepName, WORKFLOW_VERSIONS } from "../../src/domain/workflow.js";
 import { pendingRecord, RECOVERY_POLICY, sampleOrder, T0 } from "../support/records.js";
 

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { applyTransition } from "../../src/domain/apply-transition.js";
 import { seededRandom } from "../../src/domain/backoff.js";
+import { nextToCompensate } from "../../src/domain/record-changes.js";
 import {
   PROCESS_STATES,
   type ProcessState,
@@ -8,16 +10,8 @@ import {
   TERMINAL_STATES,
 } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import {
-  ACTORS,
-  type Actor,
-  applyTransition,
-  type Command,
-  type CommandType,
-  findRule,
-  nextToCompensate,
-  STEP_TRANSITIONS,
-} from "../../src/domain/transitions.js";
+import { ACTORS, type Actor, type Command, type CommandType } from "../../src/domain/transition-commands.js";
+import { findRule, STEP_TRANSITIONS } from "../../src/domain/transition-table.js";
 import { instanceIdFor, ORDER_STEPS } from "../../src/domain/workflow.js";
 import { pendingRecord, RECOVERY_POLICY, T0 } from "../support/records.js";
 

@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { applyTransition, TransitionError } from "../../src/domain/apply-transition.js";
 import { HISTORY_LIMIT } from "../../src/domain/record-history.js";
+import { recoveryDelayMs } from "../../src/domain/recovery-transitions.js";
 import { heardProcessing, type StateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import {
-  type Actor,
-  applyTransition,
-  type Command,
-  type RecoveryPolicy,
-  recoveryDelayMs,
-  TransitionError,
-  type TransitionErrorCode,
-} from "../../src/domain/transitions.js";
+import type {
+  Actor,
+  Command,
+  RecoveryPolicy,
+  TransitionErrorCode,
+} from "../../src/domain/transition-commands.js";
 import { ORDER_STEPS, type StepName } from "../../src/domain/workflow.js";
 import { pendingRecord, T0 } from "../support/records.js";
 

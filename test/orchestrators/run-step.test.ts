@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { RECORD_MARGIN_MS } from "../../src/domain/deadline-rules.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import { RECORD_MARGIN_MS } from "../../src/orchestrators/activities/progress.js";
 import { agentRequestFor } from "../../src/orchestrators/agent-request.js";
 import {
   ORDER_ACTIVITIES,

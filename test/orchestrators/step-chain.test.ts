@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
+import { CHAIN_MIN_REMAINING_SHARE } from "../../src/domain/deadline-rules.js";
 import { addMilliseconds } from "../../src/domain/time.js";
-import { CHAIN_MIN_REMAINING_SHARE } from "../../src/orchestrators/activities/progress.js";
 import { T0 } from "../support/records.js";
 import { STEP_TIMEOUT_MS, setUpOrderActivities, startAttempt, succeeded } from "./order-activity-harness.js";
 

@@ -1,6 +1,6 @@
 import { orderFromMessage } from "../../src/domain/order.js";
 import { newPendingRecord, type StateRecord } from "../../src/domain/state-record.js";
-import type { RecoveryPolicy } from "../../src/domain/transitions.js";
+import type { RecoveryPolicy } from "../../src/domain/transition-commands.js";
 
 export const T0 = "2026-01-01T00:00:00.000Z";
 

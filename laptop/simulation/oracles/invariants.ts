@@ -1,6 +1,7 @@
 import type { EffectEntry, PartnerLedger } from "../../../partner/partner-service.js";
+import { hasPassed } from "../../../src/domain/deadline-rules.js";
 import { isTerminal, type StateRecord } from "../../../src/domain/state-record.js";
-import { TRANSITIONS } from "../../../src/domain/transitions.js";
+import { TRANSITIONS } from "../../../src/domain/transition-table.js";
 import { workflowOf } from "../../../src/domain/workflow.js";
 import type { AuditedWrite } from "./state-audit.js";
 
@@ -141,10 +142,7 @@ function illegalWrite({ before, after }: AuditedWrite): string | undefined {
     if (rule.fence === "owner")
       return before.lockedBy !== null && (after.lockedBy === before.lockedBy || after.lockedBy === null);
     return (
-      before.lockedBy !== null &&
-      before.completeBy !== null &&
-      before.completeBy <= after.updatedAt &&
-      after.lockedBy === null
+      before.lockedBy !== null && hasPassed(before.completeBy, after.updatedAt) && after.lockedBy === null
     );
   });
   return allowed

@@ -1,6 +1,6 @@
+import { stepDeadline } from "../../domain/deadline-rules.js";
 import { heardProcessing, PARTNER_UNAVAILABLE, type StateRecord, stepOf } from "../../domain/state-record.js";
 import { retryDetail } from "../../domain/status-message.js";
-import { addMilliseconds } from "../../domain/time.js";
 import type { ActivityImplementations } from "../activity-contract.js";
 import { agentRequestFor } from "../agent-request.js";
 import type {
@@ -30,7 +30,7 @@ export function createAttemptActivities(
       planAttempt(deps, actions, {
         ref: { orderId: input.orderId, instanceId: input.instanceId },
         workflowVersion: input.workflowVersion,
-        firstCompleteBy: addMilliseconds(input.firstDeadlineFrom, deps.settings.stepTimeoutMs),
+        firstCompleteBy: stepDeadline(input.firstDeadlineFrom, deps.settings.stepTimeoutMs),
       }),
     async startAttempt(input, invocation) {
       const ref: AttemptRef = { orderId: input.orderId, instanceId: input.instanceId };

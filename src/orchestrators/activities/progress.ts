@@ -1,6 +1,6 @@
 import type { AgentRequest } from "../../domain/agent-messages.js";
-import { addMilliseconds } from "../../domain/time.js";
-import type { Command } from "../../domain/transitions.js";
+import { leavesRoomToRecord, nextStepDeadline } from "../../domain/deadline-rules.js";
+import type { Command } from "../../domain/transition-commands.js";
 import type { StepName } from "../../domain/workflow.js";
 import type { ActivityImplementations, ActivityInvocation } from "../activity-contract.js";
 import type { Advance, AttemptRef, OrderActivityContracts, StepRun } from "../order-contracts.js";
@@ -31,28 +31,9 @@ export function createProgressActivities(
 }
 
 /**
- * How long before the step's deadline a reply must come for the Agent's activity to record it (a
- * quarter of the step timeout if that is shorter). Later than that, the update could land, or its
- * result reach the orchestration, after the step's timer: the orchestration records it itself if its
- * timer has not won (`advance`), as versions 1 and 2 do.
- */
-export const RECORD_MARGIN_MS = 1_000;
-
-/**
- * The least of the step timeout that must be left before a chain's deadline for the Agent's activity to
- * start the next step under it (version 4 on); with less, the next step gets a deadline of its own.
- */
-export const CHAIN_MIN_REMAINING_SHARE = 0.5;
-
-/** Whether `chainUntil` leaves at least `CHAIN_MIN_REMAINING_SHARE` of a step timeout after `now`. */
-export function leavesRoomToChain(deps: OrderActivityDeps, chainUntil: string, now: string): boolean {
-  return Date.parse(chainUntil) - Date.parse(now) >= deps.settings.stepTimeoutMs * CHAIN_MIN_REMAINING_SHARE;
-}
-
-/**
  * Asks the Agent for one step and, when it succeeded in time, records it and starts the next. Given a
- * `chainUntil` (version 4 on), the next step is started with that deadline while at least
- * `CHAIN_MIN_REMAINING_SHARE` of a step timeout is left before it, for the same activity to run it.
+ * `chainUntil` (version 4 on), the next step is started with the deadline `nextStepDeadline` gives
+ * (domain/deadline-rules.ts), for the same activity to run it while that is the chain's.
  */
 export async function runAndRecord(
   deps: OrderActivityDeps,
@@ -63,13 +44,13 @@ export async function runAndRecord(
   const { request, next, chainUntil } = input;
   const reply = await deps.agent(request);
   const { stepTimeoutMs } = deps.settings;
-  const margin = Math.min(RECORD_MARGIN_MS, stepTimeoutMs / 4);
-  const now = Date.parse(actions.now());
-  if (reply.outcome !== "succeeded" || now + margin >= Date.parse(request.completeBy)) {
+  if (
+    reply.outcome !== "succeeded" ||
+    !leavesRoomToRecord(request.completeBy, actions.now(), stepTimeoutMs)
+  ) {
     return { reply, advanced: null };
   }
-  const chains = chainUntil !== undefined && leavesRoomToChain(deps, chainUntil, actions.now());
-  const completeBy = next ? (chains ? chainUntil : addMilliseconds(actions.now(), stepTimeoutMs)) : null;
+  const completeBy = next ? nextStepDeadline(actions.now(), stepTimeoutMs, chainUntil) : null;
   const recorded = await recordProgress(
     deps,
     actions,

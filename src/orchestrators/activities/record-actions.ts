@@ -1,7 +1,7 @@
 import type { StateRecord } from "../../domain/state-record.js";
 import { type OrderStatus, statusMessageFor } from "../../domain/status-message.js";
 import { toInstant } from "../../domain/time.js";
-import type { Command } from "../../domain/transitions.js";
+import type { Command } from "../../domain/transition-commands.js";
 import type { StepName } from "../../domain/workflow.js";
 import type { AlertKind } from "../../ports/alerts.js";
 import { type UpdateOutcome, updateRecord } from "../../state/record-updates.js";

@@ -1,8 +1,9 @@
+import { leavesRoomToChain } from "../../domain/deadline-rules.js";
 import type { ActivityInvocation } from "../activity-contract.js";
 import { agentRequestFor } from "../agent-request.js";
 import type { CompletedStep, ForwardPlan, StartedAttempt, StepRun, StepStart } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";
-import { leavesRoomToChain, runAndRecord } from "./progress.js";
+import { runAndRecord } from "./progress.js";
 import type { RecordActions } from "./record-actions.js";
 
 /** An attempt whose first step the activity has run, as `startAttempt` has it. */
@@ -41,7 +42,7 @@ export async function runStepChain(
     const advanced = run.advanced;
     if (!done || !step || !advanced?.ok || !advanced.next.ok || advanced.completeBy !== chainUntil) break;
     // The step's record write may have been slow: its call too needs half a step timeout left.
-    if (!leavesRoomToChain(deps, chainUntil, actions.now())) break;
+    if (!leavesRoomToChain(chainUntil, actions.now(), deps.settings.stepTimeoutMs)) break;
     chained.push({ step: done, reference: run.reply.reference });
     start = advanced.next;
     at++;

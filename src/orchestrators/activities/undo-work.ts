@@ -1,5 +1,5 @@
 import { appliedSteps, type StateRecord, stepOf } from "../../domain/state-record.js";
-import type { UndoGrantRequest } from "../../domain/transitions.js";
+import type { UndoGrantRequest } from "../../domain/transition-commands.js";
 import type { StepName } from "../../domain/workflow.js";
 import type { UndoWork } from "../order-contracts.js";
 import type { OrderActivityDeps } from "./deps.js";

@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { checkInvariants, type InvariantInput } from "../../../laptop/simulation/oracles/invariants.js";
 import { toAudited } from "../../../laptop/simulation/oracles/state-audit.js";
 import type { PartnerLedger } from "../../../partner/partner-service.js";
+import { applyTransition } from "../../../src/domain/apply-transition.js";
 import type { StateRecord } from "../../../src/domain/state-record.js";
-import { applyTransition, type Command } from "../../../src/domain/transitions.js";
+import type { Command } from "../../../src/domain/transition-commands.js";
 import { pendingRecord, T0 } from "../../support/records.js";
 
 function ledger(
