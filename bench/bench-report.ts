@@ -2,6 +2,8 @@
 // floors and verdicts, the terminal table, the generated page and the exit code. Pure: bench.ts runs them.
 import type { DemoSummary } from "../laptop/embedded/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
+import type { EnginesResult } from "./engines.js";
+import { ENGINES_DURABILITY, engineLines } from "./engines-report.js";
 import type { RateResult } from "./open-loop.js";
 import type { SideBySide } from "./side-by-side.js";
 import type { WorkResult } from "./work.js";
@@ -59,6 +61,7 @@ export interface Runs {
   readonly supervisor?: RunOutcome<SupervisorResult>;
   readonly sideBySide?: RunOutcome<{ readonly results: readonly SideBySide[] }>;
   readonly work?: RunOutcome<WorkResult>;
+  readonly engines?: RunOutcome<EnginesResult>;
 }
 
 /** The runs each yardstick reads. */
@@ -70,6 +73,7 @@ export const RUNS_OF: Record<Yardstick, readonly (keyof Runs)[]> = {
   memory: ["demoDisk"],
   ceiling: ["sideBySide"],
   work: ["work"],
+  engines: ["engines"],
 };
 
 /**
@@ -150,8 +154,11 @@ export function explainDemo(value: unknown): string | undefined {
   return reasons.length > 0 ? reasons.join("; ") : undefined;
 }
 
-/** pass: met its floor; missed: did not; failed: its run failed; "": a figure with no floor. */
-export type Verdict = "pass" | "missed" | "failed" | "";
+/**
+ * pass: met its floor; missed: did not; failed: its run failed; not run: the machine lacks what the
+ * yardstick needs (a .NET SDK for the engines), which fails nothing; "": a figure with no floor.
+ */
+export type Verdict = "pass" | "missed" | "failed" | "not run" | "";
 
 export interface Row {
   readonly yardstick: Yardstick;
@@ -197,6 +204,7 @@ const RUN_TITLES: Record<keyof Runs, (options: BenchOptions) => string> = {
   sideBySide: () => "demos side by side: run failed",
   work: (o) =>
     `work per order (${count(o.orders)} orders embedded, ${count(o.azureOrders)} on the Azure path): run failed`,
+  engines: (o) => `sas host on both engines, ${count(o.engineOrders)} orders a run: run failed`,
 };
 
 type Figures = (options: BenchOptions, runs: Runs) => Row[];
@@ -231,6 +239,13 @@ const FIGURES: Record<Yardstick, Figures> = {
     const work = succeeded(runs.work);
     if (!work) return [];
     return workLines(work).map((line) => rowMaker("work", line.durability)(line.figure, line.value));
+  },
+  engines: (_, runs) => {
+    const result = succeeded(runs.engines);
+    if (!result) return [];
+    return engineLines(result).map((line) =>
+      rowMaker("engines", ENGINES_DURABILITY)(line.figure, line.value, line.floor, line.verdict),
+    );
   },
   memory: (options, runs) => {
     const demo = succeeded(runs.demoDisk);
@@ -350,7 +365,9 @@ export function summarise(options: BenchOptions, rows: readonly Row[]): Summary 
   const missed = rows
     .filter((r) => r.verdict === "missed")
     .map((r) => `${r.figure.trim()}: ${r.value}, floor ${r.floor}`);
-  const notChecked: string[] = [];
+  const notChecked: string[] = rows
+    .filter((r) => r.verdict === "not run")
+    .map((r) => `${r.figure.trim()}: ${r.value}`);
   const skipped = (yardstick: Yardstick, floor: string) => {
     if (!options.only.includes(yardstick)) notChecked.push(`${floor}: not run (--only)`);
   };
