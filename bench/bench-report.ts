@@ -606,6 +606,18 @@ each in a process of its own).
   bytes, and about 1,000 RU for 1,000 items of 1 KB); a refused request as a 1 KB point read, and
   metadata nothing (both assumptions). One region, session consistency; the service's own charges
   vary with its version, the document's stored size and the query's plan.
+- **Engines** (\`bench/engines.ts\`): the built app under \`sas host\` on the local durable engine and
+  on Microsoft's Durable Task extension, taking turns (local, extension, local, extension by default),
+  each run on fresh data, free ports and stand-ins of its own, \`sas send\` putting the orders on the
+  orders queue; timed from the first send until every record is final. Orders per second; CPU per order
+  from \`/proc\` over those seconds, \`sas host\` with what it started (the .NET extension host) apart
+  from the stand-ins (Azurite's process; the bench's own process, which holds the broker, the Cosmos DB
+  stand-in, the partner and the proxy); history rows per order (the task hub's \`History\` table, one
+  row an event; the local store's \`df_history\`, one row an episode); each effect applied once at the
+  partner, in every run (the one floor); and the requests Azurite served over those seconds, counted by
+  a proxy in front of its blob, queue and table services: each is a billed storage transaction in Azure.
+  Each figure is the median of the engine's runs. Without a .NET SDK 8 or later the yardstick is
+  reported as not run, with the reason, and fails nothing.
 - **Capacity and cost in Azure**: the Azure path's figures per 1,000 orders, and the orders per second
   that 1,000 RU/s of provisioned throughput sustains at the estimated request units per order. Work
   that depends on time rather than orders (the Supervisor's scans, retention) is in these figures only
