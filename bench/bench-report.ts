@@ -609,7 +609,8 @@ each in a process of its own).
 - **Engines** (\`bench/engines.ts\`): the built app under \`sas host\` on the local durable engine and
   on Microsoft's Durable Task extension, taking turns (local, extension, local, extension by default),
   each run on fresh data, free ports and stand-ins of its own, \`sas send\` putting the orders on the
-  orders queue; timed from the first send until every record is final. Orders per second; CPU per order
+  orders queue; timed from the start of \`sas send\` (its own start-up included) until every record is
+  final. Orders per second; CPU per order
   from \`/proc\` over those seconds, \`sas host\` with what it started (the .NET extension host) apart
   from the stand-ins (Azurite's process; the bench's own process, which holds the broker, the Cosmos DB
   stand-in, the partner and the proxy); history rows per order (the task hub's \`History\` table, one
