@@ -2,7 +2,7 @@
  * One run of the engines yardstick: the built app under `sas host --durable <engine>` on fresh data and
  * free ports, against stand-ins the bench starts and counts (Azurite behind a counting proxy, the Cosmos
  * DB stand-in, the Service Bus broker, the simulated partner), N orders sent with `sas send`, timed from
- * the first send until every record is final. Then the run's CPU, the durable history's rows, the
+ * the start of `sas send` until every record is final. Then the run's CPU, the durable history's rows, the
  * partner's effects and the storage requests are read.
  */
 import { randomBytes } from "node:crypto";
@@ -29,7 +29,7 @@ export type EngineName = "local" | "extension";
 export interface EngineRun {
   readonly engine: EngineName;
   readonly orders: number;
-  /** From the first order sent to the moment every record was final. */
+  /** From the start of `sas send` to the moment every record was final. */
   readonly seconds: number;
   /** CPU over those seconds, in ms. */
   readonly cpu: {
