@@ -52,7 +52,7 @@ export interface AzureWorkOptions {
   readonly log?: (line: string) => void;
 }
 
-const TERMINAL = ["Processed", "Compensated", "Error", "CompensationFailed"];
+export const TERMINAL = ["Processed", "Compensated", "Error", "CompensationFailed"];
 const DATABASE = "orders";
 const RECORDS_CONTAINER = "orderState";
 /** The deployment's schedules (infra/modules/function-app.bicep): the starter is nudged, not polled. */
@@ -166,11 +166,11 @@ function settingsFor(
   };
 }
 
-const AZURITE_KEY =
+export const AZURITE_KEY =
   "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /** The records' states, read by a client the counter leaves out. */
-function recordsReader(endpoint: string) {
+export function recordsReader(endpoint: string) {
   const client = new CosmosClient({
     endpoint,
     key: "stand-in-accepts-any-key",
@@ -192,7 +192,7 @@ function recordsReader(endpoint: string) {
 }
 
 /** Polls until `orders` records are in a final state; throws with what it saw at the deadline. */
-async function untilFinal(
+export async function untilFinal(
   read: () => Promise<Record<string, number>>,
   orders: number,
   timeoutMs: number,
@@ -215,7 +215,7 @@ async function untilFinal(
 }
 
 /** Waits (at most `timeoutMs`) until no instance is running and no event or activity is waiting. */
-async function untilIdle(file: string, timeoutMs: number): Promise<void> {
+export async function untilIdle(file: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
@@ -240,7 +240,10 @@ function durableWork(data: string): DurableWork | null {
 }
 
 /** The partner stand-in's count of well-formed calls, from its ledger. */
-async function ledgerCalls(partner: { readonly url: string; readonly key: string }): Promise<number | null> {
+export async function ledgerCalls(partner: {
+  readonly url: string;
+  readonly key: string;
+}): Promise<number | null> {
   try {
     const response = await fetch(`${partner.url}/ledger`, { headers: { "x-partner-key": partner.key } });
     if (!response.ok) return null;

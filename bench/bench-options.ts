@@ -12,6 +12,7 @@ export const YARDSTICKS = [
   "memory",
   "ceiling",
   "work",
+  "engines",
 ] as const;
 export type Yardstick = (typeof YARDSTICKS)[number];
 
@@ -20,6 +21,10 @@ export interface BenchOptions {
   readonly orders: number;
   /** Orders the work yardstick sends through `sas host` on the Azure path. */
   readonly azureOrders: number;
+  /** Orders of each run of the engines yardstick (`sas host` on each durable engine). */
+  readonly engineOrders: number;
+  /** Runs of each engine in the engines yardstick, taking turns: local, extension, local, extension, ... */
+  readonly engineRounds: number;
   /** The open-loop send rates, orders per second. */
   readonly rates: readonly number[];
   /** How long the open loop sends at each rate. */
@@ -33,15 +38,19 @@ export interface BenchOptions {
 
 export const USAGE = [
   "usage: npm run bench -- [--orders <n>] [--azure-orders <n>] [--rates <n,...>] [--seconds <n>]",
+  "                        [--engine-orders <n>] [--engine-rounds <n>]",
   "                        [--only <yardstick,...>] [--out <dir>] [--json]",
   "  --orders        orders of each throughput run and of the work run's demo, 1 to 1000000 (default 5000)",
   "  --azure-orders  orders the work run sends through sas host on the Azure path, 1 to 100000 (default 1000)",
+  "  --engine-orders orders of each sas host run of the engines yardstick, 1 to 100000 (default 200)",
+  "  --engine-rounds runs of each durable engine, taking turns, 1 to 10 (default 2)",
   "  --rates         open-loop send rates in orders/s, each 1 to 5000 (default 100,200,400)",
   "  --seconds       how long the open loop sends at each rate, 1 to 3600 (default 20)",
   `  --only          run only these: ${YARDSTICKS.join(", ")} (default all)`,
   "  --out           directory for the page and its JSON (default docs)",
   "  --json          print the JSON instead of the table",
-  "Exits 0 when every yardstick ran and met its floor, 1 otherwise, 2 on bad flags.",
+  "Exits 0 when every yardstick ran and met its floor, 1 otherwise, 2 on bad flags; the engines",
+  "yardstick without a .NET SDK 8 or later is reported as not run and fails nothing.",
 ].join("\n");
 
 /** A bench script's flags, strictly: no positionals, and a UsageError for anything parseArgs refuses. */
@@ -60,6 +69,8 @@ export function parseBenchOptions(args: readonly string[]): BenchOptions {
   const values = parseFlags(args, {
     orders: { type: "string", default: "5000" },
     "azure-orders": { type: "string", default: "1000" },
+    "engine-orders": { type: "string", default: "200" },
+    "engine-rounds": { type: "string", default: "2" },
     rates: { type: "string", default: "100,200,400" },
     seconds: { type: "string", default: "20" },
     only: { type: "string", default: YARDSTICKS.join(",") },
@@ -73,6 +84,8 @@ export function parseBenchOptions(args: readonly string[]): BenchOptions {
   return {
     orders: integer("orders", values.orders, 1, 1_000_000),
     azureOrders: integer("azure-orders", values["azure-orders"], 1, 100_000),
+    engineOrders: integer("engine-orders", values["engine-orders"], 1, 100_000),
+    engineRounds: integer("engine-rounds", values["engine-rounds"], 1, 10),
     rates: parseRates(values.rates),
     seconds: integer("seconds", values.seconds, 1, 3_600),
     only: YARDSTICKS.filter((name) => names.includes(name)),

@@ -2,6 +2,8 @@
 // floors and verdicts, the terminal table, the generated page and the exit code. Pure: bench.ts runs them.
 import type { DemoSummary } from "../laptop/embedded/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
+import type { EnginesResult } from "./engines.js";
+import { ENGINES_DURABILITY, engineLines } from "./engines-report.js";
 import type { RateResult } from "./open-loop.js";
 import type { SideBySide } from "./side-by-side.js";
 import type { WorkResult } from "./work.js";
@@ -59,6 +61,7 @@ export interface Runs {
   readonly supervisor?: RunOutcome<SupervisorResult>;
   readonly sideBySide?: RunOutcome<{ readonly results: readonly SideBySide[] }>;
   readonly work?: RunOutcome<WorkResult>;
+  readonly engines?: RunOutcome<EnginesResult>;
 }
 
 /** The runs each yardstick reads. */
@@ -70,6 +73,7 @@ export const RUNS_OF: Record<Yardstick, readonly (keyof Runs)[]> = {
   memory: ["demoDisk"],
   ceiling: ["sideBySide"],
   work: ["work"],
+  engines: ["engines"],
 };
 
 /**
@@ -150,8 +154,11 @@ export function explainDemo(value: unknown): string | undefined {
   return reasons.length > 0 ? reasons.join("; ") : undefined;
 }
 
-/** pass: met its floor; missed: did not; failed: its run failed; "": a figure with no floor. */
-export type Verdict = "pass" | "missed" | "failed" | "";
+/**
+ * pass: met its floor; missed: did not; failed: its run failed; not run: the machine lacks what the
+ * yardstick needs (a .NET SDK for the engines), which fails nothing; "": a figure with no floor.
+ */
+export type Verdict = "pass" | "missed" | "failed" | "not run" | "";
 
 export interface Row {
   readonly yardstick: Yardstick;
@@ -197,6 +204,7 @@ const RUN_TITLES: Record<keyof Runs, (options: BenchOptions) => string> = {
   sideBySide: () => "demos side by side: run failed",
   work: (o) =>
     `work per order (${count(o.orders)} orders embedded, ${count(o.azureOrders)} on the Azure path): run failed`,
+  engines: (o) => `sas host on both engines, ${count(o.engineOrders)} orders a run: run failed`,
 };
 
 type Figures = (options: BenchOptions, runs: Runs) => Row[];
@@ -231,6 +239,13 @@ const FIGURES: Record<Yardstick, Figures> = {
     const work = succeeded(runs.work);
     if (!work) return [];
     return workLines(work).map((line) => rowMaker("work", line.durability)(line.figure, line.value));
+  },
+  engines: (_, runs) => {
+    const result = succeeded(runs.engines);
+    if (!result) return [];
+    return engineLines(result).map((line) =>
+      rowMaker("engines", ENGINES_DURABILITY)(line.figure, line.value, line.floor, line.verdict),
+    );
   },
   memory: (options, runs) => {
     const demo = succeeded(runs.demoDisk);
@@ -350,7 +365,9 @@ export function summarise(options: BenchOptions, rows: readonly Row[]): Summary 
   const missed = rows
     .filter((r) => r.verdict === "missed")
     .map((r) => `${r.figure.trim()}: ${r.value}, floor ${r.floor}`);
-  const notChecked: string[] = [];
+  const notChecked: string[] = rows
+    .filter((r) => r.verdict === "not run")
+    .map((r) => `${r.figure.trim()}: ${r.value}`);
   const skipped = (yardstick: Yardstick, floor: string) => {
     if (!options.only.includes(yardstick)) notChecked.push(`${floor}: not run (--only)`);
   };
@@ -589,6 +606,19 @@ each in a process of its own).
   bytes, and about 1,000 RU for 1,000 items of 1 KB); a refused request as a 1 KB point read, and
   metadata nothing (both assumptions). One region, session consistency; the service's own charges
   vary with its version, the document's stored size and the query's plan.
+- **Engines** (\`bench/engines.ts\`): the built app under \`sas host\` on the local durable engine and
+  on Microsoft's Durable Task extension, taking turns (local, extension, local, extension by default),
+  each run on fresh data, free ports and stand-ins of its own, \`sas send\` putting the orders on the
+  orders queue; timed from the start of \`sas send\` (its own start-up included) until every record is
+  final. Orders per second; CPU per order
+  from \`/proc\` over those seconds, \`sas host\` with what it started (the .NET extension host) apart
+  from the stand-ins (Azurite's process; the bench's own process, which holds the broker, the Cosmos DB
+  stand-in, the partner and the proxy); history rows per order (the task hub's \`History\` table, one
+  row an event; the local store's \`df_history\`, one row an episode); each effect applied once at the
+  partner, in every run (the one floor); and the requests Azurite served over those seconds, counted by
+  a proxy in front of its blob, queue and table services: each is a billed storage transaction in Azure.
+  Each figure is the median of the engine's runs. Without a .NET SDK 8 or later the yardstick is
+  reported as not run, with the reason, and fails nothing.
 - **Capacity and cost in Azure**: the Azure path's figures per 1,000 orders, and the orders per second
   that 1,000 RU/s of provisioned throughput sustains at the estimated request units per order. Work
   that depends on time rather than orders (the Supervisor's scans, retention) is in these figures only

@@ -4,7 +4,8 @@
 // the run's SQLite commits beside it, open-loop latency, the durable runtime against durabletask-js
 // (ours with replay sessions and replaying in full), the Supervisor's scan cost, the peak memory with
 // the whole batch posted at once, as a ceiling as many demos as cores side by side, sharing nothing,
-// and the work each order costs on the laptop and on the Azure path. Prints the figures beside their
+// the work each order costs on the laptop and on the Azure path, and sas host on the local durable
+// engine against Microsoft's Durable Task extension, taking turns. Prints the figures beside their
 // floors, writes the page and its JSON into --out, and exits 0 only when every yardstick ran and met
 // its floor (1 otherwise, 2 on bad flags).
 import { execFileSync, spawn } from "node:child_process";
@@ -85,6 +86,18 @@ function plans(options: BenchOptions): Record<keyof Runs, Plan> {
       ],
       // The demo, building the app, and the Azure path's orders at no less than 2 a second.
       timeoutSeconds: demoTimeout + 300 + Math.max(180, Math.ceil(options.azureOrders / 2)),
+    },
+    engines: {
+      title: `sas host on the local engine and on Microsoft's Durable Task extension, ${options.engineOrders} orders a run, ${options.engineRounds} run(s) each`,
+      args: [
+        "bench/engines.ts",
+        "--orders",
+        String(options.engineOrders),
+        "--rounds",
+        String(options.engineRounds),
+      ],
+      // The builds, then each run: starting, its orders at no less than 1 a second, the idle wait, stopping.
+      timeoutSeconds: 600 + 2 * options.engineRounds * (Math.max(300, options.engineOrders) + 180),
     },
   };
 }

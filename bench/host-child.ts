@@ -10,6 +10,8 @@ import type { CheckoutLayout } from "./checkout-app.js";
 export interface HostChild {
   /** The functions' base URL, `http://127.0.0.1:<port>`. */
   readonly url: string;
+  /** The `sas host` process's id; the extension host it starts is its child. */
+  readonly pid: number | undefined;
   /** The last of what it wrote, for a failure's report. */
   output(): string;
   /** SIGTERM, as Ctrl+C stops it, then SIGKILL to its process group if it has not ended in 30 s. */
@@ -67,7 +69,7 @@ export function startHost(options: {
       if (!ready?.[1]) return;
       clearTimeout(timer);
       child.stdout.off("data", watch);
-      resolve({ url: ready[1], output: () => output, stop: () => stopHost(child, exited) });
+      resolve({ url: ready[1], pid: child.pid, output: () => output, stop: () => stopHost(child, exited) });
     };
     child.stdout.on("data", watch);
   });

@@ -8,6 +8,8 @@ describe("npm run bench options", () => {
     expect(parseBenchOptions([])).toEqual({
       orders: 5_000,
       azureOrders: 1_000,
+      engineOrders: 200,
+      engineRounds: 2,
       rates: [100, 200, 400],
       seconds: 20,
       only: [...YARDSTICKS],
@@ -30,6 +32,8 @@ describe("npm run bench options", () => {
     expect(parseBenchOptions([...args, "--azure-orders", "20", "--out", "/tmp/x", "--json"])).toEqual({
       orders: 300,
       azureOrders: 20,
+      engineOrders: 200,
+      engineRounds: 2,
       rates: [50, 75],
       seconds: 3,
       only: ["throughput", "memory", "work"],
