@@ -81,12 +81,14 @@ export async function superviseExtensionHost(options: SupervisorOptions): Promis
       current = await started();
     } catch (error) {
       if (closing.signal.aborted) return;
-      giveUp(`could not start again after pid ${pid} ended by ${how}: ${(error as Error).message}`);
+      // The message's first line says why; the rest (the host's last lines) goes to the log only.
+      const [first = "", ...lines] = (error as Error).message.split("\n");
+      giveUp(`could not start again after pid ${pid} ended by ${how}: ${first}`, lines);
     }
   };
 
-  const giveUp = (why: string): void => {
-    logger.error("extension.gave-up", { why });
+  const giveUp = (why: string, lastLines: readonly string[] = []): void => {
+    logger.error("extension.gave-up", { why, lastLines });
     options.onGiveUp(new Error(`the extension host ${why}; its durable functions stopped`));
   };
 

@@ -2,7 +2,8 @@
  * The local durable runtime against Microsoft's extension: the feature app's orchestrations that finish
  * in seconds (retries, sub-orchestrations, entities, continue-as-new, events) run on both, in real time,
  * and each ends with the same status and output, generated ids aside, except where the table below
- * says how and why they differ (docs/local-durable-runtime.md says it too). Needs the .NET SDK 8 or
+ * says how and why they differ (docs/local-durable-runtime.md says it too). The app's order scenarios
+ * (order-scenarios.ts) run on both at the same time, in the same engines. Needs the .NET SDK 8 or
  * later: skipped without it, saying so, except under CI (CI=true), where it fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

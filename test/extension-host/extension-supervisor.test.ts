@@ -18,7 +18,7 @@ function standInHosts() {
   const hosts: { pid: number; exit: OnExit; closed: boolean }[] = [];
   const state = { failing: false };
   const start: StartExtensionHost = async (onExit) => {
-    if (state.failing) throw new Error("the extension host ended before it was ready");
+    if (state.failing) throw new Error("the extension host ended before it was ready\nits last line");
     const pid = 1000 + hosts.length;
     const entry = { pid, exit: onExit, closed: false };
     hosts.push(entry);
@@ -110,14 +110,15 @@ describe("F23-2: the supervisor gives up on a host that keeps ending", () => {
     expect(events(logger, "extension.gave-up")).toHaveLength(1);
   });
 
-  it("when a new one cannot start", async () => {
-    const { clock, hosts, state, gaveUp } = await supervised();
+  it("when a new one cannot start, its last lines in the log", async () => {
+    const { clock, logger, hosts, state, gaveUp } = await supervised();
     state.failing = true;
     hosts[0]?.exit(1, null);
     await clock.advance(1_000);
     expect(gaveUp.map((error) => error.message)).toEqual([
       "the extension host could not start again after pid 1000 ended by exit code 1: the extension host ended before it was ready; its durable functions stopped",
     ]);
+    expect(events(logger, "extension.gave-up")).toMatchObject([{ lastLines: ["its last line"] }]);
   });
 });
 
