@@ -41,7 +41,7 @@ export interface OrderScenario {
  * Each attempt's step deadline, in real time: the Agent that answers late answers after it. Long enough
  * for the extension on a loaded machine (an activity and its reply cross two queues of the backend).
  */
-const STEP_TIMEOUT_MS = 5_000;
+const STEP_TIMEOUT_MS = 8_000;
 const LATE_MS = STEP_TIMEOUT_MS + 2_000;
 
 export const ORDER_SCENARIOS: readonly OrderScenario[] = [
