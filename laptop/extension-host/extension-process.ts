@@ -49,6 +49,8 @@ export interface ExtensionHostOptions {
 
 export interface ExtensionHost {
   readonly ready: ExtensionReady;
+  /** The .NET process's id. */
+  readonly pid: number;
   /** Asks the host to stop (it finishes what runs, still served by this process) and waits for it to end. */
   close(): Promise<void>;
 }
@@ -80,7 +82,12 @@ export async function startExtensionHost(options: ExtensionHostOptions): Promise
   const exited = new Promise<void>((resolve) =>
     child.once("exit", (code, signal) => {
       if (running && !stopping) {
-        options.logger.error("extension.exited", { code, signal, lastLines: tail.slice(-20) });
+        options.logger.error("extension.exited", {
+          pid: child.pid,
+          code,
+          signal,
+          lastLines: tail.slice(-20),
+        });
         options.onExit?.(code, signal);
       }
       resolve();
@@ -101,7 +108,7 @@ export async function startExtensionHost(options: ExtensionHostOptions): Promise
   try {
     const answered = await withTimeout(ready, exited, options.startTimeoutMs ?? 120_000, tail);
     running = true;
-    return { ready: answered, close };
+    return { ready: answered, pid: child.pid ?? 0, close };
   } catch (error) {
     await close();
     throw error;

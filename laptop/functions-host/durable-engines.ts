@@ -7,6 +7,7 @@ import type { Logger } from "../../src/ports/logger.js";
 import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { buildExtensionHost } from "../extension-host/extension-build.js";
 import { startExtensionHost } from "../extension-host/extension-process.js";
+import { superviseExtensionHost } from "../extension-host/extension-supervisor.js";
 import { webhookProxy } from "../extension-host/webhook-proxy.js";
 import type { BindingData } from "../worker/invocation-context.js";
 import type { FunctionRegistry } from "../worker/registration-capture.js";
@@ -44,7 +45,7 @@ export interface DurableEngineOptions {
   readonly logger: Logger;
   /** A line to show the user while it starts (a first build). */
   readonly say: (line: string) => void;
-  /** The engine stopped without being asked (the extension host's process ended). */
+  /** The engine stopped for good (the extension host's process kept ending, or would not start again). */
   readonly onFailure: (error: Error) => void;
 }
 
@@ -110,26 +111,30 @@ async function startExtensionEngine(options: DurableEngineOptions): Promise<Dura
       `${(error as Error).message}\n(sas host --durable local runs on the local durable runtime instead)`,
     );
   });
-  const host = await startExtensionHost({
-    dll: build.dll,
-    registry: options.registry,
-    hostJsonPath: join(options.appRoot, "host.json"),
-    webhookUrl: `${options.origin}${DURABLE_WEBHOOKS.slice(0, -1)}?code=${encodeURIComponent(options.webhookKey)}`,
-    settings: options.settings,
-    // Unique per port on this machine, and the same again after a restart on it.
-    workerId: `${hostname()}:${new URL(options.origin).port}`,
+  const host = await superviseExtensionHost({
+    start: (onExit) =>
+      startExtensionHost({
+        dll: build.dll,
+        registry: options.registry,
+        hostJsonPath: join(options.appRoot, "host.json"),
+        webhookUrl: `${options.origin}${DURABLE_WEBHOOKS.slice(0, -1)}?code=${encodeURIComponent(options.webhookKey)}`,
+        settings: options.settings,
+        // Unique per port on this machine, and the same again after a restart on it.
+        workerId: `${hostname()}:${new URL(options.origin).port}`,
+        logger: options.logger,
+        onExit,
+      }),
+    clock: options.clock,
     logger: options.logger,
-    onExit: (code, signal) =>
-      options.onFailure(
-        new Error(`the extension host ended (${code ?? signal}); its durable functions stopped`),
-      ),
+    onGiveUp: options.onFailure,
   });
   const { ready } = host;
+  // A restarted host may listen on another port: each invocation and request reads the one that runs.
   const bindingData: BindingData = (binding) =>
-    binding.type === "durableClient" ? ready.clientData : undefined;
+    binding.type === "durableClient" ? host.ready.clientData : undefined;
   return {
     bindingData,
-    webhooks: webhookProxy(ready.clientData.rpcBaseUrl),
+    webhooks: (req, res) => webhookProxy(host.ready.clientData.rpcBaseUrl)(req, res),
     note:
       `durable: Microsoft.Azure.WebJobs.Extensions.DurableTask ${ready.extensionVersion} (DurableTask.Core ` +
       `${ready.coreVersion}, DurableTask.AzureStorage ${ready.azureStorageVersion}), task hub ${ready.hubName} ` +

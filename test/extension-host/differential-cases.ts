@@ -97,12 +97,21 @@ async function untilWaiting(client: df.DurableClient, instanceId: string): Promi
   }
 }
 
-/** The feature app with deps of its own: each engine gets one, so their activities' counts stay apart. */
-export async function featureApp(): Promise<{ registry: FunctionRegistry; deps: FeatureAppDeps }> {
+/**
+ * The feature app with deps of its own: each engine gets one, so their activities' counts stay apart;
+ * `alsoRegister` adds another app's registrations to the same registry (one engine serves both).
+ */
+export async function featureApp(
+  alsoRegister: () => void = () => {},
+): Promise<{ registry: FunctionRegistry; deps: FeatureAppDeps }> {
   const deps: FeatureAppDeps = { calls: [], failuresLeft: new Map() };
   for (const test of CASES)
     for (const [key, count] of Object.entries(test.failures ?? {})) deps.failuresLeft.set(key, count);
-  return { registry: await captureRegistrations(() => registerFeatureApp(deps)), deps };
+  const registry = await captureRegistrations(() => {
+    registerFeatureApp(deps);
+    alsoRegister();
+  });
+  return { registry, deps };
 }
 
 const FINISHED = ["Completed", "Failed", "Terminated"];

@@ -2,12 +2,15 @@
  * The local durable runtime against Microsoft's extension: the feature app's orchestrations that finish
  * in seconds (retries, sub-orchestrations, entities, continue-as-new, events) run on both, in real time,
  * and each ends with the same status and output, generated ids aside, except where the table below
- * says how and why they differ (docs/local-durable-runtime.md says it too). Needs the .NET SDK 8 or
+ * says how and why they differ (docs/local-durable-runtime.md says it too). The app's order scenarios
+ * (order-scenarios.ts) run on both at the same time, in the same engines. Needs the .NET SDK 8 or
  * later: skipped without it, saying so, except under CI (CI=true), where it fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findDotnetSdk } from "../../laptop/extension-host/dotnet-sdk.js";
+import type { FunctionRegistry } from "../../laptop/worker/registration-capture.js";
 import { CASES, featureApp, runCases } from "./differential-cases.js";
+import { ORDER_SCENARIOS, OrderApp, runOrderScenarios } from "./order-scenarios.js";
 import { type EngineUnderTest, startExtensionEngine, startLocalEngine } from "./two-engines.js";
 
 const sdk = findDotnetSdk();
@@ -19,6 +22,7 @@ if (!sdk.found) {
 const describeWithDotnet = sdk.found ? describe : describe.skip;
 
 type Results = Awaited<ReturnType<typeof runCases>>;
+type OrderResults = Awaited<ReturnType<typeof runOrderScenarios>>;
 
 /**
  * Where the engines differ, and how: the message of a failed activity or sub-orchestration as the
@@ -40,21 +44,40 @@ const DIFFERENCES: Readonly<Record<string, { local: RegExp; extension: RegExp }>
 };
 
 let engines: EngineUnderTest[] = [];
+let orderApps: OrderApp[] = [];
 let local: Results;
 let extension: Results;
+let localOrders: OrderResults;
+let extensionOrders: OrderResults;
+
+/** The API cases and the order scenarios on one engine, at once. */
+async function runAll(engine: EngineUnderTest, orders: OrderApp, registry: FunctionRegistry) {
+  return Promise.all([
+    runCases(engine.client, 120_000),
+    runOrderScenarios(orders, registry, engine, 180_000),
+  ]);
+}
 
 beforeAll(async () => {
   if (!sdk.found) return;
-  const [localApp, extensionApp] = [await featureApp(), await featureApp()];
+  orderApps = [new OrderApp(), new OrderApp()];
+  // One at a time: registrations are captured from one app at once.
+  const localApp = await featureApp(() => orderApps[0]?.registerFunctions());
+  const extensionApp = await featureApp(() => orderApps[1]?.registerFunctions());
   engines = await Promise.all([
     startLocalEngine(localApp.registry),
     startExtensionEngine(extensionApp.registry, "DifferentialHub"),
   ]);
-  const [onLocal, onExtension] = engines.map((engine) => runCases(engine.client, 120_000));
-  [local, extension] = (await Promise.all([onLocal, onExtension])) as [Results, Results];
-}, 420_000);
+  const [onLocal, onExtension] = await Promise.all([
+    runAll(engines[0] as EngineUnderTest, orderApps[0] as OrderApp, localApp.registry),
+    runAll(engines[1] as EngineUnderTest, orderApps[1] as OrderApp, extensionApp.registry),
+  ]);
+  [local, localOrders] = onLocal;
+  [extension, extensionOrders] = onExtension;
+}, 480_000);
 afterAll(async () => {
   for (const engine of engines) await engine.close();
+  for (const orders of orderApps) orders.close();
 });
 
 describeWithDotnet("the local durable runtime against Microsoft's extension", () => {
@@ -74,4 +97,15 @@ describeWithDotnet("the local durable runtime against Microsoft's extension", ()
     expect(caught(local)).toMatch(expected?.local ?? /^$/);
     expect(caught(extension)).toMatch(expected?.extension ?? /^$/);
   });
+
+  it.each(ORDER_SCENARIOS.map((scenario) => [scenario.name, scenario]))(
+    "F23-6: %s: the same record, Agent calls, attempts, outputs and decisions on both",
+    (name, scenario) => {
+      const outcomes = (results: OrderResults) =>
+        results[name]?.attempts.map((attempt) => (attempt.output as { outcome?: unknown })?.outcome);
+      expect(extensionOrders[name]?.state).toBe(scenario.finalState);
+      expect(outcomes(extensionOrders)).toEqual(scenario.outcomes);
+      expect(localOrders[name]).toEqual(extensionOrders[name]);
+    },
+  );
 });

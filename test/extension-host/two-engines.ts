@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import azureFunctions from "@azure/functions";
 import * as df from "durable-functions";
+import { EventType } from "../../laptop/durable/history.js";
 import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
 import { buildExtensionHost } from "../../laptop/extension-host/extension-build.js";
 import { type ExtensionHost, startExtensionHost } from "../../laptop/extension-host/extension-process.js";
@@ -13,6 +14,7 @@ import type { FunctionRegistry } from "../../laptop/worker/registration-capture.
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
+import { tableRows } from "../functions-host/task-hub-tables.js";
 
 /** One engine running an app, and the SDK's client on it (the binding data a durable client input gets). */
 export interface EngineUnderTest {
@@ -20,7 +22,38 @@ export interface EngineUnderTest {
   readonly client: df.DurableClient;
   readonly clientData: unknown;
   readonly logger: MemoryLogger;
+  /** An instance's runtime status and output, as the SDK's client reads them. */
+  status(instanceId: string): Promise<{ runtimeStatus: string; output: unknown }>;
+  /** What the orchestrator decided, in order, as the engine's history keeps it (see `decisionsOf`). */
+  history(instanceId: string): Promise<string[]>;
   close(): Promise<void>;
+}
+
+async function statusOf(client: df.DurableClient, instanceId: string) {
+  const status = await client.getStatus(instanceId);
+  return { runtimeStatus: String(status.runtimeStatus), output: status.output };
+}
+
+/** The history events the orchestrator writes itself, by what it did: deterministic on either engine. */
+const DECISIONS = [
+  "TaskScheduled",
+  "TimerCreated",
+  "SubOrchestrationInstanceCreated",
+  "EventSent",
+  "ExecutionCompleted",
+];
+
+/**
+ * An instance's decisions in order: each activity scheduled (by name), timer created, child started,
+ * event sent, and its completion. What arrives (a task's result, a timer firing, an event) is left out:
+ * which arrivals an engine records depends on when they came, not on the orchestration (a result or a
+ * cancelled timer that comes once the race is decided, or after the instance completed); the output
+ * says which side of each race won.
+ */
+export function decisionsOf(events: readonly { kind: string; name?: unknown }[]): string[] {
+  return events
+    .filter((event) => DECISIONS.includes(event.kind))
+    .map((event) => (event.kind === "TaskScheduled" ? `${event.kind} ${String(event.name)}` : event.kind));
 }
 
 /** The SDK's client as `df.getClient` makes it for an invocation whose durable client input has `data`. */
@@ -38,13 +71,27 @@ export function sdkClient(data: unknown): df.DurableClient {
 export async function startLocalEngine(registry: FunctionRegistry): Promise<EngineUnderTest> {
   const logger = new MemoryLogger();
   const db = openDatabase(":memory:");
-  const runtime = LocalDurableRuntime.open({ db, clock: new SystemClock(), registry, logger });
+  let clientData: unknown;
+  // Activities with a durable client input get the API's binding data, as under sas host.
+  const bindingData = (binding: { type: string }) =>
+    binding.type === "durableClient" ? clientData : undefined;
+  const runtime = LocalDurableRuntime.open({ db, clock: new SystemClock(), registry, logger, bindingData });
   const api = await startDurableExtensionApi({ runtime });
+  clientData = api.clientData;
+  const client = sdkClient(api.clientData);
+  const kinds = Object.fromEntries(Object.entries(EventType).map(([name, value]) => [value, name]));
   return {
     name: "local",
-    client: sdkClient(api.clientData),
+    client,
     clientData: api.clientData,
     logger,
+    status: (instanceId) => statusOf(client, instanceId),
+    history: async (instanceId) =>
+      decisionsOf(
+        runtime
+          .historyOf(instanceId)
+          .map((event) => ({ kind: kinds[event.EventType] ?? String(event.EventType), name: event.Name })),
+      ),
     close: async () => {
       await api.close();
       await runtime.close();
@@ -95,5 +142,26 @@ export async function startExtensionEngine(
     throw error;
   }
   const { clientData } = host.ready;
-  return { name: "extension", client: sdkClient(clientData), clientData, logger, close };
+  const client = sdkClient(clientData);
+  return {
+    name: "extension",
+    client,
+    clientData,
+    logger,
+    status: (instanceId) => statusOf(client, instanceId),
+    history: async (instanceId) => {
+      // The backend's History table as it is: the extension's API leaves an activity's TaskScheduled out.
+      const rows = await tableRows(
+        azurite.tableEndpoint,
+        `${hubName}History`,
+        `PartitionKey eq '${instanceId}'`,
+      );
+      const events = rows
+        .filter((row) => typeof row.EventType === "string")
+        .sort((a, b) => a.RowKey.localeCompare(b.RowKey))
+        .map((row) => ({ kind: String(row.EventType), name: row.Name }));
+      return decisionsOf(events);
+    },
+    close,
+  };
 }

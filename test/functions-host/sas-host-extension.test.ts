@@ -126,6 +126,64 @@ async function expectEachEffectOnce(ports: StoragePorts, ids: readonly string[])
   }
 }
 
+/**
+ * Settings for the crash tests. Orders claimed but not started when a host died wait out their attempt
+ * before the Supervisor resets them. The backend hands a dead worker's messages out again once their
+ * visibility timeout has passed (5 minutes by default, both queues): 20 s and a minute (the extension's
+ * least) here, set as app settings over host.json. An attempt whose orchestration Azurite lost the last
+ * messages of (it stays Running, nothing left to run it) is given up on after two deadline extensions.
+ */
+function writeCrashSettings(built: BuiltApp, ports: StoragePorts) {
+  const storageProvider = "AzureFunctionsJobHost__extensions__durableTask__storageProvider";
+  writeExtensionSettings(built, ports, {
+    ATTEMPT_TIMEOUT_MS: "30000",
+    STEP_TIMEOUT_MS: "5000",
+    MAX_HOST_INTERRUPTIONS: "2",
+    [`${storageProvider}__workItemQueueVisibilityTimeout`]: "00:00:20",
+    [`${storageProvider}__controlQueueVisibilityTimeout`]: "00:01:00",
+  });
+}
+
+/** The host's log lines of one event (whole lines only: the last may still be being written). */
+function eventLines(host: RunningHost, event: string): Record<string, unknown>[] {
+  return host
+    .stderr()
+    .split("\n")
+    .filter((line) => line.startsWith("{") && line.includes(`"event":"${event}"`))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The extension hosts' pids, in the order sas host started them (its `extension.started` lines). */
+function extensionPids(host: RunningHost): number[] {
+  return eventLines(host, "extension.started").map((line) => Number(line.pid));
+}
+
+/** Whether a process runs (a zombie, ended but not yet reaped, does not). */
+function isRunning(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until at least `least` of the orders are Processed; how many were when it stopped waiting. */
+async function untilSomeProcessed(
+  host: RunningHost,
+  ids: readonly string[],
+  least: number,
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  let processed = 0;
+  while (processed < least && Date.now() < deadline) {
+    processed = (await Promise.all(ids.map((id) => orderState(host, id)))).filter(
+      (state) => state === "Processed",
+    ).length;
+  }
+  return processed;
+}
+
 describeWithDotnet("sas host on the Durable Task extension", () => {
   it("runs the app's orchestrations there: orders reach Processed, each effect once, histories in the task hub's tables", async () => {
     if (!app) throw new Error("no app was built");
@@ -176,22 +234,62 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
     await expect(fetch(rpc)).rejects.toThrow();
   }, 420_000);
 
-  it("survives SIGKILL mid-run: restarted on the same data, every order ends Processed, each effect once", async () => {
+  it("F23-4: kill -9 of the .NET extension host alone mid-run: sas host restarts it, every order Processed, each effect once; killed three times in a minute, sas host gives up", async () => {
     if (!app) throw new Error("no app was built");
     const ports = await storagePorts();
-    // Orders claimed but not started when the host died wait out their attempt before the Supervisor resets
-    // them. The backend hands a dead worker's messages out again once their visibility timeout has passed
-    // (5 minutes by default, both queues): 20 s and a minute (the extension's least) here, set as app
-    // settings over host.json. An attempt whose orchestration Azurite lost the last messages of (it stays
-    // Running, nothing left to run it) is given up on after two deadline extensions.
-    const storageProvider = "AzureFunctionsJobHost__extensions__durableTask__storageProvider";
-    writeExtensionSettings(app, ports, {
-      ATTEMPT_TIMEOUT_MS: "30000",
-      STEP_TIMEOUT_MS: "5000",
-      MAX_HOST_INTERRUPTIONS: "2",
-      [`${storageProvider}__workItemQueueVisibilityTimeout`]: "00:00:20",
-      [`${storageProvider}__controlQueueVisibilityTimeout`]: "00:01:00",
+    writeCrashSettings(app, ports);
+    const host = await startHost(app, ports, dataFolder(), {
+      durable: "extension",
+      store: false,
+      timeoutMs: 180_000,
     });
+    hosts.push(host);
+    const [first] = extensionPids(host);
+    if (!first) throw new Error(`sas host named no extension host it started\n${host.stderr()}`);
+    const ids = orderIds(34, 40);
+    sendOrders(app, 40, 34);
+    const processed = await untilSomeProcessed(host, ids, 5, 120_000);
+    process.kill(first, "SIGKILL");
+    expect(processed).toBeGreaterThanOrEqual(5);
+    expect(processed).toBeLessThan(40);
+
+    // The sas host lives on, says what ended and how, and starts another extension host.
+    await expect.poll(() => extensionPids(host).length, { timeout: 60_000, interval: 500 }).toBe(2);
+    expect(host.child.exitCode).toBeNull();
+    expect(eventLines(host, "extension.exited")).toEqual([
+      expect.objectContaining({ level: "error", pid: first, code: null, signal: "SIGKILL" }),
+    ]);
+    expect(eventLines(host, "extension.restarting")).toEqual([
+      expect.objectContaining({ pid: first, how: "signal SIGKILL", inMs: 1_000, exitsInWindow: 1 }),
+    ]);
+    expect(isRunning(first)).toBe(false);
+
+    expect(await untilProcessed(host, ids, 240_000)).toEqual(ids.map(() => "Processed"));
+    await expectEachEffectOnce(ports, ids);
+
+    // Killed again as soon as each new one runs, it ends a third time within a minute: sas host gives up.
+    for (let kills = 1; kills < 4 && host.child.exitCode === null; kills++) {
+      const pids = extensionPids(host);
+      process.kill(pids[pids.length - 1] ?? 0, "SIGKILL");
+      await expect
+        .poll(() => host.child.exitCode !== null || extensionPids(host).length > pids.length, {
+          timeout: 60_000,
+          interval: 200,
+        })
+        .toBe(true);
+    }
+    expect(await host.stop()).toBe(1);
+    expect(host.stderr()).toMatch(
+      /^sas host: the extension host ended 3 times within 60 s \(the last, pid \d+, by signal SIGKILL\); its durable functions stopped$/m,
+    );
+    // None of the hosts it started outlives sas host.
+    expect(extensionPids(host).filter(isRunning)).toEqual([]);
+  }, 480_000);
+
+  it("F23-5: kill -9 of the sas host's Node process mid-run: its extension host ends with it, the restart finishes every order, each effect once", async () => {
+    if (!app) throw new Error("no app was built");
+    const ports = await storagePorts();
+    writeCrashSettings(app, ports);
     const data = dataFolder();
     const first = await startHost(app, ports, data, {
       durable: "extension",
@@ -199,19 +297,17 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
       timeoutMs: 180_000,
     });
     hosts.push(first);
+    const [dotnet] = extensionPids(first);
+    if (!dotnet) throw new Error(`sas host named no extension host it started\n${first.stderr()}`);
     const ids = orderIds(32, 40);
     sendOrders(app, 40, 32);
-    const deadline = Date.now() + 120_000;
-    let processed = 0;
-    while (processed < 5 && Date.now() < deadline) {
-      processed = (await Promise.all(ids.map((id) => orderState(first, id)))).filter(
-        (s) => s === "Processed",
-      ).length;
-    }
+    const processed = await untilSomeProcessed(first, ids, 5, 120_000);
     // Killed with orders done, in flight and still on the queue; the extension host and Azurite end with it.
     await first.stop("SIGKILL");
     expect(processed).toBeGreaterThanOrEqual(5);
     expect(processed).toBeLessThan(40);
+    // No orphan goes on holding the task hub's partition leases and running the orders' work.
+    await expect.poll(() => isRunning(dotnet), { timeout: 10_000, interval: 200 }).toBe(false);
 
     const second = await startHost(app, ports, data, {
       durable: "extension",
