@@ -104,7 +104,7 @@ async function host(args: readonly string[]): Promise<number> {
     out: process.stdout,
   });
   await untilStopped();
-  summary.stop();
+  await summary.stop();
   process.stdout.write("sas host: stopping\n");
   await functionsHost.close();
   globalThis.console = appConsole;

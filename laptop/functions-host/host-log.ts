@@ -30,7 +30,7 @@ export function isLogLevel(value: string): value is LogLevel {
 export function openHostLog(
   path: string,
   echo: LogLevel | undefined,
-  terminal: NodeJS.WritableStream,
+  terminal: { write(text: string): unknown },
 ): HostLog {
   mkdirSync(dirname(path), { recursive: true });
   const fd = openSync(path, "a");

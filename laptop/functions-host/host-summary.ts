@@ -15,7 +15,8 @@ export interface HostSummaryOptions {
 export interface HostSummary {
   /** Reads the counts once and shows them (a test's step; the timer calls it too). */
   update(): Promise<void>;
-  stop(): void;
+  /** Stops reading, once the reading under way (if any) is shown, and ends the live line. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -41,8 +42,9 @@ export function startHostSummary(options: HostSummaryOptions): HostSummary {
   void update();
   return {
     update,
-    stop: () => {
+    stop: async () => {
       clearInterval(timer);
+      await reading;
       endStatusLine(options.out);
     },
   };
