@@ -116,7 +116,7 @@ async function host(args: readonly string[]): Promise<number> {
 
 const LOG_FILE = "sas-host.log";
 
-/** What started (the engine, each stand-in, the choices made), then where to go, the dashboard first. */
+/** What started (the engine, each stand-in, the choices made), the log and the keys, then the addresses. */
 function banner(functionsHost: FunctionsHost, logPath: string, echo: LogLevel | undefined): string[] {
   const { url, keys, storeUrl } = functionsHost;
   const shown =
