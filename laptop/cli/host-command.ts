@@ -1,4 +1,9 @@
+import { Console } from "node:console";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { LogLevel } from "../../src/adapters/logging/json-logger.js";
+import type { FunctionsHost } from "../functions-host/functions-host.js";
+import { isLogLevel, LOG_LEVELS, openHostLog } from "../functions-host/host-log.js";
 import { type Command, showUsage, untilStopped } from "./command.js";
 import { HELP, integer, type StringFlags } from "./flags.js";
 import { isLoopback } from "./loopback.js";
@@ -23,6 +28,12 @@ local.settings.json is.
                               extension on Azurite's Azure Storage, built with dotnet; the default
                               where a .NET SDK 8 or later is installed) or local (the local durable
                               runtime, the default without one)
+  --log-level <level>         show the log's lines of this level and above here too: debug, info,
+                              warn or error (default none: the log goes to <data>/sas-host.log only)
+
+It prints what it started and its addresses (the dashboard's with the function key, to open as it
+is), then the orders in each state: one line kept up to date on a terminal, a line per change
+(read every 5 s) when its output goes to a file or a pipe.
 `;
 
 export const HOST: Command = {
@@ -48,6 +59,7 @@ async function host(args: readonly string[]): Promise<number> {
       "store-port": { type: "string" },
       "no-store": { type: "boolean" },
       durable: { type: "string" },
+      "log-level": { type: "string" },
       ...HELP,
     },
   });
@@ -58,38 +70,72 @@ async function host(args: readonly string[]): Promise<number> {
   }
   const port = integer(values, "port", 7071, 0, 65_535);
   const store = storeFrom(values, port);
+  const echo = logLevel(values["log-level"]);
   const durable = await durableEngine(values.durable);
+  const data = values.data ?? ".sas-host";
   const { startFunctionsHost } = await import("../functions-host/functions-host.js");
-  const { JsonLogger } = await import("../../src/adapters/logging/json-logger.js");
+  const log = openHostLog(join(data, LOG_FILE), echo, process.stderr);
+  // The app logs with console.log, which the Functions host takes into its log: so does this.
+  const appConsole = globalThis.console;
+  globalThis.console = new Console(log.stream, log.stream);
   let failed = false;
   const functionsHost = await startFunctionsHost({
     appRoot: process.cwd(),
-    data: values.data ?? ".sas-host",
+    data,
     port,
     host: address,
     env: process.env,
-    logger: JsonLogger.toStream(process.stderr),
+    logger: log.logger,
     ...(store ? { store } : {}),
     durable,
     say: (line) => process.stdout.write(`sas host: ${line}\n`),
+    log: log.stream,
     onFailure: (error) => {
       process.stderr.write(`sas host: ${error.message}\n`);
       failed = true;
       process.kill(process.pid, "SIGTERM");
     },
   }).catch(endOnceReported);
-  const lines = [
-    ...functionsHost.notes,
-    `keys: function key ${functionsHost.keys.functionKey}, master key ${functionsHost.keys.masterKey} (sas orders --key <key>)`,
-    ...(functionsHost.storeUrl ? [`sas host: storefront on ${functionsHost.storeUrl}/`] : []),
-    `sas host: functions on ${functionsHost.url}/api; Ctrl+C stops it`,
-  ];
-  process.stdout.write(`${lines.join("\n")}\n`);
+  process.stdout.write(`${banner(functionsHost, log.path, echo).join("\n")}\n`);
+  const { startHostSummary } = await import("../functions-host/host-summary.js");
+  const summary = startHostSummary({
+    url: functionsHost.url,
+    functionKey: functionsHost.keys.functionKey,
+    out: process.stdout,
+  });
   await untilStopped();
+  await summary.stop();
+  process.stdout.write("sas host: stopping\n");
   await functionsHost.close();
+  globalThis.console = appConsole;
+  log.close();
   // The app's own clients (Cosmos DB's endpoint refresh, keep-alive sockets) have no shutdown hook:
   // the Functions host ends the worker process, and so does this.
   process.exit(failed ? 1 : 0);
+}
+
+const LOG_FILE = "sas-host.log";
+
+/** What started (the engine, each stand-in, the choices made), the log and the keys, then the addresses. */
+function banner(functionsHost: FunctionsHost, logPath: string, echo: LogLevel | undefined): string[] {
+  const { url, keys, storeUrl } = functionsHost;
+  const shown =
+    echo === undefined ? "--log-level info shows its lines here too" : `${echo} and above shown here too`;
+  return [
+    ...functionsHost.notes,
+    `sas host: log in ${logPath} (${shown})`,
+    `keys: function key ${keys.functionKey}, master key ${keys.masterKey} (sas orders --key <key>)`,
+    `sas host: dashboard on ${url}/api/dashboard?code=${encodeURIComponent(keys.functionKey)}`,
+    ...(storeUrl ? [`sas host: storefront on ${storeUrl}/`] : []),
+    `sas host: functions on ${url}/api; Ctrl+C stops it`,
+  ];
+}
+
+/** `--log-level`'s level, or undefined without it (the terminal then shows no log line). */
+function logLevel(flag: string | undefined): LogLevel | undefined {
+  if (flag === undefined) return undefined;
+  if (!isLogLevel(flag)) throw new UsageError(`--log-level ${flag}: give ${LOG_LEVELS.join(", ")}`);
+  return flag;
 }
 
 /** The engine `--durable` names, or the default for this machine; the first line says which, and why. */

@@ -1,12 +1,12 @@
 import { parseArgs } from "node:util";
 import type { Command } from "./command.js";
 import { HELP } from "./flags.js";
+import { describeHostRefusal } from "./host-refusal.js";
 import {
   describeAccepted,
   describeHistory,
   describeList,
   describeRecord,
-  describeRefusal,
   describeStats,
 } from "./orders-output.js";
 import { UsageError } from "./usage-error.js";
@@ -103,21 +103,8 @@ export async function ordersCommand(args: readonly string[], io: OrdersCommandIo
     if (!request.json) io.out(DESCRIBE[request.action](body));
     return 0;
   }
-  io.err(`${describeRefusal(response.status, body)}\n`);
-  if (response.status === 401) io.err(`${describeUnauthorized(request)}\n`);
+  io.err(describeHostRefusal(response.status, body, request));
   return response.status === 400 ? 2 : 1;
-}
-
-/** After a 401, what was missing or refused: the Functions app wants a key, the embedded host a token. */
-export function describeUnauthorized(request: Pick<Request, "url" | "key" | "token">): string {
-  const given = [request.key ? "--key" : "", request.token ? "--token" : ""].filter(Boolean);
-  if (given.length === 0) {
-    return (
-      `${request.url} wants a key: give --key <function key> (the Functions app; sas host prints its key) ` +
-      "or --token <API token> (sas start --api-token)"
-    );
-  }
-  return `${request.url} refused the ${given.join(" and ")} given: check it against what the host printed when it started`;
 }
 
 function targetOf(request: Request): string {

@@ -1,5 +1,7 @@
 /** What `sas orders` and `sas stats` print of the orders API's answers. */
 
+import type { BreakerOpening } from "../../src/domain/circuit-breaker.js";
+
 /** One line per transition: when, who, what, the state it left and reached, and its step and failure code. */
 export function describeHistory(body: Record<string, unknown>): string {
   const earlier = body.earlier as { entries?: number; since?: string; until?: string } | null;
@@ -41,12 +43,14 @@ interface StatsBody {
   readonly unavailable?: string[];
 }
 
-/** The fields of a BreakerView (src/domain/circuit-breaker.ts) that `sas stats` prints. */
+/** The fields of a BreakerView (src/domain/breaker-view.ts) that `sas stats` prints. */
 interface BreakerLine {
   readonly operation: string;
   readonly status: string;
   readonly openedAt: string | null;
   readonly nextProbeAt: string | null;
+  /** Absent from an older host, null for a state stored before openings were kept. */
+  readonly opening?: BreakerOpening | null;
 }
 
 /** One line per figure, its label in an aligned first column. */
@@ -105,12 +109,22 @@ function breakerRows(body: StatsBody, unavailable: string | undefined): [string,
   return notClosed.map((breaker, i) => [i === 0 ? "breakers" : "", breakerText(breaker)]);
 }
 
-function breakerText({ operation, status, openedAt, nextProbeAt }: BreakerLine): string {
-  if (status === "open") return `${operation} open since ${openedAt}, no call before ${nextProbeAt}`;
+function breakerText({ operation, status, openedAt, nextProbeAt, opening }: BreakerLine): string {
+  const cause = opening ? openingText(opening) : undefined;
+  if (status === "open") {
+    return `${operation} open since ${openedAt}${cause ? ` (${cause})` : ""}, no call before ${nextProbeAt}`;
+  }
   if (status === "half-open") {
-    return `${operation} half-open (open since ${openedAt}): one probe out, until ${nextProbeAt} at the latest`;
+    return `${operation} half-open (open since ${openedAt}${cause ? `, ${cause}` : ""}): one probe out, until ${nextProbeAt} at the latest`;
   }
   return `${operation} ${status}`;
+}
+
+/** Which failures opened a breaker, in words. */
+function openingText(opening: BreakerOpening): string {
+  if (opening.cause === "run") return `${opening.consecutiveFailures} transient failures in a row`;
+  const seconds = Math.round(opening.windowMs / 1000);
+  return `${opening.windowFailures} of ${opening.windowCalls} calls failed transiently in ${seconds} s`;
 }
 
 /** A capped count reads "1000+": there may be more. */

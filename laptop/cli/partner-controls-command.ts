@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import type { PartnerControlState } from "../../partner/control-contract.js";
 import { HELP, integer, rate } from "./flags.js";
+import { describeHostRefusal } from "./host-refusal.js";
 import type { OrdersCommandIo } from "./orders-command.js";
-import { describeRefusal } from "./orders-output.js";
 import { UsageError } from "./usage-error.js";
 
 const HOST_FLAGS_USAGE = `  --url <base>                the host (default http://127.0.0.1:7071)
@@ -98,7 +98,7 @@ export async function partnerControlsCommand(
     if (!parsed.json) io.out(describePartner(body as unknown as PartnerControlState));
     return 0;
   }
-  io.err(`${describeRefusal(response.status, body)}\n`);
+  io.err(describeHostRefusal(response.status, body, parsed));
   return response.status === 400 ? 2 : 1;
 }
 

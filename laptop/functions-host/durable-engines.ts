@@ -45,6 +45,8 @@ export interface DurableEngineOptions {
   readonly logger: Logger;
   /** A line to show the user while it starts (a first build). */
   readonly say: (line: string) => void;
+  /** Where the extension host's log lines go; default this process's standard error. */
+  readonly log?: NodeJS.WritableStream;
   /** The engine stopped for good (the extension host's process kept ending, or would not start again). */
   readonly onFailure: (error: Error) => void;
 }
@@ -122,6 +124,7 @@ async function startExtensionEngine(options: DurableEngineOptions): Promise<Dura
         // Unique per port on this machine, and the same again after a restart on it.
         workerId: `${hostname()}:${new URL(options.origin).port}`,
         logger: options.logger,
+        ...(options.log ? { log: options.log } : {}),
         onExit,
       }),
     clock: options.clock,

@@ -39,6 +39,8 @@ export interface FunctionsHostOptions {
   readonly durable?: DurableEngineName;
   /** A line to show the user while starting (the extension host's first build). */
   readonly say?: (line: string) => void;
+  /** Where the extension host's own log lines (JSON, one a line) go; default this process's standard error. */
+  readonly log?: NodeJS.WritableStream;
   /** Something the host cannot go on without stopped after start (the extension host's process). */
   readonly onFailure?: (error: Error) => void;
 }
@@ -104,6 +106,7 @@ export async function startFunctionsHost(options: FunctionsHostOptions): Promise
       origin: originOf(options.host, port),
       settings: appSettings,
       say: options.say ?? (() => {}),
+      ...(options.log ? { log: options.log } : {}),
       onFailure: options.onFailure ?? (() => {}),
     });
     closers.push(() => engine.close());

@@ -7,6 +7,7 @@ import { readBodyUpTo } from "../../src/adapters/web/request-body.js";
 import type { Logger } from "../../src/ports/logger.js";
 import { type BindingData, invocationContextFor } from "../worker/invocation-context.js";
 import { type CapturedFunction, triggerOf } from "../worker/registration-capture.js";
+import { serveLanding } from "./landing-page.js";
 
 /**
  * The keys the host checks: a function key opens `function` routes, the master key every route, and
@@ -54,7 +55,7 @@ interface Route {
  * Serves the HTTP triggers as the host does: `/api/<route>` with `{parameter}` segments, the methods
  * each function registered, and the key check of its `authLevel` (`x-functions-key` header or `code`
  * query parameter; 401 without a body when it fails). A handler's answer is written as the Node.js
- * worker writes it; a handler that throws is a 500 without a body.
+ * worker writes it; a handler that throws is a 500 without a body. `GET /` leads to the dashboard.
  */
 export async function startHttpTriggers(options: HttpTriggerOptions): Promise<HttpTriggers> {
   const routes = options.functions.map(routeOf);
@@ -108,6 +109,10 @@ async function serve(
       return;
     }
     options.durableWebhooks(req, res);
+    return;
+  }
+  if (url.pathname === "/" && (method === "GET" || method === "HEAD")) {
+    serveLanding(req, res, url);
     return;
   }
   const match = url.pathname.startsWith(ROUTE_PREFIX) ? matchRoute(routes, method, url.pathname) : undefined;

@@ -1,6 +1,6 @@
 import type { BreakerOpening } from "../domain/circuit-breaker.js";
 import type { OperatorAlert } from "../ports/alerts.js";
-import type { BreakerChange } from "./shared-breaker.js";
+import type { BreakerChange } from "./breaker-change.js";
 
 /**
  * The operator alert a breaker's change of state calls for: `BreakerOpened` when a closed breaker opens

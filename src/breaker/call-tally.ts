@@ -1,9 +1,5 @@
-import {
-  type BreakerOutcome,
-  type BreakerPolicy,
-  bucketStart,
-  type CallCounts,
-} from "../domain/circuit-breaker.js";
+import { bucketStart } from "../domain/breaker-window.js";
+import type { BreakerOutcome, BreakerPolicy, CallCounts } from "../domain/circuit-breaker.js";
 
 /**
  * The calls one instance counted and has not written yet: per bucket start, how many ended and how many

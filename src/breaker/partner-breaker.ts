@@ -4,7 +4,8 @@ import type { BreakerStore } from "../ports/breaker-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import { breakerAlertOf } from "./breaker-alerts.js";
-import { type BreakerChange, SharedBreaker } from "./shared-breaker.js";
+import type { BreakerChange } from "./breaker-change.js";
+import { SharedBreaker } from "./shared-breaker.js";
 
 export interface PartnerBreakerDeps {
   readonly store: BreakerStore;

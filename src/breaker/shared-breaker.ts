@@ -1,27 +1,23 @@
 import { randomUUID } from "node:crypto";
+import { type BreakerView, viewOf } from "../domain/breaker-view.js";
 import {
   admit,
   type BreakerAdmission,
-  type BreakerOpening,
   type BreakerOutcome,
   type BreakerPolicy,
   type BreakerState,
   type BreakerStatus,
-  type BreakerTransition,
-  type BreakerView,
-  type CallCounts,
   CLOSED_BREAKER,
-  openingOf,
   record,
   recordCalls,
   transitionOf,
-  viewOf,
   windowTotals,
 } from "../domain/circuit-breaker.js";
 import type { BreakerStore } from "../ports/breaker-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import { within } from "./bounded-wait.js";
+import { announceChange, type BreakerChange } from "./breaker-change.js";
 import {
   addCall,
   type CallTally,
@@ -31,6 +27,7 @@ import {
   tallyHasFailures,
   withCall,
 } from "./call-tally.js";
+import { extendRun, runSince } from "./own-run.js";
 
 export interface SharedBreakerOptions {
   readonly store: BreakerStore;
@@ -55,17 +52,6 @@ export interface SharedBreakerOptions {
 export interface AdmitOptions {
   /** The caller waits no longer than this either (the time left before its deadline). */
   readonly waitMs?: number;
-}
-
-export interface BreakerChange {
-  readonly operation: string;
-  readonly transition: BreakerTransition;
-  readonly state: BreakerState;
-  /** The state it changed from (a half-open one keeps when it opened). */
-  readonly previous: BreakerState;
-  /** For `opened`: which threshold the failure that opened it reached, and the counts. */
-  readonly opening?: BreakerOpening;
-  readonly at: Date;
 }
 
 /** A call let through: report its outcome with it (`SharedBreaker.record`). */
@@ -109,8 +95,6 @@ interface Step<T> {
   /** The state to write; the current one itself when there is nothing to write. */
   readonly next: BreakerState;
   readonly answer: T;
-  /** The calls it counted, to tell why the breaker opened when it did. */
-  readonly counts?: CallCounts;
 }
 
 /**
@@ -176,7 +160,7 @@ export class SharedBreaker {
     const { operation, holder } = ticket;
     const entry = this.entryOf(operation);
     const now = this.nowMs();
-    extendRun(entry, now, outcome, this.options.policy);
+    extendRun(entry.runEnds, now, outcome, this.options.policy);
     if (ticket.probe) return this.write(operation, entry, { holder, outcome });
     addCall(entry.pending, now, outcome, this.options.policy);
     // An answered call that is no probe changes no status: it is written only with others, when due.
@@ -281,7 +265,7 @@ export class SharedBreaker {
         }
         const run = runSince(entry.runEnds, state);
         const counts = countsOf(probe ? withCall(taken, at, probe.outcome, policy) : taken, run);
-        return { next: recordCalls(state, counts, at, policy), answer: true, counts };
+        return { next: recordCalls(state, counts, at, policy), answer: true };
       });
       if (done === undefined) mergeTally(entry.pending, taken);
     } catch (error) {
@@ -307,14 +291,14 @@ export class SharedBreaker {
         else if (this.isStale(entry)) await this.refresh(operation, entry);
         const current = entry.known ?? { state: CLOSED_BREAKER, version: undefined };
         const now = this.nowMs();
-        const { next, answer, counts } = step(current.state, now);
+        const { next, answer } = step(current.state, now);
         if (next === current.state) return answer;
         const written = await this.options.store.write(operation, next, current.version);
         if (written.written) {
           entry.generation++;
           entry.known = { state: next, version: written.version };
           entry.knownAt = now;
-          this.changed(operation, current.state, next, now, counts);
+          this.changed(operation, current.state, next, now);
           return answer;
         }
       }
@@ -326,41 +310,16 @@ export class SharedBreaker {
     return result;
   }
 
-  private changed(
-    operation: string,
-    previous: BreakerState,
-    next: BreakerState,
-    now: number,
-    counts: CallCounts | undefined,
-  ): void {
+  private changed(operation: string, previous: BreakerState, next: BreakerState, now: number): void {
     const transition = transitionOf(previous, next);
     if (transition === null) return;
-    const view = viewOf(operation, next, now, this.options.policy);
-    const opening =
-      transition === "opened" && counts ? openingOf(previous, counts, now, this.options.policy) : undefined;
-    const fields = {
-      operation,
-      status: view.status,
-      openedAt: view.openedAt,
-      nextProbeAt: view.nextProbeAt,
-      ...(opening ? { cause: opening.cause } : {}),
-    };
-    const logger = this.options.logger;
-    if (transition === "opened" || transition === "reopened") logger.warn(`breaker.${transition}`, fields);
-    else logger.info(`breaker.${transition}`, fields);
-    try {
-      this.options.onTransition?.({
-        operation,
-        transition,
-        state: next,
-        previous,
-        ...(opening ? { opening } : {}),
-        at: new Date(now),
-      });
-    } catch (error) {
-      // The change is written; a listener that fails must not make it look as if it was not.
-      logger.error("breaker.listener.failed", { operation, transition, error });
-    }
+    const opening = transition === "opened" && next.status === "open" ? next.opening : undefined;
+    announceChange(
+      { operation, transition, state: next, previous, ...(opening ? { opening } : {}), at: new Date(now) },
+      viewOf(operation, next, now, this.options.policy),
+      this.options.logger,
+      this.options.onTransition,
+    );
   }
 
   private isStale(entry: Entry): boolean {
@@ -427,21 +386,4 @@ export class SharedBreaker {
   private nowMs(): number {
     return this.options.clock.now().getTime();
   }
-}
-
-/** Counts one outcome into the instance's run: a failure extends it, an answer ends it. */
-function extendRun(entry: Entry, at: number, outcome: BreakerOutcome, policy: BreakerPolicy): void {
-  if (outcome !== "transient") {
-    entry.runEnds = [];
-    return;
-  }
-  entry.runEnds.push(at);
-  if (entry.runEnds.length > policy.failureRun) entry.runEnds.shift();
-}
-
-/** The run's failures that ended after the breaker last closed: one open in between starts it anew. */
-function runSince(runEnds: readonly number[], state: BreakerState): number {
-  if (state.status !== "closed" || state.closedAt === null) return runEnds.length;
-  const closedAt = state.closedAt;
-  return runEnds.filter((at) => at > closedAt).length;
 }

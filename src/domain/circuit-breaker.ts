@@ -1,5 +1,4 @@
-import { z } from "zod";
-import { validate } from "./validation.js";
+import { addToWindow, bucketStart, bucketTotals, type WindowBucket } from "./breaker-window.js";
 
 /**
  * The circuit breaker of one partner operation, as a pure state machine: every function takes the state
@@ -15,7 +14,8 @@ import { validate } from "./validation.js";
  *   batches, so the stored run would grow by the failures of a batch's interval whatever came between.
  *   The defaults (`config/breaker-settings.ts`) are chosen so that a partner failing a fifth of its
  *   calls at random opens it with a probability computed in `test/breaker/false-openings.test.ts`.
- * - **open**: no call is made until `nextProbeAt`; then the first caller becomes the probe.
+ * - **open**: no call is made until `nextProbeAt`; then the first caller becomes the probe. It keeps why
+ *   it opened (`opening`) until it closes, for the operator's view.
  * - **half-open**: exactly one probe is out, under a lease; every other caller is told to wait until
  *   the lease ends. A probe that answers closes the breaker and clears its counts; a probe that fails
  *   opens it again for twice as long (up to `maxOpenMs`). A prober that never reports (it crashed) loses
@@ -44,16 +44,6 @@ export interface BreakerPolicy {
   readonly probeLeaseMs: number;
 }
 
-/** The window is this many buckets; it covers between (n-1)/n and all of `windowMs`. */
-export const BREAKER_BUCKETS = 5;
-
-export interface WindowBucket {
-  /** Start of the bucket, a multiple of the bucket width (ms since the epoch). */
-  readonly start: number;
-  readonly calls: number;
-  readonly failures: number;
-}
-
 export interface ClosedBreaker {
   readonly status: "closed";
   /** When it last closed; null if it never opened. */
@@ -71,6 +61,8 @@ export interface OpenBreaker {
   /** Length of this open period; doubles with each failed probe, up to `maxOpenMs`. */
   readonly openMs: number;
   readonly nextProbeAt: number;
+  /** Why it opened from closed (a failed probe keeps this); absent in a state stored before it was kept. */
+  readonly opening?: BreakerOpening;
 }
 
 export interface BreakerProbe {
@@ -84,6 +76,7 @@ export interface HalfOpenBreaker {
   readonly openedAt: number;
   readonly openMs: number;
   readonly probe: BreakerProbe;
+  readonly opening?: BreakerOpening;
 }
 
 export type BreakerState = ClosedBreaker | OpenBreaker | HalfOpenBreaker;
@@ -147,6 +140,7 @@ function probing(
     openedAt: state.openedAt,
     openMs: state.openMs,
     probe: { holder, since: now, leaseExpiresAt: now + policy.probeLeaseMs },
+    ...(state.opening ? { opening: state.opening } : {}),
   };
 }
 
@@ -200,8 +194,9 @@ export interface CallCounts {
 
 /**
  * Adds a reporter's calls to a closed breaker's window and takes its run as the breaker's; calls with a
- * failure among them open it when a threshold is reached (`openingOf` says which). Calls that ended
- * before a breaker opened say nothing once it has: an open or half-open breaker is answered unchanged.
+ * failure among them open it when a threshold is reached, and the open breaker keeps which and the
+ * counts then (`opening`). Calls that ended before a breaker opened say nothing once it has: an open or
+ * half-open breaker is answered unchanged.
  */
 export function recordCalls(
   state: BreakerState,
@@ -211,8 +206,9 @@ export function recordCalls(
 ): BreakerState {
   if (state.status !== "closed") return state;
   const next = withCalls(state, counts, now, policy);
-  if (!hasFailures(counts) || openCause(next, now, policy) === null) return next;
-  return { status: "open", openedAt: now, openMs: policy.openMs, nextProbeAt: now + policy.openMs };
+  const opening = hasFailures(counts) ? openingAfter(next, now, policy) : undefined;
+  if (opening === undefined) return next;
+  return { status: "open", openedAt: now, openMs: policy.openMs, nextProbeAt: now + policy.openMs, opening };
 }
 
 function withCalls(
@@ -239,7 +235,8 @@ function hasFailures(counts: CallCounts): boolean {
 
 function reopened(state: HalfOpenBreaker, now: number, policy: BreakerPolicy): OpenBreaker {
   const openMs = Math.min(Math.max(state.openMs * 2, policy.openMs), policy.maxOpenMs);
-  return { status: "open", openedAt: state.openedAt, openMs, nextProbeAt: now + openMs };
+  const { openedAt, opening } = state;
+  return { status: "open", openedAt, openMs, nextProbeAt: now + openMs, ...(opening ? { opening } : {}) };
 }
 
 /** Which threshold a closed breaker's counts have reached: the run first, then the rate; null for neither. */
@@ -249,7 +246,7 @@ function openCause(state: ClosedBreaker, now: number, policy: BreakerPolicy): Br
   return calls >= policy.minCalls && failures >= policy.failureRate * calls ? "rate" : null;
 }
 
-/** Why a closed breaker opened, counted with the calls that opened it (for the operator's alert). */
+/** Why a closed breaker opened, counted with the calls that opened it (the operator's alert and view). */
 export interface BreakerOpening {
   /**
    * `run`: one reporter's consecutive transient failures reached `failureRun`; `rate`: the window's share
@@ -272,51 +269,22 @@ export function openingOf(
   now: number,
   policy: BreakerPolicy,
 ): BreakerOpening | undefined {
-  if (before.status !== "closed" || !hasFailures(counts)) return undefined;
-  const after = withCalls(before, counts, now, policy);
-  const cause = openCause(after, now, policy);
+  const after = recordCalls(before, counts, now, policy);
+  return before.status === "closed" && after.status === "open" ? after.opening : undefined;
+}
+
+/** Why a closed breaker with these counts opens, and the counts; undefined when no threshold is reached. */
+function openingAfter(state: ClosedBreaker, now: number, policy: BreakerPolicy): BreakerOpening | undefined {
+  const cause = openCause(state, now, policy);
   if (cause === null) return undefined;
-  const { calls, failures } = windowTotals(after, now, policy);
+  const { calls, failures } = windowTotals(state, now, policy);
   return {
     cause,
-    consecutiveFailures: after.consecutiveFailures,
+    consecutiveFailures: state.consecutiveFailures,
     windowCalls: calls,
     windowFailures: failures,
     windowMs: policy.windowMs,
   };
-}
-
-/** The width of one bucket of the window. */
-export function bucketWidth(policy: BreakerPolicy): number {
-  return Math.max(1, Math.ceil(policy.windowMs / BREAKER_BUCKETS));
-}
-
-/** Start of the bucket that holds time `at`. */
-export function bucketStart(at: number, policy: BreakerPolicy): number {
-  const width = bucketWidth(policy);
-  return Math.floor(at / width) * width;
-}
-
-/** The earliest bucket start still in the window at `now`. */
-function windowFloor(now: number, policy: BreakerPolicy): number {
-  return bucketStart(now, policy) - (BREAKER_BUCKETS - 1) * bucketWidth(policy);
-}
-
-function addToWindow(
-  window: readonly WindowBucket[],
-  start: number,
-  calls: number,
-  failures: number,
-  now: number,
-  policy: BreakerPolicy,
-): readonly WindowBucket[] {
-  const floor = windowFloor(now, policy);
-  const kept = window.filter((bucket) => bucket.start >= floor);
-  if (start < floor) return kept;
-  const found = kept.find((bucket) => bucket.start === start);
-  const others = kept.filter((bucket) => bucket !== found);
-  const bucket = { start, calls: (found?.calls ?? 0) + calls, failures: (found?.failures ?? 0) + failures };
-  return [...others, bucket].sort((a, b) => a.start - b.start);
 }
 
 /** Calls and failures the window holds at `now` (none unless closed). */
@@ -325,16 +293,7 @@ export function windowTotals(
   now: number,
   policy: BreakerPolicy,
 ): { readonly calls: number; readonly failures: number } {
-  if (state.status !== "closed") return { calls: 0, failures: 0 };
-  const floor = windowFloor(now, policy);
-  let calls = 0;
-  let failures = 0;
-  for (const bucket of state.window) {
-    if (bucket.start < floor) continue;
-    calls += bucket.calls;
-    failures += bucket.failures;
-  }
-  return { calls, failures };
+  return state.status === "closed" ? bucketTotals(state.window, now, policy) : { calls: 0, failures: 0 };
 }
 
 /**
@@ -353,89 +312,4 @@ export function transitionOf(
   if (next.status === "closed") return "closed";
   if (next.status === "half-open") return "half-opened";
   return before === "closed" ? "opened" : "reopened";
-}
-
-/** A breaker as the operator sees it (`GET /api/stats`, `sas stats`, the dashboard). */
-export interface BreakerView {
-  readonly operation: string;
-  readonly status: BreakerStatus;
-  /** When it entered this status; null for a breaker that never opened. */
-  readonly since: string | null;
-  /** Open or half-open: the time it opened; null when closed. */
-  readonly openedAt: string | null;
-  /** Open: when the next probe may go out; half-open: when the probe's lease ends; null when closed. */
-  readonly nextProbeAt: string | null;
-  readonly consecutiveFailures: number;
-  readonly windowCalls: number;
-  readonly windowFailures: number;
-}
-
-export function viewOf(
-  operation: string,
-  state: BreakerState,
-  now: number,
-  policy: BreakerPolicy,
-): BreakerView {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  const { calls, failures } = windowTotals(state, now, policy);
-  const common = { operation, status: state.status, windowCalls: calls, windowFailures: failures };
-  switch (state.status) {
-    case "closed":
-      return {
-        ...common,
-        since: iso(state.closedAt),
-        openedAt: null,
-        nextProbeAt: null,
-        consecutiveFailures: state.consecutiveFailures,
-      };
-    case "open":
-      return {
-        ...common,
-        since: iso(state.nextProbeAt - state.openMs),
-        openedAt: iso(state.openedAt),
-        nextProbeAt: iso(state.nextProbeAt),
-        consecutiveFailures: 0,
-      };
-    case "half-open":
-      return {
-        ...common,
-        since: iso(state.probe.since),
-        openedAt: iso(state.openedAt),
-        nextProbeAt: iso(state.probe.leaseExpiresAt),
-        consecutiveFailures: 0,
-      };
-  }
-}
-
-const instant = z.number().int().min(0);
-const count = z.number().int().min(0);
-
-/** The state as a store keeps it (JSON); validated on read, as another instance wrote it. */
-export const breakerStateSchema: z.ZodType<BreakerState> = z.discriminatedUnion("status", [
-  z.strictObject({
-    status: z.literal("closed"),
-    closedAt: instant.nullable(),
-    consecutiveFailures: count,
-    lastFailureAt: instant.nullable(),
-    window: z.array(z.strictObject({ start: instant, calls: count, failures: count })).max(64),
-  }),
-  z.strictObject({
-    status: z.literal("open"),
-    openedAt: instant,
-    openMs: count,
-    nextProbeAt: instant,
-  }),
-  z.strictObject({
-    status: z.literal("half-open"),
-    openedAt: instant,
-    openMs: count,
-    probe: z.strictObject({ holder: z.string().min(1).max(256), since: instant, leaseExpiresAt: instant }),
-  }),
-]);
-
-/** `input` as a breaker state; throws a ValidationError naming `subject` and every field that is not. */
-export function checkedBreakerState(input: unknown, subject = "circuit breaker state"): BreakerState {
-  const parsed = validate(subject, breakerStateSchema, input);
-  if (!parsed.ok) throw parsed.error;
-  return parsed.value;
 }

@@ -1,4 +1,4 @@
-import type { BreakerView } from "../domain/circuit-breaker.js";
+import type { BreakerView } from "../domain/breaker-view.js";
 import type { RecordedScan } from "../domain/recorded-scan.js";
 import { isTerminal, PROCESS_STATES, RETIRED_STATES, TERMINAL_STATES } from "../domain/state-record.js";
 import { addMilliseconds, type IsoInstant, millisecondsBetween, toInstant } from "../domain/time.js";

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { breakerAlertOf } from "../../src/breaker/breaker-alerts.js";
-import { type BreakerChange, type BreakerDecision, SharedBreaker } from "../../src/breaker/shared-breaker.js";
+import type { BreakerChange } from "../../src/breaker/breaker-change.js";
+import { type BreakerDecision, SharedBreaker } from "../../src/breaker/shared-breaker.js";
 import {
   type BreakerOutcome,
   type BreakerPolicy,

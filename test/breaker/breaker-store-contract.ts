@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type BreakerState, CLOSED_BREAKER, type HalfOpenBreaker } from "../../src/domain/circuit-breaker.js";
+import {
+  type BreakerState,
+  CLOSED_BREAKER,
+  type HalfOpenBreaker,
+  type OpenBreaker,
+} from "../../src/domain/circuit-breaker.js";
 import type { BreakerStore } from "../../src/ports/breaker-store.js";
 
 export interface BreakerStoreFixture {
@@ -21,7 +26,7 @@ const closed: BreakerState = {
     { start: T, calls: 3, failures: 2 },
   ],
 };
-const open: BreakerState = { status: "open", openedAt: T, openMs: 5_000, nextProbeAt: T + 5_000 };
+const open: OpenBreaker = { status: "open", openedAt: T, openMs: 5_000, nextProbeAt: T + 5_000 };
 const halfOpen: HalfOpenBreaker = {
   status: "half-open",
   openedAt: T,
@@ -69,6 +74,23 @@ export function describeBreakerStoreContract(
 
       expect(await store.read("chargePayment")).toEqual({ state, version });
       expect(await other.read("chargePayment")).toEqual({ state, version });
+    });
+
+    it("F27-8: keeps why an open or half-open breaker opened, beside states stored without it", async () => {
+      const opening = {
+        cause: "rate",
+        consecutiveFailures: 1,
+        windowCalls: 20,
+        windowFailures: 11,
+        windowMs: 30_000,
+      } as const;
+      const charge = await created(store, "chargePayment", { ...open, opening });
+      const refund = await created(store, "refundPayment", { ...halfOpen, opening });
+      const reserve = await created(store, "reserveInventory", open);
+
+      expect(await other.read("chargePayment")).toEqual({ state: { ...open, opening }, version: charge });
+      expect(await other.read("refundPayment")).toEqual({ state: { ...halfOpen, opening }, version: refund });
+      expect(await other.read("reserveInventory")).toEqual({ state: open, version: reserve });
     });
 
     it("creates only where nothing is stored", async () => {

@@ -1,19 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { checkedBreakerState } from "../../src/domain/breaker-state-schema.js";
+import { viewOf } from "../../src/domain/breaker-view.js";
+import { bucketWidth } from "../../src/domain/breaker-window.js";
 import {
   admit,
   type BreakerOutcome,
   type BreakerPolicy,
   type BreakerState,
-  bucketWidth,
   CLOSED_BREAKER,
-  checkedBreakerState,
   type HalfOpenBreaker,
   type OpenBreaker,
   record,
   recordCalls,
   transitionOf,
-  viewOf,
   windowTotals,
 } from "../../src/domain/circuit-breaker.js";
 import { ValidationError } from "../../src/domain/validation.js";
@@ -60,7 +60,13 @@ describe("circuit breaker: opening", () => {
     const two = run(["transient", "transient"]);
     expect(two).toMatchObject({ status: "closed", consecutiveFailures: 2 });
     const three = record(two, "transient", T0 + 5, "caller", policy);
-    expect(three).toEqual({ status: "open", openedAt: T0 + 5, openMs: 1_000, nextProbeAt: T0 + 1_005 });
+    expect(three).toEqual({
+      status: "open",
+      openedAt: T0 + 5,
+      openMs: 1_000,
+      nextProbeAt: T0 + 1_005,
+      opening: { cause: "run", consecutiveFailures: 3, windowCalls: 3, windowFailures: 3, windowMs: 10_000 },
+    });
   });
 
   it("ends the run on a success or a permanent refusal", () => {
@@ -208,6 +214,7 @@ describe("circuit breaker: transitions and views", () => {
       since: new Date(T0).toISOString(),
       openedAt: new Date(T0).toISOString(),
       nextProbeAt: new Date(T0 + 1_000).toISOString(),
+      opening: { cause: "run", consecutiveFailures: 3, windowCalls: 3, windowFailures: 3, windowMs: 10_000 },
       consecutiveFailures: 0,
       windowCalls: 0,
       windowFailures: 0,
@@ -224,6 +231,36 @@ describe("circuit breaker: transitions and views", () => {
       windowCalls: 3,
       windowFailures: 2,
     });
+  });
+
+  it("F27-9: keeps why it opened through failed probes, shows it while open or half-open, and forgets it on closing", () => {
+    const byRate = run(pattern(10, ["succeeded", "transient"]));
+    const opening = {
+      cause: "rate",
+      consecutiveFailures: 1,
+      windowCalls: 10,
+      windowFailures: 5,
+      windowMs: 10_000,
+    };
+    expect(byRate).toMatchObject({ status: "open", opening });
+    const probing = probed(byRate, T0 + 1_009, "a");
+    const again = record(probing, "transient", T0 + 1_010, "a", policy);
+    expect([probing, again]).toMatchObject([
+      { status: "half-open", opening },
+      { status: "open", opening },
+    ]);
+    expect(viewOf("x", probing, T0 + 1_009, policy).opening).toEqual(opening);
+    expect(viewOf("x", again, T0 + 1_010, policy).opening).toEqual(opening);
+    const closedAgain = record(probed(again, T0 + 5_000, "b"), "succeeded", T0 + 5_001, "b", policy);
+    expect(closedAgain).not.toHaveProperty("opening");
+    expect(viewOf("x", closedAgain, T0 + 5_001, policy).opening).toBeNull();
+    // A state stored before openings were kept reads as it was, and shows none.
+    const older = { status: "open", openedAt: T0, openMs: 1_000, nextProbeAt: T0 + 1_000 };
+    expect(checkedBreakerState(older)).toEqual(older);
+    expect(viewOf("x", checkedBreakerState(older), T0, policy).opening).toBeNull();
+    expect(() => checkedBreakerState({ ...older, opening: { ...opening, cause: "mood" } })).toThrow(
+      ValidationError,
+    );
   });
 
   it("validates a stored state, naming what is wrong", () => {

@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import {
-  type BreakerChange,
-  type BreakerDecision,
-  type BreakerTicket,
-  SharedBreaker,
-} from "../../src/breaker/shared-breaker.js";
+import type { BreakerChange } from "../../src/breaker/breaker-change.js";
+import { type BreakerDecision, type BreakerTicket, SharedBreaker } from "../../src/breaker/shared-breaker.js";
 import { type BreakerPolicy, windowTotals } from "../../src/domain/circuit-breaker.js";
 import type { BreakerStore } from "../../src/ports/breaker-store.js";
 import { MemoryBreakerStore } from "../support/memory-breaker-store.js";

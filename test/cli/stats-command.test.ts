@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ordersCommand } from "../../laptop/cli/orders-command.js";
 import { describeStats } from "../../laptop/cli/orders-output.js";
 import { type HttpApi, startHttpApi } from "../../laptop/embedded/http-api.js";
-import type { BreakerView } from "../../src/domain/circuit-breaker.js";
+import type { BreakerView } from "../../src/domain/breaker-view.js";
 import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";
 
 const closed = (operation: string, failures = 0): BreakerView => ({
@@ -11,6 +11,7 @@ const closed = (operation: string, failures = 0): BreakerView => ({
   since: null,
   openedAt: null,
   nextProbeAt: null,
+  opening: null,
   consecutiveFailures: failures,
   windowCalls: 10,
   windowFailures: failures,
@@ -22,6 +23,7 @@ const OPEN: BreakerView = {
   since: "2026-01-01T00:00:04.000Z",
   openedAt: "2026-01-01T00:00:00.000Z",
   nextProbeAt: "2026-01-01T00:00:06.000Z",
+  opening: null,
   consecutiveFailures: 0,
   windowCalls: 0,
   windowFailures: 0,
@@ -33,6 +35,7 @@ const HALF_OPEN: BreakerView = {
   since: "2026-01-01T00:00:05.000Z",
   openedAt: "2026-01-01T00:00:01.000Z",
   nextProbeAt: "2026-01-01T00:00:20.000Z",
+  opening: null,
   consecutiveFailures: 0,
   windowCalls: 0,
   windowFailures: 0,
@@ -77,6 +80,32 @@ describe("sas stats: the circuit breakers", () => {
       "",
     ]);
     expect(lines[0]).toMatch(/^counts {10}Pending 0/);
+  });
+
+  it("F27-7: says which failures opened a breaker, when the host keeps them", async () => {
+    const run = {
+      cause: "run",
+      consecutiveFailures: 5,
+      windowCalls: 9,
+      windowFailures: 6,
+      windowMs: 30_000,
+    } as const;
+    const rate = {
+      cause: "rate",
+      consecutiveFailures: 1,
+      windowCalls: 20,
+      windowFailures: 11,
+      windowMs: 30_000,
+    } as const;
+    breakers = async () => [
+      { ...OPEN, opening: run },
+      { ...HALF_OPEN, opening: rate },
+    ];
+    expect((await statsLines()).slice(-3)).toEqual([
+      "breakers        chargePayment open since 2026-01-01T00:00:00.000Z (5 transient failures in a row), no call before 2026-01-01T00:00:06.000Z",
+      "                refundPayment half-open (open since 2026-01-01T00:00:01.000Z, 11 of 20 calls failed transiently in 30 s): one probe out, until 2026-01-01T00:00:20.000Z at the latest",
+      "",
+    ]);
   });
 
   it("says when they are all closed, and when the host could not read them", async () => {

@@ -13,7 +13,7 @@ import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteBreakerStore } from "../../src/adapters/sqlite/sqlite-breaker-store.js";
 import { PARTNER_OPERATIONS } from "../../src/agents/partner-agent.js";
 import { SharedBreaker } from "../../src/breaker/shared-breaker.js";
-import type { BreakerOutcome } from "../../src/domain/circuit-breaker.js";
+import type { BreakerOpening, BreakerOutcome } from "../../src/domain/circuit-breaker.js";
 import type { StatsReadings } from "../../src/operator/stats.js";
 import { chromiumAvailable, launchChromium } from "../support/chromium.js";
 import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";
@@ -104,8 +104,7 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
     expect(opened.slice(0, 3)).toEqual([
       "chargePayment",
       "Open since 2026-01-01 00:00:00",
-      "Opened at 2026-01-01 00:00:00 by transient failures: a run of them or their share of the window's " +
-        "calls (the host does not say which, nor how many).",
+      "Opened at 2026-01-01 00:00:00: 3 transient failures in a row.",
     ]);
     // Counted down on the host's clock, which stands still here while this browser's runs on.
     expect(opened[3]).toMatch(/^(In [1-5]s|Due now) \(2026-01-01 00:00:05\)\.$/);
@@ -129,8 +128,7 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
     expect(probing.slice(0, 3)).toEqual([
       "chargePayment",
       "Half-open since 2026-01-01 00:00:05",
-      "Opened at 2026-01-01 00:00:00 by transient failures: a run of them or their share of the window's " +
-        "calls (the host does not say which, nor how many). A probe went out at 2026-01-01 00:00:05.",
+      "Opened at 2026-01-01 00:00:00: 3 transient failures in a row. A probe went out at 2026-01-01 00:00:05.",
     ]);
     expect(probing[3]).toMatch(/^One probe is out; its lease ends (in \d+s|now) \(2026-01-01 00:00:20\)\.$/);
 
@@ -140,8 +138,8 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
     const reopened = await cells("chargePayment");
     expect(reopened.slice(1, 3)).toEqual([
       "Open since 2026-01-01 00:00:05",
-      "Opened at 2026-01-01 00:00:00 by transient failures: a run of them or their share of the window's " +
-        "calls (the host does not say which, nor how many). A probe failed at 2026-01-01 00:00:05; open again since.",
+      "Opened at 2026-01-01 00:00:00: 3 transient failures in a row. A probe failed at 2026-01-01 00:00:05; " +
+        "open again since.",
     ]);
     expect(reopened[3]).toMatch(/\(2026-01-01 00:00:15\)\.$/);
 
@@ -156,7 +154,7 @@ describe.runIf(available)("the dashboard's circuit breakers", () => {
   it("F27-6: says which failures opened a breaker when the host reports them", {
     timeout: 30_000,
   }, async () => {
-    const view = (operation: string, opening: object) => ({
+    const view = (operation: string, opening: BreakerOpening) => ({
       operation,
       status: "open" as const,
       since: T0,

@@ -126,6 +126,20 @@ describe("the host's HTTP triggers", () => {
     expect([broken.status, await broken.text()]).toEqual([500, ""]);
   });
 
+  it("F27-3: leads GET / to the dashboard: a page asking for the key in a form, or straight there with ?code=", async () => {
+    const { url } = await serve();
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toMatch(
+      /<form method="get" action="\/api\/dashboard">[\s\S]*name="code" type="password"[\s\S]*<\/form>/,
+    );
+    const keyed = await fetch(`${url}/?code=a%20key`, { redirect: "manual" });
+    expect([keyed.status, keyed.headers.get("location")]).toEqual([302, "/api/dashboard?code=a%20key"]);
+    expect((await fetch(`${url}/`, { method: "POST" })).status).toBe(404);
+  });
+
   it("hands the extension's webhooks to its API when they carry its system key or the master key", async () => {
     const asked: string[] = [];
     const { url } = await serve((req, res) => {

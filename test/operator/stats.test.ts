@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
-import type { BreakerView } from "../../src/domain/circuit-breaker.js";
+import type { BreakerView } from "../../src/domain/breaker-view.js";
 import { createOrdersApi, type OrdersApiBackend } from "../../src/operator/orders-api.js";
 import { createStatsReadings, MESSAGE_COUNT_CAP, type StatsSources } from "../../src/operator/stats.js";
 import {
@@ -209,6 +209,7 @@ const BREAKERS: readonly BreakerView[] = [
     since: null,
     openedAt: null,
     nextProbeAt: null,
+    opening: null,
     consecutiveFailures: 1,
     windowCalls: 12,
     windowFailures: 1,
@@ -219,6 +220,7 @@ const BREAKERS: readonly BreakerView[] = [
     since: "2026-01-01T00:00:00.000Z",
     openedAt: "2026-01-01T00:00:00.000Z",
     nextProbeAt: "2026-01-01T00:00:05.000Z",
+    opening: { cause: "run", consecutiveFailures: 3, windowCalls: 3, windowFailures: 3, windowMs: 30_000 },
     consecutiveFailures: 0,
     windowCalls: 0,
     windowFailures: 0,

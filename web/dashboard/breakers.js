@@ -2,8 +2,9 @@
  * The partner's circuit breakers as a table (the Partner view): per operation its state, why it is in
  * it, and when the next probe is due, counted down on the host's clock. From `breakers` of GET
  * /api/stats (BreakerView). An open breaker's view says when it opened and, after a failed probe, since
- * when it is open again; it does not say which failures opened it unless the host sends `opening`
- * ({ cause: "run" | "rate", consecutiveFailures, windowCalls, windowFailures, windowMs }).
+ * when it is open again, and which failures opened it (`opening`: { cause: "run" | "rate",
+ * consecutiveFailures, windowCalls, windowFailures, windowMs }), unless the state was stored before the
+ * host kept them.
  */
 import { $, age, cell, phrase } from "./format.js";
 
@@ -31,7 +32,7 @@ function openingCause(opening) {
   if (!opening) {
     return (
       " by transient failures: a run of them or their share of the window's calls " +
-      "(the host does not say which, nor how many)."
+      "(stored before the host kept which, and how many)."
     );
   }
   if (opening.cause === "run") return `: ${opening.consecutiveFailures} transient failures in a row.`;

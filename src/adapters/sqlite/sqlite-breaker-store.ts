@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
-import { type BreakerState, checkedBreakerState } from "../../domain/circuit-breaker.js";
+import { checkedBreakerState } from "../../domain/breaker-state-schema.js";
+import type { BreakerState } from "../../domain/circuit-breaker.js";
 import type {
   BreakerStore,
   BreakerWrite,

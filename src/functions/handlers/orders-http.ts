@@ -3,7 +3,7 @@ import { DASHBOARD_FILES, webFolder } from "../../adapters/web/web-assets.js";
 import { PARTNER_OPERATION_NAMES } from "../../agents/partner-agent.js";
 import type { SharedBreaker } from "../../breaker/shared-breaker.js";
 import { QUEUE_NAMES } from "../../config/names.js";
-import type { BreakerView } from "../../domain/circuit-breaker.js";
+import type { BreakerView } from "../../domain/breaker-view.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
 import type { OperatorCommand, OperatorCommands } from "../../operator/operator-commands.js";
 import {
