@@ -4,9 +4,10 @@
  * Restoring a state and replaying the events journaled after it gives the same books as replaying every
  * event (test/partner/ledger-state.test.ts).
  */
+
+import type { EffectOperation, PartnerOperation, UndoOperation } from "../src/domain/partner-operations.js";
 import type { ControlBooks, ControlBooksState } from "./control-books.js";
 import type { KeyBinding, LedgerCounter, MutableEffect, StoredResult } from "./ledger.js";
-import type { EffectOperation, PartnerOperation, UndoOperation } from "./operations.js";
 
 /** Bumped when the shape changes; a snapshot of another version is not read (the journal is). */
 export const LEDGER_STATE_VERSION = 1;

@@ -1,3 +1,11 @@
+import {
+  EFFECT_OF,
+  type EffectOperation,
+  PARTNER_OPERATIONS,
+  type PartnerOperation,
+  simulatedAnswerOf,
+  type UndoOperation,
+} from "../src/domain/partner-operations.js";
 import { ControlBooks } from "./control-books.js";
 import type { ControlChange } from "./control-contract.js";
 import {
@@ -8,14 +16,6 @@ import {
   type LedgerState,
   type LedgerTally,
 } from "./ledger-state.js";
-import {
-  EFFECT_OF,
-  type EffectOperation,
-  PARTNER_OPERATIONS,
-  type PartnerOperation,
-  REFERENCE_PREFIX,
-  type UndoOperation,
-} from "./operations.js";
 
 /** One effect the partner applied. `undone` turns true when an undo call reverses it. */
 export interface EffectEntry {
@@ -495,6 +495,6 @@ export class Ledger {
   private issueReference(operation: PartnerOperation): string {
     const n = (this.nextReference.get(operation) ?? 0) + 1;
     this.nextReference.set(operation, n);
-    return `${REFERENCE_PREFIX[operation]}-${String(n).padStart(6, "0")}`;
+    return `${simulatedAnswerOf(operation).prefix}-${String(n).padStart(6, "0")}`;
   }
 }

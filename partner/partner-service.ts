@@ -64,6 +64,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type JsonAnswer, sendJson } from "../src/adapters/web/json-response.js";
 import { listenOrRefuse } from "../src/adapters/web/listen-or-refuse.js";
+import { isUndoOperation, simulatedAnswerOf } from "../src/domain/partner-operations.js";
 import type { Clock } from "../src/ports/clock.js";
 import type { Logger } from "../src/ports/logger.js";
 import { type AccessGuard, accessGuard } from "./access.js";
@@ -90,8 +91,16 @@ import {
 } from "./faults.js";
 import { type KeyBinding, Ledger, type LedgerData, type PartnerLedger, type StoredResult } from "./ledger.js";
 import { ledgerReport } from "./ledger-report.js";
-import { isUndoOperation, REJECTION_REASON } from "./operations.js";
 
+export {
+  EFFECT_OPERATIONS,
+  type EffectOperation,
+  PARTNER_OPERATIONS,
+  type PartnerOperation,
+  UNDO_OF,
+  UNDO_OPERATIONS,
+  type UndoOperation,
+} from "../src/domain/partner-operations.js";
 export { IDEMPOTENCY_KEY_MAX_LENGTH } from "./call-request.js";
 export {
   type ControlChange,
@@ -101,15 +110,6 @@ export {
 } from "./control-contract.js";
 export { FAULT_KINDS, type FaultKind, NO_FAULTS, type PartnerFaults } from "./faults.js";
 export type { EffectEntry, LedgerData, OperationCounts, PartnerLedger } from "./ledger.js";
-export {
-  EFFECT_OPERATIONS,
-  type EffectOperation,
-  PARTNER_OPERATIONS,
-  type PartnerOperation,
-  UNDO_OF,
-  UNDO_OPERATIONS,
-  type UndoOperation,
-} from "./operations.js";
 
 export interface PartnerServiceOptions {
   /** Default 127.0.0.1. */
@@ -401,7 +401,7 @@ async function answerCall(
     return;
   }
   if (decision.kind === "permanent" && !binding) {
-    const reason = REJECTION_REASON[call.operation];
+    const reason = simulatedAnswerOf(call.operation).rejection;
     const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
     ledger.count("rejections");
     log("rejected", { reason, fault: "permanent" });

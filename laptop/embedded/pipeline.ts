@@ -10,13 +10,14 @@ import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-
 import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { createAgentWorkerHandler, replyMessageId } from "../../src/agents/agent-worker.js";
-import { createPartnerAgent, PARTNER_OPERATION_NAMES } from "../../src/agents/partner-agent.js";
+import { createPartnerAgent } from "../../src/agents/partner-agent.js";
 import { createPartnerBreaker } from "../../src/breaker/partner-breaker.js";
 import type { SharedBreaker } from "../../src/breaker/shared-breaker.js";
 import { agentAmplification, type PipelineSettings } from "../../src/config/settings.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import type { RandomSource } from "../../src/domain/backoff.js";
 import { seededRandom } from "../../src/domain/backoff.js";
+import { OPERATIONS_BY_STEP } from "../../src/domain/partner-operations.js";
 import { replyEventName } from "../../src/domain/workflow.js";
 import { registerOrderProcessing } from "../../src/functions/order-processing.js";
 import { createOperatorCommands, type OperatorCommands } from "../../src/operator/operator-commands.js";
@@ -287,7 +288,7 @@ export class LocalPipeline {
         ),
         parkedQueue: null,
         defaultWorkflowVersion: this.options.settings.workflowVersion,
-        breakers: () => this.breaker.views(PARTNER_OPERATION_NAMES),
+        breakers: () => this.breaker.views(OPERATIONS_BY_STEP),
       }),
     };
   }
