@@ -13,13 +13,14 @@ import { createAgentWorkerHandler, replyMessageId } from "../../src/agents/agent
 import { createPartnerAgent } from "../../src/agents/partner-agent.js";
 import { createPartnerBreaker } from "../../src/breaker/partner-breaker.js";
 import type { SharedBreaker } from "../../src/breaker/shared-breaker.js";
+import { QUEUE_NAMES } from "../../src/config/names.js";
 import { agentAmplification, type PipelineSettings } from "../../src/config/settings.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import type { RandomSource } from "../../src/domain/backoff.js";
 import { seededRandom } from "../../src/domain/backoff.js";
 import { OPERATIONS_BY_STEP } from "../../src/domain/partner-operations.js";
 import { replyEventName } from "../../src/domain/workflow.js";
-import { registerOrderProcessing } from "../../src/functions/order-processing.js";
+import { registerOrderProcessing } from "../../src/functions/register-order-processing.js";
 import { createOperatorCommands, type OperatorCommands } from "../../src/operator/operator-commands.js";
 import type { OrdersApiBackend } from "../../src/operator/orders-api.js";
 import { createStatsReadings } from "../../src/operator/stats.js";
@@ -48,11 +49,8 @@ import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
 import { captureRegistrations } from "../worker/registration-capture.js";
 import { QueueConsumer } from "./queue-consumer.js";
 
-export const QUEUES = {
-  orders: "orders",
-  agentRequests: "agent-requests",
-  agentResponses: "agent-responses",
-} as const;
+/** The queues the pipeline's handlers read, each with its dead-letter queue. */
+const CONSUMED_QUEUES = [QUEUE_NAMES.orders, QUEUE_NAMES.agentRequests, QUEUE_NAMES.agentResponses];
 
 export interface PipelineOptions {
   readonly db: EmbeddedDatabase;
@@ -160,7 +158,7 @@ export class LocalPipeline {
       clock: options.clock,
       logger: options.logger,
     });
-    this.ordersQueue = this.queue(QUEUES.orders);
+    this.ordersQueue = this.queue(QUEUE_NAMES.orders);
     const starterDeps = {
       states: this.states,
       clock: options.clock,
@@ -263,7 +261,7 @@ export class LocalPipeline {
   /** Posts an order message to the orders queue, as an application posts to Service Bus. */
   async post(body: JsonValue, traceparent: string | null = null): Promise<SendResult> {
     const result = await this.ordersQueue.send(orderQueueMessage(body, traceparent));
-    this.nudge(QUEUES.orders);
+    this.nudge(QUEUE_NAMES.orders);
     return result;
   }
 
@@ -284,7 +282,7 @@ export class LocalPipeline {
         states: this.states,
         journal: new SqliteScanJournal(this.options.db),
         deadLetterQueues: Object.fromEntries(
-          Object.values(QUEUES).map((name) => [name, this.queue(name).deadLetterQueue]),
+          CONSUMED_QUEUES.map((name) => [name, this.queue(name).deadLetterQueue]),
         ),
         parkedQueue: null,
         defaultWorkflowVersion: this.options.settings.workflowVersion,
@@ -320,9 +318,9 @@ export class LocalPipeline {
     });
     this.consume(this.ordersQueue, submission);
     if (settings.agentMode === "queue") {
-      const responses = this.queue(QUEUES.agentResponses);
+      const responses = this.queue(QUEUE_NAMES.agentResponses);
       this.consume(
-        this.queue(QUEUES.agentRequests),
+        this.queue(QUEUE_NAMES.agentRequests),
         createAgentWorkerHandler({
           agent: this.agent,
           logger,
@@ -340,7 +338,7 @@ export class LocalPipeline {
                 correlationId: response.orderId,
               });
             }
-            this.nudge(QUEUES.agentResponses);
+            this.nudge(QUEUE_NAMES.agentResponses);
           },
         }),
       );
@@ -425,8 +423,8 @@ function queueRegistry(options: PipelineOptions): (name: string) => SqliteMessag
   const queues = new Map<string, SqliteMessageQueue>();
   // The Agent's request queue redelivers at most as often as the retry budget assumes.
   queues.set(
-    QUEUES.agentRequests,
-    new SqliteMessageQueue(db, clock, QUEUES.agentRequests, {
+    QUEUE_NAMES.agentRequests,
+    new SqliteMessageQueue(db, clock, QUEUE_NAMES.agentRequests, {
       maxDeliveryCount: settings.agentRequestMaxDeliveries,
     }),
   );
@@ -487,11 +485,11 @@ function orderActivities(
       void pipeline()?.nudgeStarter(durable);
     },
     sendAgentRequest: async (request) => {
-      await queueNamed(QUEUES.agentRequests).send({
+      await queueNamed(QUEUE_NAMES.agentRequests).send({
         messageId: request.requestId,
         body: request as unknown as JsonValue,
       });
-      pipeline()?.nudge(QUEUES.agentRequests);
+      pipeline()?.nudge(QUEUE_NAMES.agentRequests);
     },
     settings: {
       stepTimeoutMs: settings.stepTimeoutMs,

@@ -7,7 +7,7 @@ import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
-import { registerOrderProcessing } from "../../src/functions/order-processing.js";
+import { registerOrderProcessing } from "../../src/functions/register-order-processing.js";
 import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
 import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 

@@ -7,7 +7,7 @@ import { SqliteStateStore } from "../../../src/adapters/sqlite/sqlite-state-stor
 import type { AgentRequest } from "../../../src/domain/agent-messages.js";
 import { newPendingRecord } from "../../../src/domain/state-record.js";
 import { toInstant } from "../../../src/domain/time.js";
-import { registerOrderProcessing } from "../../../src/functions/order-processing.js";
+import { registerOrderProcessing } from "../../../src/functions/register-order-processing.js";
 import {
   createOrderActivities,
   type OrderActivityDeps,
