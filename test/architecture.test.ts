@@ -196,6 +196,17 @@ describe("architecture", () => {
     expect([...rooms].filter((room) => !ALLOWED[room])).toEqual([]);
   });
 
+  it("F26-4: knows every folder of src/ and laptop/, whatever it holds, and SRC is every room of src/", () => {
+    const folders = ["src", "laptop"].flatMap((top) =>
+      readdirSync(join(ROOT, top), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => `${top}/${entry.name}`),
+    );
+    expect(folders).toContain("laptop/extension-host");
+    expect(folders.filter((folder) => !ALLOWED[folder])).toEqual([]);
+    expect([...SRC].sort()).toEqual(folders.filter((folder) => folder.startsWith("src/")).sort());
+  });
+
   for (const file of files) {
     const room = roomOf(file);
     const rule = ALLOWED[room];
@@ -235,6 +246,13 @@ describe("architecture", () => {
       }
     }
     expect(found).toEqual([]);
+  });
+
+  it("F26-3: no module imports itself through others: the project's TypeScript has no import circle", () => {
+    const roots = ["src", "laptop", "partner", "storefront", "bench", "tools", "test"];
+    const all = roots.flatMap((folder) => typeScriptFiles(join(ROOT, folder)));
+    expect(all.length).toBeGreaterThan(files.length);
+    expect(importCircles(all).map((circle) => circle.map((f) => relative(ROOT, f)).join(" -> "))).toEqual([]);
   });
 
   it("orchestrator code makes no telemetry: its spans would repeat on every replay", () => {
@@ -326,4 +344,42 @@ function loopsIn(edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   };
   for (const node of edges.keys()) walk(node, []);
   return loops;
+}
+
+/** Every TypeScript file under `dir`, tests included (a test may import a support module that imports it). */
+function typeScriptFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : typeScriptFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** The project's files a file imports statically (type-only imports too), resolved from `.js` to `.ts`. */
+function projectImportsOf(path: string): string[] {
+  const text = readFileSync(path, "utf8");
+  const statics = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/gms)];
+  const bare = [...text.matchAll(/^\s*import\s*"(\.[^"]+)"/gm)];
+  return [...statics, ...bare]
+    .map((m) => join(dirname(path), (m[1] as string).replace(/\.js$/, ".ts")))
+    .filter((target) => target.endsWith(".ts") && existsSync(target));
+}
+
+/** Import circles among `all`, each as the files that close it (depth-first: at least one per circle). */
+function importCircles(all: readonly string[]): string[][] {
+  const circles: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const walk = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of projectImportsOf(file)) {
+      if (state.get(next) === "open") circles.push([...path.slice(path.indexOf(next)), next]);
+      else if (!state.has(next)) walk(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of all) if (!state.has(file)) walk(file);
+  return circles;
 }

@@ -14,7 +14,8 @@ import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-ciphe
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
 import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
-import { parseStateRecord, STATE_SCHEMA_VERSION } from "../../src/domain/state-record.js";
+import { STATE_SCHEMA_VERSION } from "../../src/domain/state-record.js";
+import { parseStateRecord } from "../../src/domain/state-record-check.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { ProtectedStateStore } from "../../src/state/protected-state-store.js";
 

@@ -37,8 +37,9 @@ import { scanExpired } from "./expired-scan.js";
 import { type ReplacedVersion, writeIndexed } from "./indexed-write.js";
 import { checkPageSize, decodeCursor, encodeCursor, type QueryName } from "./keyset-cursor.js";
 import { KnownDeadlines } from "./known-deadlines.js";
+import { type Meter, newMeter } from "./query-all.js";
 import { coverRecordsThatCanExpire } from "./recovery-audit.js";
-import { type Meter, newMeter, RecoveryIndex } from "./recovery-index.js";
+import { RecoveryIndex } from "./recovery-index.js";
 import { type RecordWrite, readTombstone, upsertTombstone, writeWithTombstone } from "./retired-orders.js";
 import { fromDocument, type StateDocument, toDocument } from "./state-document.js";
 

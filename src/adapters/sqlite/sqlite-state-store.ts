@@ -5,13 +5,13 @@ import { err, ok, type Result } from "../../domain/result.js";
 import {
   PROCESS_STATES,
   type ProcessState,
-  parseStateRecord,
   RETIRED_STATES,
   STATE_SCHEMA_VERSION,
   type StateRecord,
   type StoredStateRecord,
   TERMINAL_STATES,
 } from "../../domain/state-record.js";
+import { parseStateRecord } from "../../domain/state-record-check.js";
 import { type IsoInstant, toInstant } from "../../domain/time.js";
 import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
 import type {
