@@ -101,6 +101,11 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     packages: /^(node:.*|@azure\/functions|durable-functions)$/,
   },
   "laptop/stand-ins": { rooms: ["src/adapters", "src/ports"], packages: ANY_PACKAGE },
+  // The app's ports on SQLite, for the laptop's hosts: adapters the Function App never loads.
+  "laptop/sqlite": {
+    rooms: ["src/domain", "src/ports", "src/adapters"],
+    packages: /^(node:.*|better-sqlite3|zod)$/,
+  },
   // The host for Microsoft's Durable Task extension (a .NET process) and the worker side of its channel.
   "laptop/extension-host": { rooms: ["laptop/worker", "src/ports"], packages: /^node:/ },
   "laptop/simulation": { rooms: ["src/domain", "src/ports"], packages: /^node:/ },
@@ -116,6 +121,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     rooms: [
       ...SRC,
       "laptop/durable",
+      "laptop/sqlite",
       "laptop/worker",
       "laptop/http",
       "laptop/simulation",
@@ -129,6 +135,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   "laptop/simulation/chaos": {
     rooms: [
       ...SRC,
+      "laptop/sqlite",
       "laptop/embedded",
       "laptop/simulation",
       "laptop/simulation/partner",
@@ -141,6 +148,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     rooms: [
       ...SRC,
       "laptop/durable",
+      "laptop/sqlite",
       "laptop/extension-host",
       "laptop/worker",
       "laptop/http",
@@ -270,7 +278,7 @@ describe("architecture", () => {
   });
 
   describe("only the composition roots construct adapters", () => {
-    const adapterFiles = files.filter((f) => roomOf(f) === "src/adapters");
+    const adapterFiles = files.filter((f) => ["src/adapters", "laptop/sqlite"].includes(roomOf(f)));
     const adapters = adapterFiles.flatMap((file) =>
       [...readFileSync(file, "utf8").matchAll(/^export (?:class|function|async function) (\w+)/gm)]
         .map((m) => m[1] as string)

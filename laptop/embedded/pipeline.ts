@@ -3,12 +3,6 @@ import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-ciphe
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
 import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteBreakerStore } from "../../src/adapters/sqlite/sqlite-breaker-store.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { createAgentWorkerHandler, replyMessageId } from "../../src/agents/agent-worker.js";
 import { createPartnerAgent } from "../../src/agents/partner-agent.js";
 import { createPartnerBreaker } from "../../src/breaker/partner-breaker.js";
@@ -46,6 +40,12 @@ import { observeOrderStates, registerBreakerGauge } from "../../src/telemetry/in
 import { countingRefusals } from "../../src/telemetry/refusals.js";
 import { globalTelemetry, type Telemetry } from "../../src/telemetry/telemetry.js";
 import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import { SqliteBreakerStore } from "../sqlite/sqlite-breaker-store.js";
+import { SqliteLease } from "../sqlite/sqlite-lease.js";
+import { SqliteMessageQueue } from "../sqlite/sqlite-message-queue.js";
+import { SqliteOrdersRepository } from "../sqlite/sqlite-orders-repository.js";
+import { SqliteScanJournal } from "../sqlite/sqlite-scan-journal.js";
+import { SqliteStateStore } from "../sqlite/sqlite-state-store.js";
 import { captureRegistrations } from "../worker/registration-capture.js";
 import { QueueConsumer } from "./queue-consumer.js";
 

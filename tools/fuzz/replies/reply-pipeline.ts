@@ -1,8 +1,8 @@
 import type { LocalPipeline } from "../../../laptop/embedded/pipeline.js";
 import { QueueConsumer } from "../../../laptop/embedded/queue-consumer.js";
 import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
+import type { SqliteMessageQueue } from "../../../laptop/sqlite/sqlite-message-queue.js";
 import type { EmbeddedDatabase } from "../../../src/adapters/sqlite/database.js";
-import type { SqliteMessageQueue } from "../../../src/adapters/sqlite/sqlite-message-queue.js";
 import { QUEUE_NAMES } from "../../../src/config/names.js";
 import { type AgentRequest, parseAgentRequest } from "../../../src/domain/agent-messages.js";
 import type { OrderMessage } from "../../../src/domain/order.js";

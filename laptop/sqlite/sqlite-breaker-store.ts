@@ -1,12 +1,12 @@
 import type { Statement } from "better-sqlite3";
-import { type BreakerState, checkedBreakerState } from "../../domain/circuit-breaker.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { type BreakerState, checkedBreakerState } from "../../src/domain/circuit-breaker.js";
 import type {
   BreakerStore,
   BreakerWrite,
   StoredBreaker,
   StoredBreakerEntry,
-} from "../../ports/breaker-store.js";
-import type { EmbeddedDatabase } from "./database.js";
+} from "../../src/ports/breaker-store.js";
 
 interface BreakerRow {
   operation: string;
