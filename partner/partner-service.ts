@@ -18,15 +18,14 @@
  *   memory may hold changes that were never made durable, and nothing is answered from them.
  *
  *   POST /operations/{operation}
- *     operation: reserveInventory | chargePayment | arrangeShipment | notifyCustomer (effects), or
- *                releaseInventory | refundPayment | cancelShipment | sendCorrection (their undos)
+ *     operation: a step's effect or its undo, as src/domain/partner-operations.ts declares them
  *     Idempotency-Key: 1 to 200 characters, required
  *     body: a JSON object (at most 64 KiB) with `orderId` (string, 1 to 200 characters) and any
  *           payload; undo operations also need `reference`, the reference of the effect to undo.
  *
  *   200 { "operation", "orderId", "reference", "replayed": boolean }
- *       The first successful call for a key applies the effect and issues a reference (`res-000001`,
- *       `pay-000001`, `shp-000001`, `ntf-000001`; undos `rel-`, `ref-`, `cnl-`, `cor-`). Every later call with the same key
+ *       The first successful call for a key applies the effect and issues a reference (`res-000001`:
+ *       each operation's prefix is declared with it). Every later call with the same key
  *       gets the stored result with `replayed: true` and applies nothing.
  *       Undo answers also carry `"undone": boolean` and `"effectReference"` (the reference asked for).
  *       Undoing a reference this partner never issued, issued for another order or another

@@ -31,9 +31,10 @@ export async function countFinishedPerMinute(
   from: IsoInstant,
   to: IsoInstant,
 ): Promise<readonly FinishedInMinute[]> {
+  const terminal = TERMINAL_STATES.map((state) => `'${state}'`).join(", ");
   const { resources } = await records.items
     .query<{ processState: ProcessState; updatedAt: string }>({
-      query: `SELECT c.processState, c.updatedAt FROM c WHERE c.processState IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")}) AND c.updatedAt >= @from AND c.updatedAt < @to`,
+      query: `SELECT c.processState, c.updatedAt FROM c WHERE c.processState IN (${terminal}) AND c.updatedAt >= @from AND c.updatedAt < @to`,
       parameters: [
         { name: "@from", value: from },
         { name: "@to", value: to },
