@@ -1,7 +1,9 @@
 // What `npm run bench` makes of its yardsticks' child processes: each one's outcome, the rows with their
-// floors and verdicts, the terminal table, the generated page and the exit code. Pure: bench.ts runs them.
+// floors and verdicts, the terminal table, the generated page and the exit code. bench.ts runs them.
+import { readFileSync } from "node:fs";
 import type { DemoSummary } from "../laptop/embedded/demo.js";
 import type { BenchOptions, Yardstick } from "./bench-options.js";
+import type { RunOutcome } from "./child-outcome.js";
 import type { EnginesResult } from "./engines.js";
 import { ENGINES_DURABILITY, engineLines } from "./engines-report.js";
 import type { RateResult } from "./open-loop.js";
@@ -9,10 +11,10 @@ import type { SideBySide } from "./side-by-side.js";
 import type { WorkResult } from "./work.js";
 import { capacityLines, workLines } from "./work-report.js";
 
-/** A child process's result, or why there is none; `seconds` is how long it ran either way. */
-export type RunOutcome<T> =
-  | { readonly ok: true; readonly value: T; readonly seconds: number }
-  | { readonly ok: false; readonly error: string; readonly seconds: number };
+export { type ChildExit, explainDemo, outcomeOf, type RunOutcome } from "./child-outcome.js";
+
+/** The page's account of how each figure is measured, kept as Markdown beside this file. */
+const WHAT_EACH_FIGURE_IS = readFileSync(new URL("./what-each-figure-is.md", import.meta.url), "utf8");
 
 export interface RuntimeResult {
   readonly instances: number;
@@ -89,70 +91,6 @@ export const FLOORS = {
   /** Strictly below. */
   peakRssMb: 600,
 } as const;
-
-export interface ChildExit {
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly timedOut: boolean;
-}
-
-/**
- * A child's outcome from how it ended: its result is the last line of its stdout, as JSON, and counts
- * only with exit 0; otherwise the reason is the child's own (`explain` reads its result), else the
- * first line of its stderr naming an error, else its last.
- */
-export function outcomeOf<T>(
-  exit: ChildExit,
-  seconds: number,
-  plan: {
-    readonly timeoutSeconds: number;
-    /** Why a run that printed its result still exited non-zero, when the result can say. */
-    readonly explain?: (value: unknown) => string | undefined;
-  },
-): RunOutcome<T> {
-  const last = exit.stdout.trim().split("\n").pop() ?? "";
-  let value: unknown;
-  try {
-    value = JSON.parse(last);
-  } catch {
-    value = undefined;
-  }
-  if (exit.timedOut)
-    return { ok: false, error: `stopped after its limit of ${plan.timeoutSeconds} s`, seconds };
-  if (exit.code === 0 && value !== undefined) return { ok: true, value: value as T, seconds };
-  const why =
-    (value !== undefined ? plan.explain?.(value) : undefined) ??
-    firstErrorLine(exit.stderr) ??
-    (value === undefined ? "printed no JSON result" : "no reason given");
-  return { ok: false, error: `exit ${exit.code ?? exit.signal}: ${why}`, seconds };
-}
-
-/** The line of a child's stderr that says what went wrong: the first naming an error, else the last. */
-function firstErrorLine(stderr: string): string | undefined {
-  const lines = stderr
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line !== "");
-  return (lines.find((line) => /error/i.test(line)) ?? lines[lines.length - 1])?.slice(0, 300);
-}
-
-/** Why `sas demo` exited 1 although it printed its summary: broken invariants, or orders left unsettled. */
-export function explainDemo(value: unknown): string | undefined {
-  const demo = value as {
-    invariants?: { violations?: string[] };
-    orders?: Record<string, number>;
-  };
-  const violations = demo.invariants?.violations ?? [];
-  const { Pending = 0, Processing = 0, Compensating = 0 } = demo.orders ?? {};
-  const unsettled = Pending + Processing + Compensating;
-  const reasons = [
-    ...(violations.length > 0 ? [`invariants broken: ${violations.slice(0, 2).join("; ")}`] : []),
-    ...(unsettled > 0 ? [`${unsettled} orders unsettled at the timeout`] : []),
-  ];
-  return reasons.length > 0 ? reasons.join("; ") : undefined;
-}
 
 /**
  * pass: met its floor; missed: did not; failed: its run failed; not run: the machine lacks what the
@@ -506,124 +444,6 @@ function capacitySection(runs: Runs, cell: (text: string) => string): string[] {
     "",
   ];
 }
-
-/** The page's account of how each figure is measured. */
-export const WHAT_EACH_FIGURE_IS = `## What each figure is
-
-Each yardstick runs in a process of its own, one after another (the ceiling's demos start together,
-each in a process of its own).
-
-- **Throughput**: \`sas demo --orders N --json\` (no partner faults), on disk in a fresh temporary
-  directory and with \`--data :memory:\`: the orders divided by the seconds from the first post to the
-  moment every order was settled. The demo checks its invariants; a run that breaks one, or leaves an
-  order unsettled, counts as failed. Throughput has no floor: it says as much about the machine that
-  day as about the build, which is judged instead by the work each order costs (below, and
-  \`npm run bench:compare\` against an earlier build in one sitting).
-- **SQLite commits in that run**: write transactions committed to the run's WAL over the same
-  seconds, by every part of the pipeline, read from the change counter SQLite keeps in the WAL index
-  (the \`-shm\` file) before and after: one per transaction that wrote, none for one that only read.
-  An in-memory database has no WAL, so there they are not counted. **Rows written**: SQLite's
-  \`total_changes()\` over the same seconds, the rows of the demo's audit trigger (one per record
-  write, for the invariant checks; the host has no such trigger) included.
-- **Single-row commits, same settings**: once the batch has settled, one-row inserts, each its own
-  transaction, into a tiny table of a fresh database beside the run's, opened as the host opens its
-  own (WAL, the same \`synchronous\`, checkpoints on a worker thread), for at least 0.3 s: how fast
-  SQLite commits on this machine, for scale.
-- **CPU per order, every thread**: the demo process's CPU time (\`process.cpuUsage()\`: user and
-  system, the main thread, the partner's, the checkpoint thread and Node's own) over the same seconds,
-  divided by the orders; "cores busy" is that time over the seconds. The cores of the machine over that
-  time per order is the most this build could do if the machine ran nothing else and every core were
-  busy with orders.
-- **Open loop**: for each rate, a fresh \`sas start\` in a child process (data in a temporary
-  directory, no demo batch, partner faults off), and \`bench/open-loop.ts\` in another process posting
-  orders to \`POST /api/orders\` on a fixed schedule, order i at t0 + i/rate, over keep-alive
-  connections, never waiting for an answer before the next: first for 10 s of warm-up, then, on the
-  same schedule without a pause, for the measured seconds. A freshly started host is slow for its
-  first seconds (the JIT compiling, connections to the partner opening, caches filling): at 200
-  orders/s a backlog forms that the host takes a few more seconds to clear, and with 5 s of warm-up
-  that backlog alone made the p99 of the measured 20 s in some runs (1.9 s in one, 43 ms in the
-  next). The warm-up's latencies are shown on a row of their own and count toward no floor. Once every accepted order is terminal (at most 300 s), each record is read:
-  latency is the time of its history's entry into \`Processed\` minus the time its POST was sent, on
-  the same clock. An accepted order that never reached
-  \`Processed\` counts as infinitely late (∞). Refused: answered 429 (the backlog of \`Pending\` orders
-  at \`MAX_PENDING\`); errors: any other answer, or none. The send rate is the one achieved.
-- **Runtime**: \`npm run bench:runtime -- --json\`, 500 instances of each scenario started at once:
-  completed orchestrations per second on the local durable runtime with SQLite in memory, with replay
-  sessions as the embedded host runs it, against the in-memory test backend of
-  \`@microsoft/durabletask-js\` in the same process; the floor holds these. Then the same with
-  \`--full-replay\`: ours replaying every episode from the start of its history, as the peer always
-  does, shown for a like-for-like comparison and held to no floor. Each figure is the
-  median of three runs, the engines taking turns, after one unmeasured run of each; every run starts
-  from a collected heap (the process runs with \`--expose-gc\`), so none pays for the garbage of the
-  run before it, which had swung the event-vs-timer ratio between 0.5 and 1.0 from run to run.
-- **Supervisor scan**: \`npm run bench:supervisor -- --sizes 10000 --stores sqlite,cosmos --json\`: one
-  scan as the Supervisor scans (the expired query, paged) over 10,000 records of which 100 have
-  expired and 200 are in flight: the documents read, the request units (Cosmos DB), and the median
-  time of 9 scans. The Cosmos DB figures come from the in-memory stand-in, which charges 1 RU a
-  request and has no indexes.
-- **Side by side**: \`bench/side-by-side.ts\`: as many \`sas demo --orders N --json\` processes as
-  the machine has cores (at least two), started together, each with its own database, partner and
-  threads, first all in memory, then all on disk. "Together" is every process's orders over the span
-  from the first one's first post to the last one's settling, which can only understate what they did
-  at once (they start apart, and one that has settled goes on to check its invariants); the sum of
-  their own rates can only overstate it. Nothing is shared, so nothing is paid for coordination: a host
-  that spreads its work over threads or processes cannot do better on this machine with this build.
-  More throughput than this takes less CPU per order.
-- **Memory**: the peak resident set size (\`process.resourceUsage().maxRSS\`: the main thread, the
-  partner's and the checkpoint thread together) of the on-disk throughput run, whose whole batch is
-  posted in one burst (the figure says how many orders were not yet settled when the last was posted).
-- **Work per order** (\`bench/work.ts\`): counts, not times, so they hold whatever the machine's speed.
-  *Embedded host*: \`sas demo --orders N --data <dir> --json\` on disk, then its SQLite file read
-  (\`bench/work-counts.ts\`): activities (TaskScheduled events), durable timers (TimerCreated
-  events) and orchestration episodes (one \`df_history\` row each) per order; the history's events
-  and bytes (its JSON text); state-record writes (the demo's audit rows, one per write, the create
-  included); the partner's calls as the demo counts them; and SQLite's rows written over the run.
-  *Azure path*: this checkout's Azure Functions app, built as \`npm run build\` builds it, run by
-  \`sas host\` in a child process with Agents called from activities (\`AGENT_MODE=activity\`) and the
-  starter and Supervisor timers on the deployment's schedule (every 5 minutes; the starter is nudged
-  by each submission, not polled); \`sas send\` puts the orders on the orders queue. Cosmos DB and
-  Service Bus are stand-ins the bench starts itself and \`sas host\` uses as it finds them: the
-  \`@vercel/cosmosdb-server\` stand-in, every request it answers classified from its REST call
-  (point read, create, replace, upsert, patch, batch, delete, query) by container (\`records\`, the
-  state container; \`recovery\`, the Supervisor's recovery index), a refused one (412 on a stale
-  ETag, 404, 409) counted apart with its status, metadata requests left out of the per-container
-  figures; and the broker stand-in, each queue's messages sent, delivered under a lock, completed,
-  abandoned and dead-lettered, its lock renewals and peek requests. What the host did before the first
-  order was sent is not counted. The run ends once every record is final and the durable runtime has
-  nothing left to do; then the host is stopped, and its durable store (\`durable.db\`) is read as the
-  demo's is, and the simulated partner's ledger gives its calls. State-record writes on this path are
-  the successful writes to the state container (a batch, which writes a record with its tombstone,
-  counts once); bytes written are the documents' JSON as sent.
-  *Request units* are an estimate from Microsoft's published cost model ("Understand request units
-  consumption", learn.microsoft.com/azure/cosmos-db/understand-request-unit-consumption; "Optimize
-  request cost", learn.microsoft.com/azure/cosmos-db/optimize-cost-reads-writes), never a
-  measurement (the stand-in charges 1 RU a request and has no indexes): a point read by the item's
-  size (1 RU up to 1 KB); a create by its size (about 5 RU at 1 KB) plus 0.2 RU per index term the
-  container's indexing policy (as the app created the container) gives the document; a replace or an
-  upsert of an existing item twice the size-based charge plus 0.2 RU per index term removed or
-  added; a patch as a replace plus 0.4 RU per operation; a delete as a create; a query 1.8 RU plus a
-  point read of each item it returns (fitted to the published sample, 3.19 RU for one item of 9,963
-  bytes, and about 1,000 RU for 1,000 items of 1 KB); a refused request as a 1 KB point read, and
-  metadata nothing (both assumptions). One region, session consistency; the service's own charges
-  vary with its version, the document's stored size and the query's plan.
-- **Engines** (\`bench/engines.ts\`): the built app under \`sas host\` on the local durable engine and
-  on Microsoft's Durable Task extension, taking turns (local, extension, local, extension by default),
-  each run on fresh data, free ports and stand-ins of its own, \`sas send\` putting the orders on the
-  orders queue; timed from the start of \`sas send\` (its own start-up included) until every record is
-  final. Orders per second; CPU per order
-  from \`/proc\` over those seconds, \`sas host\` with what it started (the .NET extension host) apart
-  from the stand-ins (Azurite's process; the bench's own process, which holds the broker, the Cosmos DB
-  stand-in, the partner and the proxy); history rows per order (the task hub's \`History\` table, one
-  row an event; the local store's \`df_history\`, one row an episode); each effect applied once at the
-  partner, in every run (the one floor); and the requests Azurite served over those seconds, counted by
-  a proxy in front of its blob, queue and table services: each is a billed storage transaction in Azure.
-  Each figure is the median of the engine's runs. Without a .NET SDK 8 or later the yardstick is
-  reported as not run, with the reason, and fails nothing.
-- **Capacity and cost in Azure**: the Azure path's figures per 1,000 orders, and the orders per second
-  that 1,000 RU/s of provisioned throughput sustains at the estimated request units per order. Work
-  that depends on time rather than orders (the Supervisor's scans, retention) is in these figures only
-  as far as it happened during the run.
-`;
 
 /** Rows of one yardstick at one durability; a figure with a floor gives it and its verdict. */
 function rowMaker(yardstick: Yardstick, durability: string) {

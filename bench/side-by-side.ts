@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { DemoSummary } from "../laptop/embedded/demo.js";
 import { integer } from "./bench-options.js";
-import { explainDemo, outcomeOf } from "./bench-report.js";
+import { explainDemo, outcomeOf } from "./child-outcome.js";
 
 const USAGE =
   "usage: tsx bench/side-by-side.ts [--orders <n>] [--processes <n>] [--timeout <s>]\n" +

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PAGED_QUERIES, SqliteStateStore } from "../laptop/sqlite/sqlite-state-store.js";
 import { ORDER_STATE_CONTAINER } from "../src/adapters/cosmos/container-definition.js";
 import {
   type CosmosConnection,
@@ -11,7 +12,6 @@ import {
 import { type AuditReport, CosmosStateStore } from "../src/adapters/cosmos/cosmos-state-store.js";
 import { toDocument } from "../src/adapters/cosmos/state-document.js";
 import { openDatabase } from "../src/adapters/sqlite/database.js";
-import { PAGED_QUERIES, SqliteStateStore } from "../src/adapters/sqlite/sqlite-state-store.js";
 import type { IsoInstant } from "../src/domain/time.js";
 import type { StateStore } from "../src/ports/state-store.js";
 import { kindOf, seedRecord } from "./seed-records.js";

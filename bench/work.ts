@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { DemoSummary } from "../laptop/embedded/demo.js";
 import { type AzureWork, measureAzureWork } from "./azure-work.js";
 import { integer, parseFlags, UsageError } from "./bench-options.js";
-import { explainDemo, outcomeOf } from "./bench-report.js";
+import { explainDemo, outcomeOf } from "./child-outcome.js";
 import { countDurableWork, type DurableWork } from "./work-counts.js";
 
 const USAGE =

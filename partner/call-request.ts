@@ -10,7 +10,7 @@ import {
   isUndoOperation,
   PARTNER_OPERATIONS,
   type PartnerOperation,
-} from "./operations.js";
+} from "../src/domain/partner-operations.js";
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
 const ORDER_ID_MAX_LENGTH = 200;

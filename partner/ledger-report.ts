@@ -1,5 +1,5 @@
+import type { EffectOperation } from "../src/domain/partner-operations.js";
 import type { LedgerData } from "./ledger.js";
-import type { EffectOperation } from "./operations.js";
 
 export interface EffectCounts {
   /** Times the effect was applied for the order. More than 1 is a duplicate. */

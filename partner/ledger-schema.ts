@@ -4,11 +4,11 @@
  * and the field, rather than replayed into books that would then answer wrongly.
  */
 import { z } from "zod";
+import { EFFECT_OPERATIONS, PARTNER_OPERATIONS, UNDO_OPERATIONS } from "../src/domain/partner-operations.js";
 import { ValidationError, validate } from "../src/domain/validation.js";
 import { CONTROL_CHANGES_LISTED } from "./control-contract.js";
 import { LEDGER_COUNTERS, type LedgerEvent, RETIRED_COUNTERS } from "./ledger.js";
 import { LEDGER_STATE_VERSION, type LedgerState } from "./ledger-state.js";
-import { EFFECT_OPERATIONS, PARTNER_OPERATIONS, UNDO_OPERATIONS } from "./operations.js";
 
 const text = z.string();
 const count = z.number().int().nonnegative();

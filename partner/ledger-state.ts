@@ -4,9 +4,69 @@
  * Restoring a state and replaying the events journaled after it gives the same books as replaying every
  * event (test/partner/ledger-state.test.ts).
  */
+
+import type { EffectOperation, PartnerOperation, UndoOperation } from "../src/domain/partner-operations.js";
 import type { ControlBooks, ControlBooksState } from "./control-books.js";
-import type { KeyBinding, LedgerCounter, MutableEffect, StoredResult } from "./ledger.js";
-import type { EffectOperation, PartnerOperation, UndoOperation } from "./operations.js";
+
+/** One effect the partner applied. `undone` turns true when an undo call reverses it. */
+export interface EffectEntry {
+  readonly operation: EffectOperation;
+  readonly orderId: string;
+  readonly idempotencyKey: string;
+  readonly reference: string;
+  readonly appliedAt: string;
+  readonly undone: boolean;
+  /** Reference of the undo that reversed this effect, or null. */
+  readonly undoneBy: string | null;
+}
+
+/** The counters kept in the books (journaled). */
+export const LEDGER_COUNTERS = [
+  "badRequests",
+  "rejections",
+  "conflicts",
+  "transientFaults",
+  "slowReplies",
+  "lostReplies",
+  "outageRefusals",
+] as const;
+export type LedgerCounter = (typeof LEDGER_COUNTERS)[number];
+
+/** The answer stored for a key: replayed verbatim (with `replayed: true`) to every later call. */
+export type StoredResult =
+  | {
+      readonly kind: "effect";
+      readonly operation: EffectOperation;
+      readonly orderId: string;
+      readonly reference: string;
+    }
+  | {
+      readonly kind: "undo";
+      readonly operation: UndoOperation;
+      readonly orderId: string;
+      /** Reference of this undo, or null when there was nothing to undo. */
+      readonly reference: string | null;
+      readonly undone: boolean;
+      /** The reference the caller asked to undo. */
+      readonly effectReference: string;
+    }
+  | {
+      readonly kind: "rejected";
+      readonly operation: PartnerOperation;
+      readonly orderId: string;
+      readonly reason: string;
+    };
+
+/** What a key is bound to by its first successful or rejected call. */
+export interface KeyBinding {
+  readonly operation: PartnerOperation;
+  readonly orderId: string;
+  /** For undo operations, the reference to undo; null for effects. */
+  readonly target: string | null;
+  readonly result: StoredResult;
+}
+
+export type MutableEffect = { -readonly [K in keyof EffectEntry]: EffectEntry[K] };
 
 /** Bumped when the shape changes; a snapshot of another version is not read (the journal is). */
 export const LEDGER_STATE_VERSION = 1;

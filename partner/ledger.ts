@@ -1,33 +1,35 @@
-import { ControlBooks } from "./control-books.js";
-import type { ControlChange } from "./control-contract.js";
-import {
-  businessIdentity,
-  decodeState,
-  encodeState,
-  type LedgerParts,
-  type LedgerState,
-  type LedgerTally,
-} from "./ledger-state.js";
 import {
   EFFECT_OF,
   type EffectOperation,
   PARTNER_OPERATIONS,
   type PartnerOperation,
-  REFERENCE_PREFIX,
+  simulatedAnswerOf,
   type UndoOperation,
-} from "./operations.js";
+} from "../src/domain/partner-operations.js";
+import { ControlBooks } from "./control-books.js";
+import type { ControlChange } from "./control-contract.js";
+import {
+  businessIdentity,
+  decodeState,
+  type EffectEntry,
+  encodeState,
+  type KeyBinding,
+  type LedgerCounter,
+  type LedgerParts,
+  type LedgerState,
+  type LedgerTally,
+  type MutableEffect,
+  type StoredResult,
+} from "./ledger-state.js";
 
-/** One effect the partner applied. `undone` turns true when an undo call reverses it. */
-export interface EffectEntry {
-  readonly operation: EffectOperation;
-  readonly orderId: string;
-  readonly idempotencyKey: string;
-  readonly reference: string;
-  readonly appliedAt: string;
-  readonly undone: boolean;
-  /** Reference of the undo that reversed this effect, or null. */
-  readonly undoneBy: string | null;
-}
+export {
+  type EffectEntry,
+  type KeyBinding,
+  LEDGER_COUNTERS,
+  type LedgerCounter,
+  type MutableEffect,
+  type StoredResult,
+} from "./ledger-state.js";
 
 export interface OperationCounts {
   /** Well-formed calls, whatever their answer. */
@@ -124,60 +126,12 @@ export function ledgerView(data: LedgerData): PartnerLedger {
   };
 }
 
-/** The counters kept in the books (journaled). */
-export const LEDGER_COUNTERS = [
-  "badRequests",
-  "rejections",
-  "conflicts",
-  "transientFaults",
-  "slowReplies",
-  "lostReplies",
-  "outageRefusals",
-] as const;
-export type LedgerCounter = (typeof LEDGER_COUNTERS)[number];
-
 /**
  * A counter journals written before F24-5 may hold: refused callers were counted in the books then. Read
  * and skipped; they are counted in memory only now (`countRefusedCaller`).
  */
 export const RETIRED_COUNTERS = ["unauthorized"] as const;
 export type RetiredCounter = (typeof RETIRED_COUNTERS)[number];
-
-/** The answer stored for a key: replayed verbatim (with `replayed: true`) to every later call. */
-export type StoredResult =
-  | {
-      readonly kind: "effect";
-      readonly operation: EffectOperation;
-      readonly orderId: string;
-      readonly reference: string;
-    }
-  | {
-      readonly kind: "undo";
-      readonly operation: UndoOperation;
-      readonly orderId: string;
-      /** Reference of this undo, or null when there was nothing to undo. */
-      readonly reference: string | null;
-      readonly undone: boolean;
-      /** The reference the caller asked to undo. */
-      readonly effectReference: string;
-    }
-  | {
-      readonly kind: "rejected";
-      readonly operation: PartnerOperation;
-      readonly orderId: string;
-      readonly reason: string;
-    };
-
-/** What a key is bound to by its first successful or rejected call. */
-export interface KeyBinding {
-  readonly operation: PartnerOperation;
-  readonly orderId: string;
-  /** For undo operations, the reference to undo; null for effects. */
-  readonly target: string | null;
-  readonly result: StoredResult;
-}
-
-export type MutableEffect = { -readonly [K in keyof EffectEntry]: EffectEntry[K] };
 
 /** One change to the books, as the journal keeps it: replaying every event rebuilds the same books. */
 export type LedgerEvent =
@@ -495,6 +449,6 @@ export class Ledger {
   private issueReference(operation: PartnerOperation): string {
     const n = (this.nextReference.get(operation) ?? 0) + 1;
     this.nextReference.set(operation, n);
-    return `${REFERENCE_PREFIX[operation]}-${String(n).padStart(6, "0")}`;
+    return `${simulatedAnswerOf(operation).prefix}-${String(n).padStart(6, "0")}`;
   }
 }

@@ -18,15 +18,14 @@
  *   memory may hold changes that were never made durable, and nothing is answered from them.
  *
  *   POST /operations/{operation}
- *     operation: reserveInventory | chargePayment | arrangeShipment | notifyCustomer (effects), or
- *                releaseInventory | refundPayment | cancelShipment | sendCorrection (their undos)
+ *     operation: a step's effect or its undo, as src/domain/partner-operations.ts declares them
  *     Idempotency-Key: 1 to 200 characters, required
  *     body: a JSON object (at most 64 KiB) with `orderId` (string, 1 to 200 characters) and any
  *           payload; undo operations also need `reference`, the reference of the effect to undo.
  *
  *   200 { "operation", "orderId", "reference", "replayed": boolean }
- *       The first successful call for a key applies the effect and issues a reference (`res-000001`,
- *       `pay-000001`, `shp-000001`, `ntf-000001`; undos `rel-`, `ref-`, `cnl-`, `cor-`). Every later call with the same key
+ *       The first successful call for a key applies the effect and issues a reference (`res-000001`:
+ *       each operation's prefix is declared with it). Every later call with the same key
  *       gets the stored result with `replayed: true` and applies nothing.
  *       Undo answers also carry `"undone": boolean` and `"effectReference"` (the reference asked for).
  *       Undoing a reference this partner never issued, issued for another order or another
@@ -64,6 +63,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type JsonAnswer, sendJson } from "../src/adapters/web/json-response.js";
 import { listenOrRefuse } from "../src/adapters/web/listen-or-refuse.js";
+import { isUndoOperation, simulatedAnswerOf } from "../src/domain/partner-operations.js";
 import type { Clock } from "../src/ports/clock.js";
 import type { Logger } from "../src/ports/logger.js";
 import { type AccessGuard, accessGuard } from "./access.js";
@@ -90,8 +90,16 @@ import {
 } from "./faults.js";
 import { type KeyBinding, Ledger, type LedgerData, type PartnerLedger, type StoredResult } from "./ledger.js";
 import { ledgerReport } from "./ledger-report.js";
-import { isUndoOperation, REJECTION_REASON } from "./operations.js";
 
+export {
+  EFFECT_OPERATIONS,
+  type EffectOperation,
+  PARTNER_OPERATIONS,
+  type PartnerOperation,
+  UNDO_OF,
+  UNDO_OPERATIONS,
+  type UndoOperation,
+} from "../src/domain/partner-operations.js";
 export { IDEMPOTENCY_KEY_MAX_LENGTH } from "./call-request.js";
 export {
   type ControlChange,
@@ -101,15 +109,6 @@ export {
 } from "./control-contract.js";
 export { FAULT_KINDS, type FaultKind, NO_FAULTS, type PartnerFaults } from "./faults.js";
 export type { EffectEntry, LedgerData, OperationCounts, PartnerLedger } from "./ledger.js";
-export {
-  EFFECT_OPERATIONS,
-  type EffectOperation,
-  PARTNER_OPERATIONS,
-  type PartnerOperation,
-  UNDO_OF,
-  UNDO_OPERATIONS,
-  type UndoOperation,
-} from "./operations.js";
 
 export interface PartnerServiceOptions {
   /** Default 127.0.0.1. */
@@ -401,7 +400,7 @@ async function answerCall(
     return;
   }
   if (decision.kind === "permanent" && !binding) {
-    const reason = REJECTION_REASON[call.operation];
+    const reason = simulatedAnswerOf(call.operation).rejection;
     const result = ledger.reject(call.key, call.operation, call.orderId, call.target, reason);
     ledger.count("rejections");
     log("rejected", { reason, fault: "permanent" });

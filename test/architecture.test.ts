@@ -101,6 +101,11 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     packages: /^(node:.*|@azure\/functions|durable-functions)$/,
   },
   "laptop/stand-ins": { rooms: ["src/adapters", "src/ports"], packages: ANY_PACKAGE },
+  // The app's ports on SQLite, for the laptop's hosts: adapters the Function App never loads.
+  "laptop/sqlite": {
+    rooms: ["src/domain", "src/ports", "src/adapters"],
+    packages: /^(node:.*|better-sqlite3|zod)$/,
+  },
   // The host for Microsoft's Durable Task extension (a .NET process) and the worker side of its channel.
   "laptop/extension-host": { rooms: ["laptop/worker", "src/ports"], packages: /^node:/ },
   "laptop/simulation": { rooms: ["src/domain", "src/ports"], packages: /^node:/ },
@@ -116,6 +121,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     rooms: [
       ...SRC,
       "laptop/durable",
+      "laptop/sqlite",
       "laptop/worker",
       "laptop/http",
       "laptop/simulation",
@@ -129,6 +135,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
   "laptop/simulation/chaos": {
     rooms: [
       ...SRC,
+      "laptop/sqlite",
       "laptop/embedded",
       "laptop/simulation",
       "laptop/simulation/partner",
@@ -141,6 +148,7 @@ const ALLOWED: Record<string, { rooms: string[]; packages: RegExp }> = {
     rooms: [
       ...SRC,
       "laptop/durable",
+      "laptop/sqlite",
       "laptop/extension-host",
       "laptop/worker",
       "laptop/http",
@@ -196,6 +204,17 @@ describe("architecture", () => {
     expect([...rooms].filter((room) => !ALLOWED[room])).toEqual([]);
   });
 
+  it("F26-4: knows every folder of src/ and laptop/, whatever it holds, and SRC is every room of src/", () => {
+    const folders = ["src", "laptop"].flatMap((top) =>
+      readdirSync(join(ROOT, top), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => `${top}/${entry.name}`),
+    );
+    expect(folders).toContain("laptop/extension-host");
+    expect(folders.filter((folder) => !ALLOWED[folder])).toEqual([]);
+    expect([...SRC].sort()).toEqual(folders.filter((folder) => folder.startsWith("src/")).sort());
+  });
+
   for (const file of files) {
     const room = roomOf(file);
     const rule = ALLOWED[room];
@@ -237,6 +256,13 @@ describe("architecture", () => {
     expect(found).toEqual([]);
   });
 
+  it("F26-3: no module imports itself through others: the project's TypeScript has no import circle", () => {
+    const roots = ["src", "laptop", "partner", "storefront", "bench", "tools", "test"];
+    const all = roots.flatMap((folder) => typeScriptFiles(join(ROOT, folder)));
+    expect(all.length).toBeGreaterThan(files.length);
+    expect(importCircles(all).map((circle) => circle.map((f) => relative(ROOT, f)).join(" -> "))).toEqual([]);
+  });
+
   it("orchestrator code makes no telemetry: its spans would repeat on every replay", () => {
     const orchestratorFiles = files.filter(
       (f) => roomOf(f) === "src/orchestrators" && !f.includes(`${join("orchestrators", "activities")}`),
@@ -252,7 +278,7 @@ describe("architecture", () => {
   });
 
   describe("only the composition roots construct adapters", () => {
-    const adapterFiles = files.filter((f) => roomOf(f) === "src/adapters");
+    const adapterFiles = files.filter((f) => ["src/adapters", "laptop/sqlite"].includes(roomOf(f)));
     const adapters = adapterFiles.flatMap((file) =>
       [...readFileSync(file, "utf8").matchAll(/^export (?:class|function|async function) (\w+)/gm)]
         .map((m) => m[1] as string)
@@ -326,4 +352,42 @@ function loopsIn(edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   };
   for (const node of edges.keys()) walk(node, []);
   return loops;
+}
+
+/** Every TypeScript file under `dir`, tests included (a test may import a support module that imports it). */
+function typeScriptFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : typeScriptFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** The project's files a file imports statically (type-only imports too), resolved from `.js` to `.ts`. */
+function projectImportsOf(path: string): string[] {
+  const text = readFileSync(path, "utf8");
+  const statics = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/gms)];
+  const bare = [...text.matchAll(/^\s*import\s*"(\.[^"]+)"/gm)];
+  return [...statics, ...bare]
+    .map((m) => join(dirname(path), (m[1] as string).replace(/\.js$/, ".ts")))
+    .filter((target) => target.endsWith(".ts") && existsSync(target));
+}
+
+/** Import circles among `all`, each as the files that close it (depth-first: at least one per circle). */
+function importCircles(all: readonly string[]): string[][] {
+  const circles: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const walk = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of projectImportsOf(file)) {
+      if (state.get(next) === "open") circles.push([...path.slice(path.indexOf(next)), next]);
+      else if (!state.has(next)) walk(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of all) if (!state.has(file)) walk(file);
+  return circles;
 }

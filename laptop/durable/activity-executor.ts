@@ -6,7 +6,8 @@ import type { ActiveExecutions } from "./active-executions.js";
 import type { DurableStore } from "./durable-store.js";
 import { failureDetailsOf, type HistoryEvent, history, toPayload } from "./history.js";
 import type { ActivityWork } from "./store-records.js";
-import type { RuntimeState } from "./work-loop.js";
+
+export type RuntimeState = "running" | "closing" | "closed" | "halted";
 
 /** What the runtime's work loop gives the activities it runs. */
 export interface ActivityHost {

@@ -3,7 +3,7 @@ import type { Clock } from "../../src/ports/clock.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { CapturedFunction } from "../worker/registration-capture.js";
 import type { ActiveExecutions } from "./active-executions.js";
-import { ActivityExecutor, type ActivityHost } from "./activity-executor.js";
+import { ActivityExecutor, type ActivityHost, type RuntimeState } from "./activity-executor.js";
 import type { CompletionWaiters } from "./completion-waiters.js";
 import type { DurableStore } from "./durable-store.js";
 import { EntityRunner } from "./entity-runner.js";
@@ -11,8 +11,6 @@ import type { Episode, EpisodeReplayer } from "./episode-replayer.js";
 import { history } from "./history.js";
 import type { InstanceRow, TimerWork } from "./store-records.js";
 import { TimerQueue } from "./timer-queue.js";
-
-export type RuntimeState = "running" | "closing" | "closed" | "halted";
 
 export interface WorkLoopOptions {
   readonly store: DurableStore;

@@ -4,14 +4,12 @@ import { join } from "node:path";
 import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { JsonLogger, type LogLine } from "../../src/adapters/logging/json-logger.js";
-import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
 import {
   durabilityOf,
   type EmbeddedDatabase,
   openDatabase,
   walCommitCount,
 } from "../../src/adapters/sqlite/database.js";
-import { closeDatabase } from "../../src/adapters/sqlite/write-batch.js";
 import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
 import { type RandomSource, seededRandom } from "../../src/domain/backoff.js";
 import type { OrderMessage } from "../../src/domain/order.js";
@@ -24,6 +22,8 @@ import {
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import { checkInvariants, type InvariantReport } from "../simulation/oracles/invariants.js";
 import { auditedWrites, enableStateAudit } from "../simulation/oracles/state-audit.js";
+import { startBackgroundCheckpoints } from "../sqlite/background-checkpoints.js";
+import { closeDatabase } from "../sqlite/write-batch.js";
 import { DEMO_ENVIRONMENT, EMBEDDED_SYNCHRONOUS, startEmbeddedStack } from "./embedded-stack.js";
 import { localKeys } from "./key-file.js";
 import type { LocalPipeline } from "./pipeline.js";

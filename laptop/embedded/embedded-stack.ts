@@ -1,7 +1,6 @@
 import type { PartnerFaults } from "../../partner/faults.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { createHttpPartnerControls } from "../../src/adapters/partner/http-partner-controls.js";
-import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
 import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
 import { PARTNER_ACCESS_KEY_SETTING } from "../../src/config/names.js";
 import { type Environment, loadPipelineSettings, type PipelineSettings } from "../../src/config/settings.js";
@@ -12,6 +11,7 @@ import type { PartnerControls } from "../../src/ports/partner-controls.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { newAccessKey } from "../http/access-key.js";
 import { type PartnerThread, startPartnerThread } from "../simulation/partner/partner-thread.js";
+import { startBackgroundCheckpoints } from "../sqlite/background-checkpoints.js";
 import { LocalPipeline } from "./pipeline.js";
 
 /** Timings that let faults play out in seconds rather than minutes; any of them can be overridden. */

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import type { PartnerFaults } from "../../partner/faults.js";
 import { JsonLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { closeDatabase } from "../../src/adapters/sqlite/write-batch.js";
 import { startOtlpTelemetry } from "../../src/adapters/telemetry/otlp-sdk.js";
 import { startOrRefuse } from "../../src/adapters/web/listen-or-refuse.js";
 import { type Environment, loadPipelineSettings } from "../../src/config/settings.js";
@@ -13,6 +12,7 @@ import { seededRandom } from "../../src/domain/backoff.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { INSTRUMENTATION_SCOPE } from "../../src/telemetry/telemetry.js";
+import { closeDatabase } from "../sqlite/write-batch.js";
 import { followBatch } from "./batch-progress.js";
 import { demoOrder } from "./demo.js";
 import {

@@ -3,22 +3,18 @@ import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-ciphe
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
 import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteBreakerStore } from "../../src/adapters/sqlite/sqlite-breaker-store.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { createAgentWorkerHandler, replyMessageId } from "../../src/agents/agent-worker.js";
-import { createPartnerAgent, PARTNER_OPERATION_NAMES } from "../../src/agents/partner-agent.js";
+import { createPartnerAgent } from "../../src/agents/partner-agent.js";
 import { createPartnerBreaker } from "../../src/breaker/partner-breaker.js";
 import type { SharedBreaker } from "../../src/breaker/shared-breaker.js";
+import { QUEUE_NAMES } from "../../src/config/names.js";
 import { agentAmplification, type PipelineSettings } from "../../src/config/settings.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import type { RandomSource } from "../../src/domain/backoff.js";
 import { seededRandom } from "../../src/domain/backoff.js";
+import { OPERATIONS_BY_STEP } from "../../src/domain/partner-operations.js";
 import { replyEventName } from "../../src/domain/workflow.js";
-import { registerOrderProcessing } from "../../src/functions/order-processing.js";
+import { registerOrderProcessing } from "../../src/functions/register-order-processing.js";
 import { createOperatorCommands, type OperatorCommands } from "../../src/operator/operator-commands.js";
 import type { OrdersApiBackend } from "../../src/operator/orders-api.js";
 import { createStatsReadings } from "../../src/operator/stats.js";
@@ -44,14 +40,17 @@ import { observeOrderStates, registerBreakerGauge } from "../../src/telemetry/in
 import { countingRefusals } from "../../src/telemetry/refusals.js";
 import { globalTelemetry, type Telemetry } from "../../src/telemetry/telemetry.js";
 import { LocalDurableRuntime } from "../durable/local-durable-runtime.js";
+import { SqliteBreakerStore } from "../sqlite/sqlite-breaker-store.js";
+import { SqliteLease } from "../sqlite/sqlite-lease.js";
+import { SqliteMessageQueue } from "../sqlite/sqlite-message-queue.js";
+import { SqliteOrdersRepository } from "../sqlite/sqlite-orders-repository.js";
+import { SqliteScanJournal } from "../sqlite/sqlite-scan-journal.js";
+import { SqliteStateStore } from "../sqlite/sqlite-state-store.js";
 import { captureRegistrations } from "../worker/registration-capture.js";
 import { QueueConsumer } from "./queue-consumer.js";
 
-export const QUEUES = {
-  orders: "orders",
-  agentRequests: "agent-requests",
-  agentResponses: "agent-responses",
-} as const;
+/** The queues the pipeline's handlers read, each with its dead-letter queue. */
+const CONSUMED_QUEUES = [QUEUE_NAMES.orders, QUEUE_NAMES.agentRequests, QUEUE_NAMES.agentResponses];
 
 export interface PipelineOptions {
   readonly db: EmbeddedDatabase;
@@ -159,7 +158,7 @@ export class LocalPipeline {
       clock: options.clock,
       logger: options.logger,
     });
-    this.ordersQueue = this.queue(QUEUES.orders);
+    this.ordersQueue = this.queue(QUEUE_NAMES.orders);
     const starterDeps = {
       states: this.states,
       clock: options.clock,
@@ -262,7 +261,7 @@ export class LocalPipeline {
   /** Posts an order message to the orders queue, as an application posts to Service Bus. */
   async post(body: JsonValue, traceparent: string | null = null): Promise<SendResult> {
     const result = await this.ordersQueue.send(orderQueueMessage(body, traceparent));
-    this.nudge(QUEUES.orders);
+    this.nudge(QUEUE_NAMES.orders);
     return result;
   }
 
@@ -283,11 +282,11 @@ export class LocalPipeline {
         states: this.states,
         journal: new SqliteScanJournal(this.options.db),
         deadLetterQueues: Object.fromEntries(
-          Object.values(QUEUES).map((name) => [name, this.queue(name).deadLetterQueue]),
+          CONSUMED_QUEUES.map((name) => [name, this.queue(name).deadLetterQueue]),
         ),
         parkedQueue: null,
         defaultWorkflowVersion: this.options.settings.workflowVersion,
-        breakers: () => this.breaker.views(PARTNER_OPERATION_NAMES),
+        breakers: () => this.breaker.views(OPERATIONS_BY_STEP),
       }),
     };
   }
@@ -319,9 +318,9 @@ export class LocalPipeline {
     });
     this.consume(this.ordersQueue, submission);
     if (settings.agentMode === "queue") {
-      const responses = this.queue(QUEUES.agentResponses);
+      const responses = this.queue(QUEUE_NAMES.agentResponses);
       this.consume(
-        this.queue(QUEUES.agentRequests),
+        this.queue(QUEUE_NAMES.agentRequests),
         createAgentWorkerHandler({
           agent: this.agent,
           logger,
@@ -339,7 +338,7 @@ export class LocalPipeline {
                 correlationId: response.orderId,
               });
             }
-            this.nudge(QUEUES.agentResponses);
+            this.nudge(QUEUE_NAMES.agentResponses);
           },
         }),
       );
@@ -424,8 +423,8 @@ function queueRegistry(options: PipelineOptions): (name: string) => SqliteMessag
   const queues = new Map<string, SqliteMessageQueue>();
   // The Agent's request queue redelivers at most as often as the retry budget assumes.
   queues.set(
-    QUEUES.agentRequests,
-    new SqliteMessageQueue(db, clock, QUEUES.agentRequests, {
+    QUEUE_NAMES.agentRequests,
+    new SqliteMessageQueue(db, clock, QUEUE_NAMES.agentRequests, {
       maxDeliveryCount: settings.agentRequestMaxDeliveries,
     }),
   );
@@ -486,11 +485,11 @@ function orderActivities(
       void pipeline()?.nudgeStarter(durable);
     },
     sendAgentRequest: async (request) => {
-      await queueNamed(QUEUES.agentRequests).send({
+      await queueNamed(QUEUE_NAMES.agentRequests).send({
         messageId: request.requestId,
         body: request as unknown as JsonValue,
       });
-      pipeline()?.nudge(QUEUES.agentRequests);
+      pipeline()?.nudge(QUEUE_NAMES.agentRequests);
     },
     settings: {
       stepTimeoutMs: settings.stepTimeoutMs,

@@ -5,10 +5,11 @@
  */
 import { join } from "node:path";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
+import { QUEUE_NAMES } from "../../src/config/names.js";
 import type { Logger } from "../../src/ports/logger.js";
 import type { MessageQueue } from "../../src/ports/message-queue.js";
 import { type Storefront, startStorefront } from "../../storefront/storefront.js";
-import { type LocalPipeline, QUEUES } from "./pipeline.js";
+import type { LocalPipeline } from "./pipeline.js";
 
 export type { Storefront } from "../../storefront/storefront.js";
 
@@ -27,7 +28,7 @@ export interface EmbeddedStorefrontOptions {
 export function startEmbeddedStorefront(options: EmbeddedStorefrontOptions): Promise<Storefront> {
   const { pipeline } = options;
   return startStorefront({
-    orders: nudgingOnSend(pipeline.queue(QUEUES.orders), () => pipeline.nudge(QUEUES.orders)),
+    orders: nudgingOnSend(pipeline.queue(QUEUE_NAMES.orders), () => pipeline.nudge(QUEUE_NAMES.orders)),
     statusQueue: pipeline.queue(STOREFRONT_STATUS_QUEUE),
     statusQueueName: STOREFRONT_STATUS_QUEUE,
     orderBookFile: options.data === ":memory:" ? ":memory:" : join(options.data, "storefront.sqlite"),

@@ -7,10 +7,9 @@ import {
 } from "../domain/agent-messages.js";
 import { type BackoffPolicy, fullJitterDelayMs, type RandomSource } from "../domain/backoff.js";
 import type { BreakerOutcome } from "../domain/circuit-breaker.js";
-import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
-import { stepPayload } from "../domain/step-payloads.js";
+import { isProtected } from "../domain/data-classification.js";
+import { operationFor, STEP_REFERENCE_CLASSES, stepPayload } from "../domain/partner-operations.js";
 import { toInstant } from "../domain/time.js";
-import type { StepName } from "../domain/workflow.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { OrdersRepository } from "../ports/orders-repository.js";
@@ -29,21 +28,6 @@ import {
 } from "../telemetry/telemetry.js";
 import { HttpTimeoutError, postJson } from "./http-post.js";
 import { recentOrders } from "./recent-orders.js";
-
-/** The partner operation behind each step, and the one that undoes it. */
-export const PARTNER_OPERATIONS: Readonly<Record<StepName, { readonly do: string; readonly undo: string }>> =
-  {
-    reserveInventory: { do: "reserveInventory", undo: "releaseInventory" },
-    chargePayment: { do: "chargePayment", undo: "refundPayment" },
-    arrangeShipment: { do: "arrangeShipment", undo: "cancelShipment" },
-    notifyCustomer: { do: "notifyCustomer", undo: "sendCorrection" },
-  };
-
-/** Every partner operation, each step's effect then its undo, in step order: one circuit breaker each. */
-export const PARTNER_OPERATION_NAMES: readonly string[] = Object.values(PARTNER_OPERATIONS).flatMap((o) => [
-  o.do,
-  o.undo,
-]);
 
 export interface PartnerAgentDeps {
   /** Base URL of the partner service (`POST {partnerUrl}/operations/{operation}`). */
@@ -157,7 +141,7 @@ export function createPartnerAgent(
 
 /** The step's calls: as many as the allowance and the deadline permit, each a child of `parent`. */
 async function runStep(deps: StepDeps, request: AgentRequest, parent: Context): Promise<AgentResponse> {
-  const operation = PARTNER_OPERATIONS[request.step][request.operation];
+  const operation = operationFor(request.step, request.operation);
   const deadline = Date.parse(request.completeBy);
   const log = deps.logger.child({
     orderId: request.orderId,
@@ -191,7 +175,7 @@ async function runStep(deps: StepDeps, request: AgentRequest, parent: Context): 
     // Counted at once, written without holding up the reply: a success is handed back as it came.
     if (admission) recordOutcome(deps, log, admission.ticket, breakerOutcomeOf(result));
     if (result.kind === "success") {
-      // A payment's or a shipment's reference is not for the logs (data-classification.ts).
+      // A payment's or a shipment's reference is not for the logs (partner-operations.ts).
       const loggable = isProtected(STEP_REFERENCE_CLASSES[request.step])
         ? {}
         : { reference: result.reference };

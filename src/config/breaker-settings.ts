@@ -1,5 +1,5 @@
 import type { BreakerPolicy } from "../domain/circuit-breaker.js";
-import { type Environment, SettingsError } from "./settings.js";
+import { type Environment, SettingsError } from "./settings-error.js";
 
 /** The partner operations' circuit breakers: on or off, the policy they share, and how long `admit` waits. */
 export interface BreakerSettings extends BreakerPolicy {

@@ -3,6 +3,10 @@ import { checkRetryLayers, type RetryLayers, worstCasePartnerCalls } from "../do
 import type { RecoveryPolicy } from "../domain/transition-commands.js";
 import { LATEST_WORKFLOW_VERSION, MOST_STEPS, WORKFLOW_VERSIONS } from "../domain/workflow.js";
 import { type BreakerSettings, loadBreakerSettings } from "./breaker-settings.js";
+import { type Environment, SettingsError } from "./settings-error.js";
+
+export { type Environment, SettingsError } from "./settings-error.js";
+
 import { PARTNER_ACCESS_KEY_SETTING } from "./names.js";
 
 /**
@@ -113,15 +117,6 @@ export const INTEGER_SETTINGS = {
 export const AGENT_MODE_SETTING = "AGENT_MODE";
 export const WORKFLOW_VERSION_SETTING = "WORKFLOW_VERSION";
 export const ON_RECOVERIES_EXHAUSTED_SETTING = "ON_RECOVERIES_EXHAUSTED";
-
-export class SettingsError extends Error {
-  override readonly name = "SettingsError";
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid settings:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-  }
-}
-
-export type Environment = Readonly<Record<string, string | undefined>>;
 
 type IntegerValues = Record<keyof typeof INTEGER_SETTINGS, number>;
 

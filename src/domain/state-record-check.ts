@@ -1,7 +1,9 @@
 import type { z } from "zod";
-import { type StateRecord, stateRecordSchema } from "./state-record.js";
+import { ok, type Result } from "./result.js";
+import { parseStateRecordBySchema, type StateRecord, stateRecordSchema } from "./state-record.js";
 import { ISO_INSTANT, instantExists, isoInstantSchema } from "./time.js";
 import { isTraceparent, traceparentSchema } from "./trace-context.js";
+import type { ValidationError } from "./validation.js";
 import { isWorkflowVersion } from "./workflow.js";
 
 /**
@@ -280,4 +282,10 @@ function instantOf(schema: z.ZodType): Check {
 /** `traceparentSchema` (trace-context.ts). */
 function traceparentOf(schema: z.ZodType): Check {
   return schema === traceparentSchema ? isTraceparent : refuse;
+}
+
+/** Validates a record read from a store written by this or an older deployment. */
+export function parseStateRecord(input: unknown): Result<StateRecord, ValidationError> {
+  // Every write validates its record: the common one, current and complete, is checked without zod.
+  return conformsToStateRecord(input) ? ok(input) : parseStateRecordBySchema(input);
 }

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import type { Order } from "./order.js";
 import { HISTORY_LIMIT, historyEntrySchema, historySummarySchema } from "./record-history.js";
-import { ok, type Result } from "./result.js";
-import { conformsToStateRecord } from "./state-record-check.js";
+import type { Result } from "./result.js";
 import { type IsoInstant, isoInstantSchema } from "./time.js";
 import { traceparentSchema } from "./trace-context.js";
 import {
@@ -326,12 +325,6 @@ export function withoutStoreMetadata(record: StateRecord): StateRecord {
   const { _etag, ...rest } = record as StoredStateRecord;
   void _etag;
   return rest;
-}
-
-/** Validates a record read from a store written by this or an older deployment. */
-export function parseStateRecord(input: unknown): Result<StateRecord, ValidationError> {
-  // Every write validates its record: the common one, current and complete, is checked without zod.
-  return conformsToStateRecord(input) ? ok(input) : parseStateRecordBySchema(input);
 }
 
 /** parseStateRecord through the schema alone: upgrades, defaults and every issue of a record that needs them. */

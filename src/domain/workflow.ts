@@ -1,19 +1,10 @@
 import { z } from "zod";
+import { ORDER_STEPS, type StepName } from "./partner-operations.js";
 import { traceparentSchema } from "./trace-context.js";
 import { integer, oneOf, text } from "./validation.js";
 
-/** Every step any workflow version has, in the order the versions run them. */
-export const ORDER_STEPS = [
-  "reserveInventory",
-  "chargePayment",
-  "arrangeShipment",
-  "notifyCustomer",
-] as const;
-export type StepName = (typeof ORDER_STEPS)[number];
-
-export function isStepName(value: string): value is StepName {
-  return (ORDER_STEPS as readonly string[]).includes(value);
-}
+// The steps are declared with their partner operations; an order's steps are named here as everywhere.
+export { isStepName, ORDER_STEPS, type StepName } from "./partner-operations.js";
 
 /**
  * What a version's orchestration does beyond the pattern's story (ask the Agent, race the timer,

@@ -1,10 +1,10 @@
-import { registerAgentQueues } from "./agent-queues.js";
 import type { AzureApp } from "./azure-app.js";
-import { registerOrderProcessing } from "./order-processing.js";
-import { registerOrdersHttp } from "./orders-http.js";
-import { registerPartnerHttp } from "./partner-http.js";
-import { registerSubmitOrder } from "./submit-order.js";
-import { registerTimers } from "./timers.js";
+import { registerAgentQueues } from "./register-agent-queues.js";
+import { registerOrderProcessing } from "./register-order-processing.js";
+import { registerOrdersHttp } from "./register-orders-http.js";
+import { registerPartnerHttp } from "./register-partner-http.js";
+import { registerSubmitOrder } from "./register-submit-order.js";
+import { registerTimers } from "./register-timers.js";
 
 /** Registers every function of the Azure app, each trigger group with its own handlers. */
 export function registerFunctions(app: AzureApp): void {

@@ -6,10 +6,10 @@ import { createStarterRuns } from "../scheduler/starter.js";
 import { observeOrderStates, registerBreakerGauge } from "../telemetry/instruments.js";
 import { type AzureServices, telemetryOf } from "./azure-services.js";
 import { createAgentQueueHandlers } from "./handlers/agent-queues.js";
-import { createAzureOrderActivities } from "./handlers/order-activities.js";
+import { createAzureOrderActivities } from "./handlers/azure-order-activities.js";
 import { createOrdersHttpHandlers } from "./handlers/orders-http.js";
 import { createPartnerHttpHandlers } from "./handlers/partner-http.js";
-import { createSubmissionTrigger } from "./handlers/submission.js";
+import { createSubmissionTrigger } from "./handlers/submission-trigger.js";
 import { createTimerHandlers } from "./handlers/timers.js";
 
 export type AzureApp = ReturnType<typeof createAzureApp>;

@@ -1,108 +1,11 @@
 /**
- * The orders HTTP API's decisions, shared by the Functions HTTP triggers and the embedded host's
- * server. Each host reads the request and writes the answer; what is answered is decided here.
- *
- *   POST /api/orders          body: an order message (docs/architecture.md, "Message contracts"), at most 64 KiB
- *     202 { "orderId", "status": "accepted", "statusUrl": "/api/orders/<id>" } with a Location header:
- *         the message is on the orders queue (submission validates it again there).
- *     400 { "error": "invalid order message", "issues": [{ "field", "rule", "message" }] }: every
- *         broken rule named, malformed JSON included. Nothing is queued.
- *     413 { "error": "order message too large", "maxBytes" }
- *     429 { "error": "too many pending orders", "pending", "maxPending" } with `Retry-After`: the backlog
- *         of `Pending` orders has reached MAX_PENDING. Nothing is queued; orders accepted before go on.
- *     503 { "error": "service unavailable", "message" }: the orders queue could not take the message.
- *
- *   GET /api/orders?state=<state>&limit=<n>&continuation=<token>   every parameter optional
- *     200 { "items": [state records, newest change first], "continuation": token or null }: `state` one
- *         of the process states (all when absent), `limit` 1 to 200 (default 50), `continuation` as the
- *         previous page returned it. A live view: a record that changes while you page moves to the front.
- *     400 { "error": "invalid list request", "issues": [...] } naming the bad parameter, a continuation
- *         token from another list included.
- *
- *   GET /api/stats    (the readings behind it: src/operator/stats.ts)
- *     200 { "counts", "inFlight", "workflowVersions", "oldestPending", "messages", "lastScan", "throughput",
- *           "finishedLastHour", "breakers", "unavailable" }:
- *       counts         { <process state>: n, ... }: the records in each state now.
- *       inFlight       { "processing", "max" }: the attempts in flight against MAX_IN_FLIGHT.
- *       workflowVersions { "default", "byVersion": { <version>: { "inFlight", "awaitingOperator" } } }:
- *                      the orders that may still run each version's code (docs/versioning.md).
- *       oldestPending  { "orderId", "since", "ageMs" } or null: the `Pending` order that has waited
- *                      longest since it was accepted or last made progress (`progressAt`: a step
- *                      completed, undone or resolved, or an operator's command; not a recovery, a
- *                      deferral or a claim given back, F24-4), and how long ago that was on the host's
- *                      clock; orders waiting out a backoff count. Null when nothing is `Pending`.
- *       messages       { "countedAt", "countedUpTo", "deadLettered": { <queue>: { "count", "capped" } },
- *                      "parked": { "count", "capped" } }. Dead-lettered: messages the broker gave up on
- *                      (delivered the queue's maximum delivery count; under Service Bus also expired), per
- *                      queue the host consumes (embedded: orders, agent-requests, agent-responses; Functions:
- *                      those and invalid-messages, where parked messages expire to). Parked: messages a
- *                      handler refused with its reason (an invalid or conflicting order, a malformed Agent
- *                      message), which an operator must look at: on the invalid-messages queue under the
- *                      Functions host (its trigger cannot dead-letter), in the dead-letter queues with the
- *                      handler's reason on the embedded host. Counted by peeking, at most `countedUpTo`
- *                      (1,000) per queue: `capped` true means the count reached it and there may be more.
- *       lastScan       { "holder", "startedAt", "finishedAt", "found": { "scanned", "resets", "toError",
- *                      "toCompensation", "stalled", "lostRaces", "truncated", "leaseLost" }, "cost": {
- *                      "requestUnits", "durationMs", "pages" } } or null: the last scan the Supervisor's
- *                      lease holder ran, on whichever worker (kept in the scan journal; a scan skipped for
- *                      the lease is not recorded). Null before the first.
- *       throughput     { "windowMinutes": 5, "until", "finishedPerMinute": [5 counts], "perSecondLastMinute" }:
- *                      records now in a terminal state whose last change falls in each 60-second window
- *                      up to `until` (the time of the reading), oldest first. Rolling windows, not clock
- *                      minutes, so none is partial: the last is the minute up to and including `until`,
- *                      and `perSecondLastMinute` its rate. Counted by last change: an order an operator has since
- *                      moved out of its terminal state no longer counts.
- *       finishedLastHour { "from", "until", "byState": { <terminal state>: [60 counts] } }: the same records,
- *                      per clock minute (UTC) of their last change and per terminal state, over the 60
- *                      minutes from `from` (a minute's start) to `until` (the reading; the last minute is
- *                      the current one, partial), oldest first: the dashboard's chart.
- *       breakers       [{ "operation", "status": "closed" | "half-open" | "open", "since", "openedAt",
- *                      "nextProbeAt", "consecutiveFailures", "windowCalls", "windowFailures" }] (BreakerView,
- *                      src/domain/circuit-breaker.ts): each partner operation's circuit breaker as the
- *                      breaker store has it now, the do and undo operations of every step first. Absent on
- *                      a host without breakers.
- *       unavailable    the figures (`messages`, `lastScan`, `breakers`) whose service failed this time: they
- *                      are null and the failure is logged; the others are answered.
- *     503 { "error": "service unavailable", "message" }: the state store could not answer.
- *     Cost of a request: the counts (SQLite: one GROUP BY; Cosmos DB: one COUNT per state), one indexed
- *     TOP 1 for `oldestPending`, one read of the scan journal (a row; a small blob), one read of every
- *     stored breaker (SQLite: a SELECT; Cosmos DB: a query of one partition); and, at most once
- *     per 5 seconds per host instance (a reading is reused in between): five indexed COUNTs for
- *     `throughput`, one grouped read of the hour's finished records for `finishedLastHour` (SQLite: a
- *     GROUP BY over the index; Cosmos DB: a query answering two fields of each), and per queue up to 1,000 messages peeked in batches of 250, bodies included, which
- *     is the dearest part.
- *
- *   GET /api/orders/{orderId}  orderId URL-encoded, at most 64 characters
- *     200 the state record as the store keeps it, without its `_etag`.
- *     404 { "error": "order not found", "orderId" }
- *     400 { "error": "invalid order id", "issues": [...] } for an id longer than 64 characters or
- *         broken percent-encoding.
- *
- *   GET /api/orders/{orderId}/history
- *     200 { "orderId", "entries": [{ "at", "actor", "command", "from", "to", "attempt", "step", "code" }],
- *         "earlier": null or { "entries", "since", "until", "commands" } }: every transition of the record,
- *         oldest first, written by the same update as the record; past 40, the oldest are counted in
- *         `earlier`. 404 and 400 as for the record.
- *
- *   POST /api/orders/{orderId}/resubmit and /compensate   body: { "operator", "reason" }
- *     202 { "orderId", "command", "processState", "statusUrl" }: the record moved (to `Pending`, or to
- *         `Compensating`); the starter takes it next.
- *     409 { "error": "command refused", "command", "orderId", "message" }: the command does not apply
- *         to the order as it is (the transition table's reason), or it kept changing meanwhile.
- *     404 { "error": "order not found", "orderId" }
- *     400 { "error": "invalid operator command", "issues": [...] } for a body that is not
- *         `{ "operator": "1-128 characters", "reason": "1-1000 characters" }`, or an invalid order id.
+ * The orders HTTP API's decisions, shared by the Functions HTTP triggers and the embedded host's server:
+ * each host reads the request and writes the answer; what is answered is decided here. The routes and
+ * their answers: docs/operators.md, "The HTTP API".
  */
-
 import { parseOperatorRequest } from "../domain/operator-request.js";
 import { MAX_ORDER_MESSAGE_BYTES, parseOrderMessage } from "../domain/order.js";
-import {
-  isProcessState,
-  PROCESS_STATES,
-  type ProcessState,
-  type StoredStateRecord,
-  withoutStoreMetadata,
-} from "../domain/state-record.js";
+import { type ProcessState, type StoredStateRecord, withoutStoreMetadata } from "../domain/state-record.js";
 import type { Logger } from "../ports/logger.js";
 import type { JsonValue, SendResult } from "../ports/message-queue.js";
 import type { RecentQuery } from "../ports/state-read-model.js";
@@ -117,8 +20,12 @@ import {
   type Telemetry,
   traceparentOf,
 } from "../telemetry/telemetry.js";
+import type { ApiAnswer } from "./api-answer.js";
+import { invalidList, listQuery } from "./list-query.js";
 import type { OperatorCommand, OperatorCommands, OperatorOutcome } from "./operator-commands.js";
 import type { StatsReadings } from "./stats.js";
+
+export type { ApiAnswer } from "./api-answer.js";
 
 export const ORDERS_ROUTE = "orders";
 export const ORDER_ROUTE = "orders/{orderId}";
@@ -153,12 +60,6 @@ export interface OrdersApiBackend {
   readonly maxPending: number;
   /** The statistics beyond the counts: the oldest `Pending` order, the queues, the last scan, throughput. */
   readonly stats: StatsReadings;
-}
-
-export interface ApiAnswer {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface OrdersApi {
@@ -409,33 +310,6 @@ function operatorAnswer(command: OperatorCommand, orderId: string, outcome: Oper
     return { status: 400, body: { error: "invalid operator command", issues } };
   }
   return { status: 409, body: { error: "command refused", command, orderId, message: outcome.message } };
-}
-
-const DEFAULT_LIST_LIMIT = 50;
-const MAX_LIST_LIMIT = 200;
-
-/** The list request the query string asks for, or the 400 answer naming what is wrong with it. */
-function listQuery(params: URLSearchParams): RecentQuery | ApiAnswer {
-  const unknown = [...params.keys()].find((key) => !["state", "limit", "continuation"].includes(key));
-  if (unknown !== undefined) return invalidList(unknown, "unknown", "is not a parameter of this list");
-  const stateText = params.get("state");
-  const state = stateText === null || isProcessState(stateText) ? stateText : undefined;
-  if (state === undefined)
-    return invalidList("state", "oneOf", `must be one of ${PROCESS_STATES.join(", ")}`);
-  const limitText = params.get("limit") ?? String(DEFAULT_LIST_LIMIT);
-  const limit = Number(limitText);
-  if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    return invalidList("limit", "range", `must be an integer from 1 to ${MAX_LIST_LIMIT}`);
-  }
-  return {
-    state,
-    maxItems: limit,
-    continuationToken: params.get("continuation"),
-  };
-}
-
-function invalidList(field: string, rule: string, message: string): ApiAnswer {
-  return { status: 400, body: { error: "invalid list request", issues: [{ field, rule, message }] } };
 }
 
 /** The decoded order id, or the 400 answer for one that cannot be. */

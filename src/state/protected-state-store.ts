@@ -1,4 +1,5 @@
-import { isProtected, STEP_REFERENCE_CLASSES } from "../domain/data-classification.js";
+import { isProtected } from "../domain/data-classification.js";
+import { STEP_REFERENCE_CLASSES } from "../domain/partner-operations.js";
 import type { Result } from "../domain/result.js";
 import type { CompensationEntry, StateRecord, StepState, StoredStateRecord } from "../domain/state-record.js";
 import type { StepName } from "../domain/workflow.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startBackgroundCheckpoints } from "../../src/adapters/sqlite/background-checkpoints.js";
+import { startBackgroundCheckpoints } from "../../laptop/sqlite/background-checkpoints.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
 
 const PAGE = 4_096;
@@ -96,11 +96,11 @@ describe("background WAL checkpoints", () => {
     const directory = mkdtempSync(join(tmpdir(), "sas-checkpoints-"));
     opened.push({ db: openDatabase(":memory:"), directory });
     const script = join(directory, "stop.mts");
-    const modules = (name: string) => pathToFileURL(join(process.cwd(), "src/adapters/sqlite", name)).href;
+    const modules = (name: string) => pathToFileURL(join(process.cwd(), name)).href;
     writeFileSync(
       script,
-      `import { openDatabase } from ${JSON.stringify(modules("database.ts"))};
-       import { startBackgroundCheckpoints } from ${JSON.stringify(modules("background-checkpoints.ts"))};
+      `import { openDatabase } from ${JSON.stringify(modules("src/adapters/sqlite/database.ts"))};
+       import { startBackgroundCheckpoints } from ${JSON.stringify(modules("laptop/sqlite/background-checkpoints.ts"))};
        const db = openDatabase(${JSON.stringify(join(directory, "child.db"))});
        const checkpoints = startBackgroundCheckpoints(db);
        await checkpoints?.ready;

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-cipher.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { StateRecord } from "../../src/domain/state-record.js";
 import { type KeyRing, SealedValueError } from "../../src/ports/field-cipher.js";
 import { ProtectedStateStore } from "../../src/state/protected-state-store.js";

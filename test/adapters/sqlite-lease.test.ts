@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteLease } from "../../laptop/sqlite/sqlite-lease.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { describeLeaseContract } from "../contracts/lease.contract.js";
 
 describeLeaseContract("SqliteLease", async () => {

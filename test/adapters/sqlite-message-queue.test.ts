@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteMessageQueue } from "../../laptop/sqlite/sqlite-message-queue.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import {
   DEFAULT_QUEUE_OPTIONS,
   MessageLockLostError,

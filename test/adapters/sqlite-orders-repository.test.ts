@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteOrdersRepository } from "../../laptop/sqlite/sqlite-orders-repository.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
 import type { Order } from "../../src/domain/order.js";
 import { describeOrdersRepositoryContract } from "../contracts/orders-repository.contract.js";
 

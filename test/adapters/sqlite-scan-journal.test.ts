@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SqliteScanJournal } from "../../laptop/sqlite/sqlite-scan-journal.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
 import { describeScanJournalContract } from "../contracts/scan-journal.contract.js";
 
 describeScanJournalContract("SQLite in memory", async () => {

@@ -2,15 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
-import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
 import {
   COUNT_QUERIES,
   PAGED_QUERIES,
   RETENTION_QUERIES,
   SqliteStateStore,
   STATS_QUERIES,
-} from "../../src/adapters/sqlite/sqlite-state-store.js";
+} from "../../laptop/sqlite/sqlite-state-store.js";
+import { openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
+import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
 import { describeRetentionStoreContract } from "../contracts/retention-store.contract.js";
 import { describeStateReadModelContract } from "../contracts/state-read-model.contract.js";
 import { describeStateStoreContract } from "../contracts/state-store.contract.js";

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { type CosmosStandIn, startCosmosServer } from "../../laptop/stand-ins/cosmos-server.js";
 import {
   createCosmosClient,
@@ -13,8 +14,8 @@ import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.j
 import { AesGcmFieldCipher } from "../../src/adapters/crypto/aes-gcm-field-cipher.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
 import { MIGRATIONS } from "../../src/adapters/sqlite/migrations.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
-import { parseStateRecord, STATE_SCHEMA_VERSION } from "../../src/domain/state-record.js";
+import { STATE_SCHEMA_VERSION } from "../../src/domain/state-record.js";
+import { parseStateRecord } from "../../src/domain/state-record-check.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { ProtectedStateStore } from "../../src/state/protected-state-store.js";
 

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeDatabase, writeBatchOf } from "../../laptop/sqlite/write-batch.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { closeDatabase, writeBatchOf } from "../../src/adapters/sqlite/write-batch.js";
 
 const opened: EmbeddedDatabase[] = [];
 const dirs: string[] = [];

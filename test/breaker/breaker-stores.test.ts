@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CosmosClient } from "@azure/cosmos";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteBreakerStore } from "../../laptop/sqlite/sqlite-breaker-store.js";
 import { type CosmosStandIn, startCosmosServer } from "../../laptop/stand-ins/cosmos-server.js";
 import {
   BREAKER_PARTITION,
@@ -16,7 +17,6 @@ import {
 } from "../../src/adapters/cosmos/cosmos-client.js";
 import { CosmosStateStore } from "../../src/adapters/cosmos/cosmos-state-store.js";
 import { type EmbeddedDatabase, openDatabase, schemaVersion } from "../../src/adapters/sqlite/database.js";
-import { SqliteBreakerStore } from "../../src/adapters/sqlite/sqlite-breaker-store.js";
 import { CLOSED_BREAKER } from "../../src/domain/circuit-breaker.js";
 import { PROCESS_STATES } from "../../src/domain/state-record.js";
 import { MemoryBreakerStore } from "../support/memory-breaker-store.js";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sendOrders } from "../../laptop/cli/send-orders.js";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteMessageQueue } from "../../laptop/sqlite/sqlite-message-queue.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import { parseOrderMessage } from "../../src/domain/order.js";
 
 let db: EmbeddedDatabase;

@@ -113,11 +113,9 @@ describe("queue names", () => {
   it("are the queues an order's replyTo may not name, apart from the status queues", async () => {
     const { QUEUE_NAMES } = await import("../../src/config/names.js");
     const { PIPELINE_QUEUES } = await import("../../src/domain/order.js");
-    const { QUEUES } = await import("../../laptop/embedded/pipeline.js");
     const statusQueues: string[] = [QUEUE_NAMES.orderStatus, QUEUE_NAMES.storefrontStatus];
     const own = Object.values(QUEUE_NAMES).filter((name) => !statusQueues.includes(name));
     expect([...PIPELINE_QUEUES].sort()).toEqual([...own].sort());
-    for (const name of Object.values(QUEUES)) expect(PIPELINE_QUEUES).toContain(name);
   });
 
   it("takes an optional partner access key, never echoing it in a refusal", () => {

@@ -9,17 +9,17 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type HttpApi, startHttpApi } from "../../laptop/embedded/http-api.js";
+import { SqliteBreakerStore } from "../../laptop/sqlite/sqlite-breaker-store.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteBreakerStore } from "../../src/adapters/sqlite/sqlite-breaker-store.js";
-import { PARTNER_OPERATIONS } from "../../src/agents/partner-agent.js";
 import { SharedBreaker } from "../../src/breaker/shared-breaker.js";
 import type { BreakerOpening, BreakerOutcome } from "../../src/domain/circuit-breaker.js";
+import { OPERATIONS_BY_STEP } from "../../src/domain/partner-operations.js";
 import type { StatsReadings } from "../../src/operator/stats.js";
 import { chromiumAvailable, launchChromium } from "../support/chromium.js";
 import { type IdlePipeline, openIdlePipeline } from "../support/idle-pipeline.js";
 
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts");
-const OPERATIONS = Object.values(PARTNER_OPERATIONS).flatMap((step) => [step.do, step.undo]);
+const OPERATIONS = OPERATIONS_BY_STEP;
 const available = chromiumAvailable();
 const T0 = "2026-01-01T00:00:00.000Z";
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PARTNER_OPERATION_NAMES } from "../../src/agents/partner-agent.js";
+import { OPERATIONS_BY_STEP } from "../../src/domain/partner-operations.js";
 import type { ProcessState } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import { chromiumAvailable, launchChromium } from "../support/chromium.js";
@@ -150,7 +150,7 @@ describe.runIf(available)("the dashboard's charts, search and order picture on 1
       );
 
       // Each partner operation: its breaker's state and its calls, as the breaker store has them.
-      const views = await host.pipeline.breaker.views(PARTNER_OPERATION_NAMES);
+      const views = await host.pipeline.breaker.views(OPERATIONS_BY_STEP);
       const drawn = await page.locator("#partner-plot g.operation").evaluateAll((groups) =>
         groups.map((g) => ({
           operation: g.getAttribute("data-operation"),

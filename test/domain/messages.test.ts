@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseAgentRequest, parseAgentResponse } from "../../src/domain/agent-messages.js";
-import { parseStateRecord } from "../../src/domain/state-record.js";
+import { parseStateRecord } from "../../src/domain/state-record-check.js";
 import { parseStatusMessage, statusMessageId } from "../../src/domain/status-message.js";
 import { pendingRecord } from "../support/records.js";
 

@@ -7,13 +7,12 @@ import { HISTORY_LIMIT } from "../../src/domain/record-history.js";
 import {
   newPendingRecord,
   PROCESS_STATES,
-  parseStateRecord,
   parseStateRecordBySchema,
   STATE_SCHEMA_VERSION,
   type StateRecord,
   stateRecordSchema,
 } from "../../src/domain/state-record.js";
-import { conformsToStateRecord } from "../../src/domain/state-record-check.js";
+import { conformsToStateRecord, parseStateRecord } from "../../src/domain/state-record-check.js";
 import { addMilliseconds, isoInstantSchema } from "../../src/domain/time.js";
 import { traceparentSchema } from "../../src/domain/trace-context.js";
 import type { Actor, Command } from "../../src/domain/transition-commands.js";

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { QueueConsumer, type QueueConsumerOptions } from "../../laptop/embedded/queue-consumer.js";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteMessageQueue } from "../../laptop/sqlite/sqlite-message-queue.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import {
   COMPLETE,
   type InboundMessage,

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteOrdersRepository } from "../../laptop/sqlite/sqlite-orders-repository.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { captureRegistrations, type FunctionRegistry } from "../../laptop/worker/registration-capture.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
-import { registerOrderProcessing } from "../../src/functions/order-processing.js";
+import { registerOrderProcessing } from "../../src/functions/register-order-processing.js";
 import { createOrderActivities } from "../../src/orchestrators/order-activities.js";
 import { ORDER_ACTIVITIES, ORDER_PROCESSING } from "../../src/orchestrators/order-contracts.js";
 

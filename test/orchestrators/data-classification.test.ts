@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { DATA_CLASSES, ORDER_FIELD_CLASSES } from "../../src/domain/data-classification.js";
+import { orderMessageSchema } from "../../src/domain/order.js";
 import {
   AGENT_PAYLOAD_FIELD_CLASSES,
-  DATA_CLASSES,
-  ORDER_FIELD_CLASSES,
+  ORDER_STEPS,
   STEP_REFERENCE_CLASSES,
-} from "../../src/domain/data-classification.js";
-import { orderMessageSchema } from "../../src/domain/order.js";
-import { stepPayload } from "../../src/domain/step-payloads.js";
-import { ORDER_STEPS } from "../../src/domain/workflow.js";
+  stepPayload,
+} from "../../src/domain/partner-operations.js";
 import { sampleOrder } from "../support/records.js";
 
 describe("the data classification", () => {

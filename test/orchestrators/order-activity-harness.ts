@@ -1,9 +1,9 @@
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteOrdersRepository } from "../../laptop/sqlite/sqlite-orders-repository.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { AgentRequest, AgentResponse } from "../../src/domain/agent-messages.js";
 import { applyTransition } from "../../src/domain/apply-transition.js";
 import { addMilliseconds } from "../../src/domain/time.js";

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AzuriteBlob, freshContainer, startAzuriteBlob } from "../../laptop/stand-ins/azurite.js";
 import type { Ledger, LedgerEvent } from "../../partner/ledger.js";
 import { type BlobLedger, openBlobLedger, segmentName, snapshotName } from "../../partner/ledger-blob.js";
-import { EFFECT_OPERATIONS } from "../../partner/operations.js";
+import { EFFECT_OPERATIONS } from "../../src/domain/partner-operations.js";
 
 const EVENTS = 500_000;
 /** The done-when figure of F24-1. */

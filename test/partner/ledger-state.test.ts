@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import type { ControlChange } from "../../partner/control-contract.js";
 import { LEDGER_COUNTERS, Ledger, type LedgerEvent, type LedgerJournal } from "../../partner/ledger.js";
 import { parseState } from "../../partner/ledger-schema.js";
-import { EFFECT_OPERATIONS, PARTNER_OPERATIONS, UNDO_OF, UNDO_OPERATIONS } from "../../partner/operations.js";
+import {
+  EFFECT_OPERATIONS,
+  PARTNER_OPERATIONS,
+  UNDO_OF,
+  UNDO_OPERATIONS,
+} from "../../src/domain/partner-operations.js";
 import { ValidationError } from "../../src/domain/validation.js";
 
 /** A journal that keeps what it is given. */

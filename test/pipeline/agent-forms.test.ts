@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QUEUES } from "../../laptop/embedded/pipeline.js";
+import { QUEUE_NAMES } from "../../src/config/names.js";
 import { orderMessage, post, recordOf, runUntil, scenarioPerTest, terminal } from "./pipeline-harness.js";
 
 const openScenario = scenarioPerTest();
@@ -18,7 +18,7 @@ describe.each(["activity", "queue"] as const)("the Agent as %s", (mode) => {
     expect(s.partner.ledger()).toMatchObject({ effects: 12, duplicateEffects: 0 });
     if (mode === "queue") {
       expect(s.logger.events("agent.reply.delivered")).toHaveLength(24); // 12 replies, each twice
-      expect(await s.pipeline.queue(QUEUES.agentRequests).peek(10)).toEqual([]);
+      expect(await s.pipeline.queue(QUEUE_NAMES.agentRequests).peek(10)).toEqual([]);
     }
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { SqliteLease } from "../../laptop/sqlite/sqlite-lease.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
 import { seededRandom } from "../../src/domain/backoff.js";
 import { orderFromMessage } from "../../src/domain/order.js";
 import { toInstant } from "../../src/domain/time.js";

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteOrdersRepository } from "../../laptop/sqlite/sqlite-orders-repository.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { type StatusMessage, statusMessageId } from "../../src/domain/status-message.js";
 import type { OperatorAlert } from "../../src/ports/alerts.js";
 import { COMPLETE, type InboundMessage } from "../../src/ports/message-handler.js";

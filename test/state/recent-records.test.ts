@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { StoredStateRecord } from "../../src/domain/state-record.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import type { StateStore } from "../../src/ports/state-store.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteMessageQueue } from "../../laptop/sqlite/sqlite-message-queue.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
 import { type StatusMessage, statusMessageId } from "../../src/domain/status-message.js";
 import type { JsonValue } from "../../src/ports/message-queue.js";
 import { LiveOrders } from "../../storefront/live-orders.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { QUEUES } from "../../laptop/embedded/pipeline.js";
 import { STOREFRONT_STATUS_QUEUE, startEmbeddedStorefront } from "../../laptop/embedded/storefront.js";
+import { QUEUE_NAMES } from "../../src/config/names.js";
 import type { MessageQueue, OutgoingMessage } from "../../src/ports/message-queue.js";
 import { startStorefront } from "../../storefront/storefront.js";
 import { recordOf, runUntil, type Scenario, scenarioPerTest } from "../pipeline/pipeline-harness.js";
@@ -33,12 +33,12 @@ async function withStorefront(s: Scenario, body: (url: string) => Promise<void>)
  * as a Service Bus send does when the link drops after the broker kept the message.
  */
 async function withLostAcknowledgement(s: Scenario, body: (url: string) => Promise<void>): Promise<void> {
-  const queue = s.pipeline.queue(QUEUES.orders);
+  const queue = s.pipeline.queue(QUEUE_NAMES.orders);
   let lost = 1;
   const orders = Object.assign(Object.create(queue) as MessageQueue, {
     send: async (message: OutgoingMessage) => {
       const result = await queue.send(message);
-      s.pipeline.nudge(QUEUES.orders);
+      s.pipeline.nudge(QUEUE_NAMES.orders);
       if (lost-- > 0) throw new Error("the link was detached before the broker's acknowledgement arrived");
       return result;
     },

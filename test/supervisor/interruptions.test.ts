@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteLease } from "../../laptop/sqlite/sqlite-lease.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { addMilliseconds } from "../../src/domain/time.js";
 import type { OrchestrationStatus, RuntimeStatus } from "../../src/ports/durable-client.js";
 import { updateAsRead } from "../../src/state/record-updates.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteLease } from "../../laptop/sqlite/sqlite-lease.js";
+import { SqliteScanJournal } from "../../laptop/sqlite/sqlite-scan-journal.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { ScanJournal } from "../../src/ports/scan-journal.js";
 import { updateAsRead } from "../../src/state/record-updates.js";
 import { journaledScan } from "../../src/supervisor/scan-journal.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteLease } from "../../laptop/sqlite/sqlite-lease.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { T0 } from "../support/records.js";
 import { type RecordedTelemetry, recordTelemetry, spansNamed } from "../support/telemetry.js";
 import { testSupervisor } from "../support/test-supervisor.js";

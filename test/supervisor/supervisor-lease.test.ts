@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import type { Lease, LeaseGrant } from "../../src/ports/lease.js";
 import type { StateStore } from "../../src/ports/state-store.js";
 import { updateAsRead } from "../../src/state/record-updates.js";

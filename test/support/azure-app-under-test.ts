@@ -3,6 +3,11 @@ import { join } from "node:path";
 import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
 import { newKeyRingText } from "../../laptop/embedded/key-file.js";
 import { VirtualClock } from "../../laptop/simulation/virtual-clock.js";
+import { SqliteLease } from "../../laptop/sqlite/sqlite-lease.js";
+import { SqliteMessageQueue } from "../../laptop/sqlite/sqlite-message-queue.js";
+import { SqliteOrdersRepository } from "../../laptop/sqlite/sqlite-orders-repository.js";
+import { SqliteScanJournal } from "../../laptop/sqlite/sqlite-scan-journal.js";
+import { SqliteStateStore } from "../../laptop/sqlite/sqlite-state-store.js";
 import {
   type CapturedFunction,
   captureRegistrations,
@@ -12,11 +17,6 @@ import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { LoggingAlertSink } from "../../src/adapters/logging/logging-alert-sink.js";
 import { QueueStatusNotifier } from "../../src/adapters/messaging/queue-status-notifier.js";
 import { type EmbeddedDatabase, openDatabase } from "../../src/adapters/sqlite/database.js";
-import { SqliteLease } from "../../src/adapters/sqlite/sqlite-lease.js";
-import { SqliteMessageQueue } from "../../src/adapters/sqlite/sqlite-message-queue.js";
-import { SqliteOrdersRepository } from "../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteScanJournal } from "../../src/adapters/sqlite/sqlite-scan-journal.js";
-import { SqliteStateStore } from "../../src/adapters/sqlite/sqlite-state-store.js";
 import { loadAzureSettings } from "../../src/config/azure-settings.js";
 import { DATA_PROTECTION_KEYS_SETTING } from "../../src/config/data-protection.js";
 import { QUEUE_NAMES } from "../../src/config/names.js";

@@ -1,5 +1,5 @@
 import type { PartnerLedger } from "../../../partner/ledger.js";
-import { EFFECT_OPERATIONS } from "../../../partner/operations.js";
+import { EFFECT_OPERATIONS } from "../../../src/domain/partner-operations.js";
 import { isTerminal, PARTNER_UNAVAILABLE, type StateRecord } from "../../../src/domain/state-record.js";
 import { checkInvariants, type InvariantInput } from "../oracles/invariants.js";
 

@@ -3,11 +3,11 @@ import type { PartnerLedger } from "../../../partner/ledger.js";
 import { openLedgerFile } from "../../../partner/ledger-file.js";
 import { SystemClock } from "../../../src/adapters/clock/system-clock.js";
 import { openDatabase } from "../../../src/adapters/sqlite/database.js";
-import { SqliteMessageQueue } from "../../../src/adapters/sqlite/sqlite-message-queue.js";
-import { SqliteStateStore } from "../../../src/adapters/sqlite/sqlite-state-store.js";
+import { QUEUE_NAMES } from "../../../src/config/names.js";
 import type { StateRecord } from "../../../src/domain/state-record.js";
 import { EMBEDDED_SYNCHRONOUS } from "../../embedded/embedded-stack.js";
-import { QUEUES } from "../../embedded/pipeline.js";
+import { SqliteMessageQueue } from "../../sqlite/sqlite-message-queue.js";
+import { SqliteStateStore } from "../../sqlite/sqlite-state-store.js";
 import { type AuditedWrite, auditedWrites, enableStateAudit } from "../oracles/state-audit.js";
 
 export const HOST_DATABASE = "sas.sqlite";
@@ -34,7 +34,7 @@ export async function readStoredEvidence(dir: string): Promise<StoredEvidence> {
   try {
     const records = new Map(new SqliteStateStore(db).all().map((r): [string, StateRecord] => [r.orderId, r]));
     const deadLettered = new Map<string, string>();
-    const orders = new SqliteMessageQueue(db, new SystemClock(), QUEUES.orders);
+    const orders = new SqliteMessageQueue(db, new SystemClock(), QUEUE_NAMES.orders);
     for (const message of await orders.deadLetterQueue.peek(1_000_000)) {
       const body = message.body as { orderId?: unknown } | null;
       const orderId = typeof body?.orderId === "string" ? body.orderId : message.messageId;

@@ -3,20 +3,9 @@ import type { Clock } from "../../../src/ports/clock.js";
 import { MAX_DELIVERY_COUNT_EXCEEDED, type QueueOptions } from "../../../src/ports/message-queue.js";
 import { LockLostError, OperationNotAllowedError } from "./errors.js";
 import type { QueueJournal, RestoredQueue } from "./queue-file.js";
-import { type AmqpMessage, ANNOTATIONS } from "./wire.js";
+import { type AmqpMessage, ANNOTATIONS, type StoredMessage, type SubQueueKind } from "./wire.js";
 
-export interface StoredMessage {
-  readonly sequenceNumber: number;
-  readonly enqueuedAt: number;
-  readonly availableAt: number;
-  /** As the sender sent it; dead-lettering and properties-to-modify change its application properties. */
-  message: AmqpMessage;
-  /** Deliveries that ended without settlement: abandoned, or the lock expired. */
-  failedDeliveries: number;
-  lock: { readonly token: string; lockedUntil: number } | undefined;
-}
-
-export type SubQueueKind = "active" | "deadLetter";
+export type { StoredMessage, SubQueueKind } from "./wire.js";
 
 export interface DeadLetterInfo {
   readonly reason: string | undefined;

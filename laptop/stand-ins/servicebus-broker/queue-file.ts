@@ -1,8 +1,7 @@
 import rhea from "rhea";
 import { type EmbeddedDatabase, openDatabase } from "../../../src/adapters/sqlite/database.js";
 import type { Migration } from "../../../src/adapters/sqlite/migrations.js";
-import type { StoredMessage, SubQueueKind } from "./entity.js";
-import type { AmqpMessage } from "./wire.js";
+import type { AmqpMessage, StoredMessage, SubQueueKind } from "./wire.js";
 
 /** What a queue tells its journal, each before the broker answers the client that caused it. */
 export interface QueueJournal {

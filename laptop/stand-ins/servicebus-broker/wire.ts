@@ -1,5 +1,4 @@
 import rhea, { type Delivery } from "rhea";
-import type { StoredMessage } from "./entity.js";
 
 /** Message format of a batched send: an envelope whose data sections are each an encoded message. */
 export const BATCH_MESSAGE_FORMAT = 0x80013700;
@@ -92,3 +91,17 @@ function swapGuidByteOrder(bytes: Buffer): Buffer {
 export function optionalString(value: unknown): string | undefined {
   return value === undefined || value === null ? undefined : String(value);
 }
+
+/** A message as a queue keeps it, from enqueue to settlement. */
+export interface StoredMessage {
+  readonly sequenceNumber: number;
+  readonly enqueuedAt: number;
+  readonly availableAt: number;
+  /** As the sender sent it; dead-lettering and properties-to-modify change its application properties. */
+  message: AmqpMessage;
+  /** Deliveries that ended without settlement: abandoned, or the lock expired. */
+  failedDeliveries: number;
+  lock: { readonly token: string; lockedUntil: number } | undefined;
+}
+
+export type SubQueueKind = "active" | "deadLetter";

@@ -35,12 +35,15 @@ import type { StateContainers } from "./cosmos-client.js";
 import { chargeOf, statusOf } from "./cosmos-errors.js";
 import { scanExpired } from "./expired-scan.js";
 import { type ReplacedVersion, writeIndexed } from "./indexed-write.js";
-import { checkPageSize, decodeCursor, encodeCursor, type QueryName } from "./keyset-cursor.js";
+import { checkPageSize } from "./keyset-cursor.js";
 import { KnownDeadlines } from "./known-deadlines.js";
+import { type PagedQuery, readPage } from "./paged-query.js";
+import { type Meter, newMeter } from "./query-all.js";
 import { coverRecordsThatCanExpire } from "./recovery-audit.js";
-import { type Meter, newMeter, RecoveryIndex } from "./recovery-index.js";
+import { RecoveryIndex } from "./recovery-index.js";
 import { type RecordWrite, readTombstone, upsertTombstone, writeWithTombstone } from "./retired-orders.js";
 import { fromDocument, type StateDocument, toDocument } from "./state-document.js";
+import { countFinishedPerMinute, oldestPending } from "./state-figures.js";
 
 export interface CosmosStateStoreOptions {
   /**
@@ -67,18 +70,6 @@ export interface AuditReport {
 }
 
 const DEFAULT_AUDIT_EVERY_MS = 3_600_000;
-
-/** A paged query of the state container: its filter and the keyset it is ordered on, `(sortField, orderId)`. */
-interface PagedQuery {
-  readonly name: QueryName;
-  readonly sortField: "notBefore" | "updatedAt";
-  /** Newest first: the keyset runs downwards. */
-  readonly descending?: boolean;
-  readonly filter: string;
-  readonly parameters: readonly SqlParameter[];
-  /** Must equal a composite index of the container definition, path for path. */
-  readonly orderBy: string;
-}
 
 /**
  * The state store on Cosmos DB, behind each of its ports (`StateStore`, `StateReadModel`, `RetentionStore`):
@@ -214,21 +205,12 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     return counts.filter((entry) => entry.count > 0);
   }
 
-  /**
-   * The state leads the ORDER BY, matching the container's (processState, progressAt) composite index. A
-   * document written before the record's version 3 has no `progressAt`, so the composite index leaves it
-   * out until its next write (for a `Pending` record, its next claim).
-   */
-  async oldestPending(): Promise<WaitingRecord | null> {
-    const { resources } = await this.records.items
-      .query<WaitingRecord>({
-        query:
-          "SELECT TOP 1 c.orderId, c.progressAt FROM c WHERE c.processState = @state ORDER BY c.processState ASC, c.progressAt ASC",
-        parameters: [{ name: "@state", value: "Pending" }],
-      })
-      .fetchAll();
-    const [oldest] = resources;
-    return oldest ? { orderId: oldest.orderId, progressAt: oldest.progressAt } : null;
+  oldestPending(): Promise<WaitingRecord | null> {
+    return oldestPending(this.records);
+  }
+
+  countFinishedPerMinute(from: IsoInstant, to: IsoInstant): Promise<readonly FinishedInMinute[]> {
+    return countFinishedPerMinute(this.records, from, to);
   }
 
   async countFinishedBetween(from: IsoInstant, to: IsoInstant): Promise<number> {
@@ -239,30 +221,6 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
         { name: "@to", value: to },
       ],
     );
-  }
-
-  /**
-   * The window's finished records, two short fields of each, counted here per minute and state: one
-   * query over the (processState, updatedAt) index's ranges, whose cost grows with the orders finished
-   * in the window (the stand-in has no GROUP BY to count them in the database).
-   */
-  async countFinishedPerMinute(from: IsoInstant, to: IsoInstant): Promise<readonly FinishedInMinute[]> {
-    const { resources } = await this.records.items
-      .query<{ processState: ProcessState; updatedAt: string }>({
-        query: `SELECT c.processState, c.updatedAt FROM c WHERE c.processState IN (${TERMINAL_STATES.map((state) => `'${state}'`).join(", ")}) AND c.updatedAt >= @from AND c.updatedAt < @to`,
-        parameters: [
-          { name: "@from", value: from },
-          { name: "@to", value: to },
-        ],
-      })
-      .fetchAll();
-    const counts = new Map<string, FinishedInMinute>();
-    for (const { processState, updatedAt } of resources) {
-      const minute = updatedAt.slice(0, 16);
-      const key = `${processState} ${minute}`;
-      counts.set(key, { minute, processState, count: (counts.get(key)?.count ?? 0) + 1 });
-    }
-    return [...counts.values()];
   }
 
   async listRecent(query: RecentQuery): Promise<Page<StoredStateRecord>> {
@@ -415,58 +373,8 @@ export class CosmosStateStore implements StateStore, StateReadModel, RetentionSt
     return deadline === undefined ? undefined : { deadline };
   }
 
-  private async page(query: PagedQuery, request: PageRequest): Promise<Page<StoredStateRecord>> {
-    checkPageSize(request.maxItems);
-    const cursor = request.continuationToken ? decodeCursor(request.continuationToken, query.name) : null;
-    // One item more than asked tells whether another page exists, so the last page ends with no token.
-    const limit = request.maxItems + 1;
-    const conditions = [query.filter];
-    const parameters: SqlParameter[] = [...query.parameters, { name: "@limit", value: limit }];
-    if (cursor) {
-      const key = `c.${query.sortField}`;
-      const beyond = query.descending ? "<" : ">";
-      conditions.push(
-        `(${key} ${beyond} @afterKey OR (${key} = @afterKey AND c.orderId ${beyond} @afterId))`,
-      );
-      parameters.push(
-        { name: "@afterKey", value: cursor.sortKey },
-        { name: "@afterId", value: cursor.orderId },
-      );
-    }
-    const spec = {
-      query: `SELECT TOP @limit * FROM c WHERE ${conditions.join(" AND ")} ORDER BY ${query.orderBy}`,
-      parameters,
-    };
-
-    const started = performance.now();
-    const iterator = this.records.items.query(spec, { maxItemCount: limit });
-    const resources: unknown[] = [];
-    let requestUnits = 0;
-    // Cosmos DB may return a round trip with fewer items than asked (or none); keep fetching.
-    do {
-      const response = await iterator.fetchNext();
-      requestUnits += response.requestCharge;
-      resources.push(...response.resources);
-    } while (resources.length < limit && iterator.hasMoreResults());
-    const durationMs = performance.now() - started;
-
-    const items = resources
-      .slice(0, request.maxItems)
-      .map((resource) => this.known.seen(fromDocument(resource)));
-    const last = items[items.length - 1];
-    const continuationToken =
-      resources.length > request.maxItems && last
-        ? encodeCursor({
-            query: query.name,
-            sortKey: last[query.sortField],
-            orderId: last.orderId,
-          })
-        : null;
-    return {
-      items,
-      continuationToken,
-      cost: { requestUnits, itemsReturned: items.length, documentsRead: resources.length, durationMs },
-    };
+  private page(query: PagedQuery, request: PageRequest): Promise<Page<StoredStateRecord>> {
+    return readPage(this.records, query, request, (record) => this.known.seen(record));
   }
 }
 

@@ -2,14 +2,8 @@ import { performance } from "node:perf_hooks";
 import type { StoredStateRecord } from "../../domain/state-record.js";
 import type { ExpiredQuery, Page } from "../../ports/state-store.js";
 import { checkPageSize, decodeCursor, encodeCursor } from "./keyset-cursor.js";
-import {
-  type EntryKey,
-  indexedDeadline,
-  type Meter,
-  newMeter,
-  type RecoveryEntry,
-  type RecoveryIndex,
-} from "./recovery-index.js";
+import { type Meter, newMeter } from "./query-all.js";
+import { type EntryKey, indexedDeadline, type RecoveryEntry, type RecoveryIndex } from "./recovery-index.js";
 
 /** What the scan needs of the state store besides the index. */
 export interface ExpiredScanSource {

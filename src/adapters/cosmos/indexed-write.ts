@@ -1,6 +1,7 @@
 import type { StateRecord } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
-import { indexedDeadline, type Meter, type RecoveryEntry, type RecoveryIndex } from "./recovery-index.js";
+import type { Meter } from "./query-all.js";
+import { indexedDeadline, type RecoveryEntry, type RecoveryIndex } from "./recovery-index.js";
 
 /**
  * What the writer knows of the version its replace is conditional on: its recovery deadline (null: it

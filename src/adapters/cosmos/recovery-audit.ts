@@ -1,7 +1,8 @@
 import type { Container } from "@azure/cosmos";
 import type { StateRecord } from "../../domain/state-record.js";
+import type { Meter } from "./query-all.js";
 import { readAll } from "./query-all.js";
-import { indexedDeadline, type Meter, type RecoveryIndex } from "./recovery-index.js";
+import { indexedDeadline, type RecoveryIndex } from "./recovery-index.js";
 
 type RecordDeadline = Pick<StateRecord, "orderId" | "processState" | "completeBy">;
 

@@ -2,7 +2,7 @@ import type { Container, ItemDefinition, SqlParameter } from "@azure/cosmos";
 import type { StateRecord } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
 import { chargeOf, statusOf } from "./cosmos-errors.js";
-import { readAll } from "./query-all.js";
+import { type Meter, readAll } from "./query-all.js";
 
 /**
  * One entry of the recovery index: a record that may expire, and a deadline no later than its own
@@ -18,16 +18,6 @@ export interface RecoveryEntry {
 export interface EntryKey {
   readonly completeBy: string;
   readonly orderId: string;
-}
-
-/** What the index's requests cost so far: request units, and the documents they read. */
-export interface Meter {
-  requestUnits: number;
-  documentsRead: number;
-}
-
-export function newMeter(): Meter {
-  return { requestUnits: 0, documentsRead: 0 };
 }
 
 /**

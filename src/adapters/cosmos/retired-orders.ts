@@ -11,7 +11,7 @@ import type { ProcessState, StateRecord } from "../../domain/state-record.js";
 import type { IsoInstant } from "../../domain/time.js";
 import { validate } from "../../domain/validation.js";
 import type { RetiredOrder } from "../../ports/state-store.js";
-import type { Meter } from "./recovery-index.js";
+import type { Meter } from "./query-all.js";
 import type { StateDocument } from "./state-document.js";
 
 /**

@@ -1,9 +1,5 @@
-import {
-  parseStateRecord,
-  RETIRED_STATES,
-  type StateRecord,
-  type StoredStateRecord,
-} from "../../domain/state-record.js";
+import { RETIRED_STATES, type StateRecord, type StoredStateRecord } from "../../domain/state-record.js";
+import { parseStateRecord } from "../../domain/state-record-check.js";
 
 /**
  * A state record as stored in Cosmos DB: the record plus the `id` every item must have, and for a

@@ -1,10 +1,10 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { DASHBOARD_FILES, webFolder } from "../../adapters/web/web-assets.js";
-import { PARTNER_OPERATION_NAMES } from "../../agents/partner-agent.js";
 import type { SharedBreaker } from "../../breaker/shared-breaker.js";
 import { QUEUE_NAMES } from "../../config/names.js";
 import type { BreakerView } from "../../domain/breaker-view.js";
 import { MAX_ORDER_MESSAGE_BYTES } from "../../domain/order.js";
+import { OPERATIONS_BY_STEP } from "../../domain/partner-operations.js";
 import type { OperatorCommand, OperatorCommands } from "../../operator/operator-commands.js";
 import {
   type ApiAnswer,
@@ -105,7 +105,7 @@ function statsReadings(services: AzureServices): StatsReadings {
 }
 
 function viewsOf(breaker: SharedBreaker): () => Promise<readonly BreakerView[]> {
-  return () => breaker.views(PARTNER_OPERATION_NAMES);
+  return () => breaker.views(OPERATIONS_BY_STEP);
 }
 
 /** The body, or undefined when it is longer than `maxBytes` (by its Content-Length, before it is read). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkChaos } from "../../../laptop/simulation/chaos/chaos-check.js";
 import { Ledger } from "../../../partner/ledger.js";
-import { EFFECT_OPERATIONS, UNDO_OF } from "../../../partner/operations.js";
+import { EFFECT_OPERATIONS, UNDO_OF } from "../../../src/domain/partner-operations.js";
 import type { ProcessState, StateRecord } from "../../../src/domain/state-record.js";
 import { pendingRecord } from "../../support/records.js";
 

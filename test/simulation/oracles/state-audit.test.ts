@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { auditedWrites, enableStateAudit } from "../../../laptop/simulation/oracles/state-audit.js";
+import { SqliteStateStore } from "../../../laptop/sqlite/sqlite-state-store.js";
 import { type EmbeddedDatabase, openDatabase } from "../../../src/adapters/sqlite/database.js";
-import { SqliteStateStore } from "../../../src/adapters/sqlite/sqlite-state-store.js";
 import { pendingRecord } from "../../support/records.js";
 
 const databases: EmbeddedDatabase[] = [];

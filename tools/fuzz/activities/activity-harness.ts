@@ -1,13 +1,13 @@
 import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
+import { SqliteOrdersRepository } from "../../../laptop/sqlite/sqlite-orders-repository.js";
+import { SqliteStateStore } from "../../../laptop/sqlite/sqlite-state-store.js";
 import { captureRegistrations } from "../../../laptop/worker/registration-capture.js";
 import { LoggingAlertSink } from "../../../src/adapters/logging/logging-alert-sink.js";
 import { type EmbeddedDatabase, openDatabase } from "../../../src/adapters/sqlite/database.js";
-import { SqliteOrdersRepository } from "../../../src/adapters/sqlite/sqlite-orders-repository.js";
-import { SqliteStateStore } from "../../../src/adapters/sqlite/sqlite-state-store.js";
 import type { AgentRequest } from "../../../src/domain/agent-messages.js";
 import { newPendingRecord } from "../../../src/domain/state-record.js";
 import { toInstant } from "../../../src/domain/time.js";
-import { registerOrderProcessing } from "../../../src/functions/order-processing.js";
+import { registerOrderProcessing } from "../../../src/functions/register-order-processing.js";
 import {
   createOrderActivities,
   type OrderActivityDeps,

@@ -2,6 +2,8 @@
  * Each order activity's input, described field by field from its contract
  * (src/orchestrators/order-contracts.ts), so that mutations know what breaks a field.
  */
+import { ORDER_STEPS } from "../../../src/domain/partner-operations.js";
+
 export type Rule =
   | { readonly type: "text"; readonly min: number; readonly max: number }
   | { readonly type: "int"; readonly min: number; readonly max: number }
@@ -20,7 +22,7 @@ export interface FieldRule {
 
 export type Shape = Readonly<Record<string, FieldRule>>;
 
-const STEPS = ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"];
+const STEPS = ORDER_STEPS;
 const FAILURE_KINDS = ["transient", "permanent", "timeout", "stalled", "budget", "operator"];
 const field = (rule: Rule, extra: Omit<FieldRule, "rule"> = {}): FieldRule => ({ rule, ...extra });
 

@@ -1,5 +1,5 @@
 import { FUNCTION_NAMES } from "../../../src/functions/function-names.js";
-import { createSubmissionTrigger } from "../../../src/functions/handlers/submission.js";
+import { createSubmissionTrigger } from "../../../src/functions/handlers/submission-trigger.js";
 import { orderQueueMessage } from "../../../src/scheduler/order-message-id.js";
 import { breakages, CapturedLog } from "../captured-log.js";
 import { DeadLetterCursor } from "../dead-letters.js";

@@ -1,8 +1,9 @@
-import { type LocalPipeline, QUEUES } from "../../../laptop/embedded/pipeline.js";
+import type { LocalPipeline } from "../../../laptop/embedded/pipeline.js";
 import { QueueConsumer } from "../../../laptop/embedded/queue-consumer.js";
 import { VirtualClock } from "../../../laptop/simulation/virtual-clock.js";
+import type { SqliteMessageQueue } from "../../../laptop/sqlite/sqlite-message-queue.js";
 import type { EmbeddedDatabase } from "../../../src/adapters/sqlite/database.js";
-import type { SqliteMessageQueue } from "../../../src/adapters/sqlite/sqlite-message-queue.js";
+import { QUEUE_NAMES } from "../../../src/config/names.js";
 import { type AgentRequest, parseAgentRequest } from "../../../src/domain/agent-messages.js";
 import type { OrderMessage } from "../../../src/domain/order.js";
 import type { DurableClient } from "../../../src/ports/durable-client.js";
@@ -46,8 +47,8 @@ export class ReplyPipeline {
     this.log = log;
     this.pipeline = pipeline;
     this.writes = new WriteLog(parts.db);
-    this.responses = pipeline.queue(QUEUES.agentResponses);
-    this.requests = pipeline.queue(QUEUES.agentRequests);
+    this.responses = pipeline.queue(QUEUE_NAMES.agentResponses);
+    this.requests = pipeline.queue(QUEUE_NAMES.agentRequests);
     const handler = parts.replies({ logger: log.logger });
     this.consumer = new QueueConsumer({
       queue: this.responses,

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
-import { checkedRecordedScan } from "../../domain/recorded-scan.js";
-import type { RecordedScan, ScanJournal } from "../../ports/scan-journal.js";
-import type { EmbeddedDatabase } from "./database.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { checkedRecordedScan } from "../../src/domain/recorded-scan.js";
+import type { RecordedScan, ScanJournal } from "../../src/ports/scan-journal.js";
 
 /** The scan journal on SQLite: one row, replaced by every record. */
 export class SqliteScanJournal implements ScanJournal {

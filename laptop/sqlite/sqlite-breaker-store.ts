@@ -1,13 +1,13 @@
 import type { Statement } from "better-sqlite3";
-import { checkedBreakerState } from "../../domain/breaker-state-schema.js";
-import type { BreakerState } from "../../domain/circuit-breaker.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { checkedBreakerState } from "../../src/domain/breaker-state-schema.js";
+import type { BreakerState } from "../../src/domain/circuit-breaker.js";
 import type {
   BreakerStore,
   BreakerWrite,
   StoredBreaker,
   StoredBreakerEntry,
-} from "../../ports/breaker-store.js";
-import type { EmbeddedDatabase } from "./database.js";
+} from "../../src/ports/breaker-store.js";
 
 interface BreakerRow {
   operation: string;

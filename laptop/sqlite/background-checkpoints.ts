@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import type { EmbeddedDatabase } from "./database.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
 
 export interface BackgroundCheckpointOptions {
   /** How often the worker copies committed pages from the WAL into the database (default 20 ms). */

@@ -1,5 +1,5 @@
 import type { Transaction } from "better-sqlite3";
-import type { EmbeddedDatabase } from "./database.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
 
 interface PendingWrite {
   /** Runs the write and returns how to answer its caller, which waits for the commit. */

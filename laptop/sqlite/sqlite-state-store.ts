@@ -1,26 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Statement } from "better-sqlite3";
-import { err, ok, type Result } from "../../domain/result.js";
+import { BOUND_LIMIT } from "../../src/adapters/sqlite/bound-limit.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { err, ok, type Result } from "../../src/domain/result.js";
 import {
   PROCESS_STATES,
   type ProcessState,
-  parseStateRecord,
   RETIRED_STATES,
   STATE_SCHEMA_VERSION,
   type StateRecord,
   type StoredStateRecord,
   TERMINAL_STATES,
-} from "../../domain/state-record.js";
-import { type IsoInstant, toInstant } from "../../domain/time.js";
-import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../ports/retention-store.js";
+} from "../../src/domain/state-record.js";
+import { parseStateRecord } from "../../src/domain/state-record-check.js";
+import { type IsoInstant, toInstant } from "../../src/domain/time.js";
+import type { RetentionStore, RetiredQuery, RetiredRecord } from "../../src/ports/retention-store.js";
 import type {
   FinishedInMinute,
   RecentQuery,
   StateReadModel,
   WaitingRecord,
   WorkflowVersionCount,
-} from "../../ports/state-read-model.js";
+} from "../../src/ports/state-read-model.js";
 import {
   type ClaimableQuery,
   type CreateResult,
@@ -29,14 +31,12 @@ import {
   type Page,
   type RetiredOrder,
   type StateStore,
-} from "../../ports/state-store.js";
+} from "../../src/ports/state-store.js";
 import {
   InvalidContinuationTokenError,
   NotFoundError,
   PreconditionFailedError,
-} from "../../ports/store-errors.js";
-import { BOUND_LIMIT } from "./bound-limit.js";
-import type { EmbeddedDatabase } from "./database.js";
+} from "../../src/ports/store-errors.js";
 import { SqliteRetiredOrders } from "./retired-orders.js";
 import { type WriteBatch, writeBatchOf } from "./write-batch.js";
 

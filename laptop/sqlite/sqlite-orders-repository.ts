@@ -1,8 +1,8 @@
 import type { Transaction } from "better-sqlite3";
-import { type Order, orderTotalMinor } from "../../domain/order.js";
-import type { Clock } from "../../ports/clock.js";
-import type { InsertOrderResult, OrdersRepository } from "../../ports/orders-repository.js";
-import type { EmbeddedDatabase } from "./database.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { type Order, orderTotalMinor } from "../../src/domain/order.js";
+import type { Clock } from "../../src/ports/clock.js";
+import type { InsertOrderResult, OrdersRepository } from "../../src/ports/orders-repository.js";
 
 interface OrderRow {
   order_id: string;

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Statement, Transaction } from "better-sqlite3";
-import type { Clock } from "../../ports/clock.js";
-import type { Lease, LeaseGrant } from "../../ports/lease.js";
-import type { EmbeddedDatabase } from "./database.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import type { Clock } from "../../src/ports/clock.js";
+import type { Lease, LeaseGrant } from "../../src/ports/lease.js";
 
 interface LeaseRow {
   lease_id: string;

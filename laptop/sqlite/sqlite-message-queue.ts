@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { RunResult, Statement } from "better-sqlite3";
-import type { Clock } from "../../ports/clock.js";
+import { BOUND_LIMIT } from "../../src/adapters/sqlite/bound-limit.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import type { Clock } from "../../src/ports/clock.js";
 import {
   checkOutgoingMessage,
   DEFAULT_QUEUE_OPTIONS,
@@ -14,9 +16,7 @@ import {
   type QueueReceiver,
   type ReceivedMessage,
   type SendResult,
-} from "../../ports/message-queue.js";
-import { BOUND_LIMIT } from "./bound-limit.js";
-import type { EmbeddedDatabase } from "./database.js";
+} from "../../src/ports/message-queue.js";
 import { type WriteBatch, writeBatchOf } from "./write-batch.js";
 
 interface MessageRow {

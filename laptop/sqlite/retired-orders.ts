@@ -1,9 +1,9 @@
 import type { Statement } from "better-sqlite3";
 import { z } from "zod";
-import { type RetiredOrder, retiredOrderSchema } from "../../domain/retired-order.js";
-import type { IsoInstant } from "../../domain/time.js";
-import { validate } from "../../domain/validation.js";
-import type { EmbeddedDatabase } from "./database.js";
+import type { EmbeddedDatabase } from "../../src/adapters/sqlite/database.js";
+import { type RetiredOrder, retiredOrderSchema } from "../../src/domain/retired-order.js";
+import type { IsoInstant } from "../../src/domain/time.js";
+import { validate } from "../../src/domain/validation.js";
 
 /**
  * The tombstones of the orders whose record retention deleted: a table of their own, which no query of
