@@ -5,6 +5,7 @@
  * the start of `sas send` until every record is final. Then the run's CPU, the durable history's rows, the
  * partner's effects and the storage requests are read.
  */
+
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { freePorts } from "../laptop/http/free-ports.js";
 import { startAzuriteStorage } from "../laptop/stand-ins/azurite.js";
 import { startPartnerService } from "../partner/partner-service.js";
 import { SystemClock } from "../src/adapters/clock/system-clock.js";
+import { ORDER_STEPS } from "../src/domain/workflow.js";
 import type { Logger } from "../src/ports/logger.js";
 import { AZURITE_KEY, recordsReader, untilFinal, untilIdle } from "./azure-work.js";
 import { tableRows } from "./azurite-tables.js";
@@ -54,7 +56,6 @@ const DATABASE = "orders";
 /** The deployment's schedules (infra/modules/function-app.bicep): the starter is nudged, not polled. */
 const DEPLOYED_SCHEDULE = "0 */5 * * * *";
 const IDLE_WAIT_MS = 30_000;
-const EFFECTS = ["reserveInventory", "chargePayment", "arrangeShipment", "notifyCustomer"];
 
 const QUIET: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => QUIET };
 
@@ -217,7 +218,7 @@ async function effectsAtPartner(url: string, key: string): Promise<EngineRun["ef
   };
   const orders = Object.values(ledger.byOrder);
   const once = orders.filter((order) =>
-    EFFECTS.every((e) => order.effects[e]?.applied === 1 && order.effects[e]?.undone === 0),
+    ORDER_STEPS.every((e) => order.effects[e]?.applied === 1 && order.effects[e]?.undone === 0),
   ).length;
   const duplicates = orders
     .flatMap((order) => Object.values(order.effects))
