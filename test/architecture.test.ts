@@ -310,6 +310,18 @@ describe("architecture", () => {
     }
   });
 
+  it("F26-5: no file of src/ is over 400 lines: the app as deployed reads one concern a file", () => {
+    const MAX_FILE_LINES = 400;
+    const long = files
+      .filter((file) => roomOf(file).startsWith("src/"))
+      .map((file) => ({
+        file: relative(ROOT, file),
+        lines: readFileSync(file, "utf8").split("\n").length - 1,
+      }))
+      .filter((f) => f.lines > MAX_FILE_LINES);
+    expect(long).toEqual([]);
+  });
+
   describe("units stay small in every room", () => {
     const MAX_FUNCTION_LINES = 80;
     const MAX_CLASS_LINES = 400;
