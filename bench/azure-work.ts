@@ -7,6 +7,7 @@
  * partner's ledger and the two counters say what the batch cost. Everything the host did before the
  * first order was sent (creating containers, reading metadata) is left out.
  */
+
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent } from "node:https";
@@ -15,6 +16,7 @@ import { join } from "node:path";
 import { CosmosClient } from "@azure/cosmos";
 import Database from "better-sqlite3";
 import { freePorts } from "../laptop/http/free-ports.js";
+import { AZURITE_ACCOUNT_KEY } from "../laptop/stand-ins/azurite.js";
 import { buildApp, type CheckoutLayout, layoutOf, writeLocalSettings } from "./checkout-app.js";
 import { type CountingCosmos, startCountingCosmos, UNCOUNTED } from "./cosmos-counter.js";
 import type { CosmosCounts } from "./cosmos-requests.js";
@@ -158,16 +160,13 @@ function settingsFor(
     CosmosDb__allowSelfSignedCertificate: "true",
     ServiceBusConnection: serviceBus.connectionString,
     // Azurite's public development account; it works only against the emulator.
-    AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};BlobEndpoint=${blob};`,
+    AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=${blob};`,
     PARTNER_URL: partner.url,
     PARTNER_ACCESS_KEY: partner.key,
     STARTER_SCHEDULE: DEPLOYED_SCHEDULE,
     SUPERVISOR_SCHEDULE: DEPLOYED_SCHEDULE,
   };
 }
-
-export const AZURITE_KEY =
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /** The records' states, read by a client the counter leaves out. */
 export function recordsReader(endpoint: string) {

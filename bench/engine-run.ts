@@ -12,13 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { freePorts } from "../laptop/http/free-ports.js";
-import { startAzuriteStorage } from "../laptop/stand-ins/azurite.js";
+import { AZURITE_ACCOUNT_KEY, startAzuriteStorage } from "../laptop/stand-ins/azurite.js";
+import { tableRows } from "../laptop/stand-ins/azurite-tables.js";
 import { startPartnerService } from "../partner/partner-service.js";
 import { SystemClock } from "../src/adapters/clock/system-clock.js";
 import { ORDER_STEPS } from "../src/domain/workflow.js";
 import type { Logger } from "../src/ports/logger.js";
-import { AZURITE_KEY, recordsReader, untilFinal, untilIdle } from "./azure-work.js";
-import { tableRows } from "./azurite-tables.js";
+import { recordsReader, untilFinal, untilIdle } from "./azure-work.js";
 import { layoutOf, writeLocalSettings } from "./checkout-app.js";
 import { startCountingCosmos } from "./cosmos-counter.js";
 import { sendOrders, startHost } from "./host-child.js";
@@ -96,7 +96,7 @@ export async function runEngine(options: EngineRunOptions): Promise<EngineRun> {
       CosmosDb__key: "stand-in-accepts-any-key",
       CosmosDb__database: DATABASE,
       ServiceBusConnection: serviceBus.connectionString,
-      AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};${storage("Blob", proxy.ports.blob)}${storage("Queue", proxy.ports.queue)}${storage("Table", proxy.ports.table)}`,
+      AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_ACCOUNT_KEY};${storage("Blob", proxy.ports.blob)}${storage("Queue", proxy.ports.queue)}${storage("Table", proxy.ports.table)}`,
       TASKHUB_NAME: HUB,
       PARTNER_URL: partner.url,
       PARTNER_ACCESS_KEY: accessKey,
@@ -193,14 +193,15 @@ async function untilEngineIdle(engine: EngineName, data: string, tableEndpoint: 
   if (engine === "local") return untilIdle(join(data, "durable.db"), IDLE_WAIT_MS);
   const deadline = Date.now() + IDLE_WAIT_MS;
   while (Date.now() < deadline) {
-    const instances = await tableRows(tableEndpoint, `${HUB}Instances`, "RuntimeStatus");
+    const instances = await tableRows(tableEndpoint, `${HUB}Instances`, { select: "RuntimeStatus" });
     if (!instances.some((row) => row.RuntimeStatus === "Running" || row.RuntimeStatus === "Pending")) return;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 
 async function countHistory(engine: EngineName, data: string, tableEndpoint: string): Promise<number> {
-  if (engine === "extension") return (await tableRows(tableEndpoint, `${HUB}History`, "RowKey")).length;
+  if (engine === "extension")
+    return (await tableRows(tableEndpoint, `${HUB}History`, { select: "RowKey" })).length;
   const db = new Database(join(data, "durable.db"), { readonly: true, fileMustExist: true });
   try {
     return (db.prepare("SELECT count(*) AS n FROM df_history").get() as { n: number }).n;

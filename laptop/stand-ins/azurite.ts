@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
 
 /** Azurite's documented development account; the key is public and works only against the emulator. */
-const ACCOUNT = "devstoreaccount1";
-const ACCOUNT_KEY =
+export const AZURITE_ACCOUNT = "devstoreaccount1";
+export const AZURITE_ACCOUNT_KEY =
   "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /**
@@ -75,7 +75,7 @@ export async function startAzuriteBlob(options: AzuriteBlobOptions = {}): Promis
     ["Blob"],
     options,
   );
-  const blobEndpoint = `${started.addresses.Blob}/${ACCOUNT}`;
+  const blobEndpoint = `${started.addresses.Blob}/${AZURITE_ACCOUNT}`;
   return {
     connectionString: `${ACCOUNT_PART}BlobEndpoint=${blobEndpoint};`,
     blobEndpoint,
@@ -100,7 +100,7 @@ export async function startAzuriteStorage(options: AzuriteStorageOptions = {}): 
     options,
   );
   const [blobEndpoint, queueEndpoint, tableEndpoint] = (["Blob", "Queue", "Table"] as const).map(
-    (service) => `${started.addresses[service]}/${ACCOUNT}`,
+    (service) => `${started.addresses[service]}/${AZURITE_ACCOUNT}`,
   ) as [string, string, string];
   return {
     connectionString: `${ACCOUNT_PART}BlobEndpoint=${blobEndpoint};QueueEndpoint=${queueEndpoint};TableEndpoint=${tableEndpoint};`,
@@ -111,7 +111,7 @@ export async function startAzuriteStorage(options: AzuriteStorageOptions = {}): 
   };
 }
 
-const ACCOUNT_PART = `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};`;
+const ACCOUNT_PART = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};`;
 
 type Service = "Blob" | "Queue" | "Table";
 
@@ -155,7 +155,8 @@ async function startAzuriteProcess(
 
   try {
     const addresses = await listeningAddresses(child, services, timeoutMs);
-    for (const service of services) await untilAnswering(`${addresses[service]}/${ACCOUNT}`, timeoutMs);
+    for (const service of services)
+      await untilAnswering(`${addresses[service]}/${AZURITE_ACCOUNT}`, timeoutMs);
     return { addresses, stop };
   } catch (error) {
     await stop();

@@ -10,11 +10,11 @@ import { buildExtensionHost } from "../../laptop/extension-host/extension-build.
 import { type ExtensionHost, startExtensionHost } from "../../laptop/extension-host/extension-process.js";
 import { startDurableExtensionApi } from "../../laptop/functions-host/durable-extension-api.js";
 import { startAzuriteStorage } from "../../laptop/stand-ins/azurite.js";
+import { tableRows } from "../../laptop/stand-ins/azurite-tables.js";
 import type { FunctionRegistry } from "../../laptop/worker/registration-capture.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
 import { MemoryLogger } from "../../src/adapters/logging/json-logger.js";
 import { openDatabase } from "../../src/adapters/sqlite/database.js";
-import { tableRows } from "../functions-host/task-hub-tables.js";
 
 /** One engine running an app, and the SDK's client on it (the binding data a durable client input gets). */
 export interface EngineUnderTest {
@@ -151,14 +151,12 @@ export async function startExtensionEngine(
     status: (instanceId) => statusOf(client, instanceId),
     history: async (instanceId) => {
       // The backend's History table as it is: the extension's API leaves an activity's TaskScheduled out.
-      const rows = await tableRows(
-        azurite.tableEndpoint,
-        `${hubName}History`,
-        `PartitionKey eq '${instanceId}'`,
-      );
+      const rows = await tableRows(azurite.tableEndpoint, `${hubName}History`, {
+        filter: `PartitionKey eq '${instanceId}'`,
+      });
       const events = rows
         .filter((row) => typeof row.EventType === "string")
-        .sort((a, b) => a.RowKey.localeCompare(b.RowKey))
+        .sort((a, b) => String(a.RowKey).localeCompare(String(b.RowKey)))
         .map((row) => ({ kind: String(row.EventType), name: row.Name }));
       return decisionsOf(events);
     },

@@ -4,6 +4,7 @@
  * .build/extension-host/ (.ci/run builds it before the tests), the app built once per file, Azurite's
  * ports and settings, and the reads of the orders, the partner's ledger and the host's log lines.
  */
+
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect } from "vitest";
 import { findDotnetSdk } from "../../laptop/extension-host/dotnet-sdk.js";
 import { buildExtensionHost } from "../../laptop/extension-host/extension-build.js";
 import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
+import { AZURITE_ACCOUNT_KEY } from "../../laptop/stand-ins/azurite.js";
 import {
   type BuiltApp,
   buildApp,
@@ -28,8 +30,6 @@ if (!sdk.found) {
 }
 export const describeWithDotnet = sdk.found ? describe : describe.skip;
 
-const AZURITE_KEY =
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 export const PARTNER_KEY = "partner-key-from-local-settings";
 export const HUB = "ExtensionTestHub";
 
@@ -101,7 +101,7 @@ export function writeExtensionSettings(
 ) {
   writeLocalSettings(built, ports, {
     AzureWebJobsStorage:
-      `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};` +
+      `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_ACCOUNT_KEY};` +
       `BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;` +
       `QueueEndpoint=http://127.0.0.1:${ports.queue}/devstoreaccount1;` +
       `TableEndpoint=http://127.0.0.1:${ports.table}/devstoreaccount1;`,

@@ -3,14 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
+import { AZURITE_ACCOUNT_KEY } from "../../laptop/stand-ins/azurite.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const SAMPLE = JSON.parse(readFileSync(join(ROOT, "local.settings.sample.json"), "utf8")) as {
   Values: Record<string, string>;
 };
 /** Azurite's public development key: it works only against the emulator. */
-const AZURITE_KEY =
-  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /**
  * The app as a user has it after `npm run build`: package.json, host.json, infra/, node_modules and web/ of
@@ -67,7 +66,7 @@ export function writeLocalSettings(app: BuiltApp, ports: HostPorts, overrides: R
     ServiceBusConnection: `Endpoint=sb://localhost:${ports.serviceBus};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;`,
     CosmosDb__endpoint: `https://localhost:${ports.cosmos}/`,
     CosmosDb__key: "stand-in-accepts-any-key",
-    AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_KEY};BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;`,
+    AzureWebJobsStorage: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${ports.blob}/devstoreaccount1;`,
     PARTNER_URL: `http://127.0.0.1:${ports.partner}`,
     STARTER_SCHEDULE: "*/2 * * * * *",
     SUPERVISOR_SCHEDULE: "*/3 * * * * *",

@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tableRows } from "../../laptop/stand-ins/azurite-tables.js";
 import {
   dataFolder,
   describeWithDotnet,
@@ -25,7 +26,6 @@ import {
   writeExtensionSettings,
 } from "./extension-hosts.js";
 import { orderIds, sendOrders, startHost } from "./host-process.js";
-import { tableRows } from "./task-hub-tables.js";
 
 const builtApp = useExtensionApp();
 
@@ -68,7 +68,7 @@ describeWithDotnet("sas host on the Durable Task extension", () => {
       return ids.map((id) => instances.find((row) => row.PartitionKey === `${id}:1`)?.RuntimeStatus);
     };
     await expect.poll(statuses, { timeout: 30_000, interval: 500 }).toEqual(ids.map(() => "Completed"));
-    const history = await tableRows(tables, `${HUB}History`, `PartitionKey eq '${ids[0]}:1'`);
+    const history = await tableRows(tables, `${HUB}History`, { filter: `PartitionKey eq '${ids[0]}:1'` });
     const events = history.map((row) => row.EventType);
     expect(events).toEqual(expect.arrayContaining(["ExecutionStarted", "TaskScheduled", "TaskCompleted"]));
     expect(events).toContain("ExecutionCompleted");

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
+import { tableRows } from "../../laptop/stand-ins/azurite-tables.js";
 import {
   dataFolder,
   describeWithDotnet,
@@ -19,7 +20,6 @@ import {
   writeExtensionSettings,
 } from "./extension-hosts.js";
 import { orderIds, type RunningHost, sendOrders, startHost } from "./host-process.js";
-import { tableRows } from "./task-hub-tables.js";
 
 const builtApp = useExtensionApp();
 
