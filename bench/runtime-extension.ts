@@ -1,19 +1,5 @@
-/**
- * Microsoft's Durable Task extension as a third engine of `npm run bench:runtime`: the extension host
- * (laptop/extension-host/) on an Azurite of its own, running the bench's orchestrations registered as
- * the app registers its functions, each invocation served in this process; the SDK's durable client
- * starts the instances and raises the events (each once its instance runs, see `untilRunning`). A run ends when every instance
- * has completed; its time runs from the first start to the latest completion the extension recorded.
- */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import azureFunctions from "@azure/functions";
 import * as df from "durable-functions";
-import { buildExtensionHost } from "../laptop/extension-host/extension-build.js";
-import { type ExtensionHost, startExtensionHost } from "../laptop/extension-host/extension-process.js";
-import { startAzuriteStorage } from "../laptop/stand-ins/azurite.js";
+import { startExtensionOnAzurite } from "../laptop/functions-host/extension-on-azurite.js";
 import { captureRegistrations } from "../laptop/worker/registration-capture.js";
 import type { Logger } from "../src/ports/logger.js";
 import { BENCH, registerBenchApp } from "./bench-app.js";
@@ -29,57 +15,13 @@ export interface ExtensionEngine {
 const QUIET: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => QUIET };
 const POLL_MS = 1_000;
 
-/** The SDK's client as `df.getClient` makes it for an invocation whose durable client input has `data`. */
-function sdkClient(data: unknown): df.DurableClient {
-  const binding = df.input.durableClient();
-  const context = new azureFunctions.InvocationContext({
-    functionName: "benchRuntime",
-    options: { extraInputs: [binding] },
-  });
-  context.extraInputs.set(binding, data);
-  return df.getClient(context);
-}
-
-/**
- * Starts the extension host. Its host.json names the hub and lets an idle queue's polling back off to a
- * second at most (the default is 30 s), so that a run does not begin by waiting out the idle back-off
- * the previous run's end left behind.
- */
+/** Starts the extension host on an Azurite of its own. */
 export async function startExtensionEngine(): Promise<ExtensionEngine> {
-  const folder = mkdtempSync(join(tmpdir(), "sas-bench-extension-"));
-  const hostJsonPath = join(folder, "host.json");
-  writeFileSync(
-    hostJsonPath,
-    JSON.stringify({
-      version: "2.0",
-      extensions: {
-        durableTask: { hubName: "BenchRuntime", storageProvider: { maxQueuePollingInterval: "00:00:01" } },
-      },
-      logging: { logLevel: { default: "Warning" } },
-    }),
-  );
-  const azurite = await startAzuriteStorage({ location: join(folder, "azurite") });
-  let host: ExtensionHost | undefined;
-  const close = async () => {
-    await host?.close();
-    await azurite.stop();
-    rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
-  };
-  try {
-    host = await startExtensionHost({
-      dll: (await buildExtensionHost()).dll,
-      registry: await captureRegistrations(registerBenchApp),
-      hostJsonPath,
-      webhookUrl: "http://127.0.0.1:9/runtime/webhooks/durabletask?code=unused",
-      settings: { AzureWebJobsStorage: azurite.connectionString },
-      logger: QUIET,
-      log: new PassThrough().resume(),
-    });
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  const client = sdkClient(host.ready.clientData);
+  const { client, close } = await startExtensionOnAzurite({
+    registry: await captureRegistrations(registerBenchApp),
+    hubName: "BenchRuntime",
+    logger: QUIET,
+  });
   let runs = 0;
   return {
     run: (scenario, n, expected) => measure(client, `x${++runs}`, scenario, n, expected),

@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import azureFunctions from "@azure/functions";
-import * as df from "durable-functions";
+import type * as df from "durable-functions";
 import { EventType } from "../../laptop/durable/history.js";
 import { LocalDurableRuntime } from "../../laptop/durable/local-durable-runtime.js";
-import { buildExtensionHost } from "../../laptop/extension-host/extension-build.js";
-import { type ExtensionHost, startExtensionHost } from "../../laptop/extension-host/extension-process.js";
 import { startDurableExtensionApi } from "../../laptop/functions-host/durable-extension-api.js";
-import { startAzuriteStorage } from "../../laptop/stand-ins/azurite.js";
+import {
+  durableClientOn,
+  startExtensionOnAzurite,
+} from "../../laptop/functions-host/extension-on-azurite.js";
 import { tableRows } from "../../laptop/stand-ins/azurite-tables.js";
 import type { FunctionRegistry } from "../../laptop/worker/registration-capture.js";
 import { SystemClock } from "../../src/adapters/clock/system-clock.js";
@@ -56,17 +52,6 @@ export function decisionsOf(events: readonly { kind: string; name?: unknown }[])
     .map((event) => (event.kind === "TaskScheduled" ? `${event.kind} ${String(event.name)}` : event.kind));
 }
 
-/** The SDK's client as `df.getClient` makes it for an invocation whose durable client input has `data`. */
-export function sdkClient(data: unknown): df.DurableClient {
-  const binding = df.input.durableClient();
-  const context = new azureFunctions.InvocationContext({
-    functionName: "differential",
-    options: { extraInputs: [binding] },
-  });
-  context.extraInputs.set(binding, data);
-  return df.getClient(context);
-}
-
 /** The local durable runtime on the system clock, behind its server of the extension's HTTP API. */
 export async function startLocalEngine(registry: FunctionRegistry): Promise<EngineUnderTest> {
   const logger = new MemoryLogger();
@@ -78,7 +63,7 @@ export async function startLocalEngine(registry: FunctionRegistry): Promise<Engi
   const runtime = LocalDurableRuntime.open({ db, clock: new SystemClock(), registry, logger, bindingData });
   const api = await startDurableExtensionApi({ runtime });
   clientData = api.clientData;
-  const client = sdkClient(api.clientData);
+  const client = durableClientOn(api.clientData);
   const kinds = Object.fromEntries(Object.entries(EventType).map(([name, value]) => [value, name]));
   return {
     name: "local",
@@ -100,49 +85,15 @@ export async function startLocalEngine(registry: FunctionRegistry): Promise<Engi
   };
 }
 
-/**
- * Microsoft's extension in the extension host, on Azurite's Azure Storage of its own, with a host.json
- * that names the hub and lets an idle queue's polling back off to a second at most.
- */
+/** Microsoft's extension in the extension host, on Azurite's Azure Storage of its own. */
 export async function startExtensionEngine(
   registry: FunctionRegistry,
   hubName: string,
 ): Promise<EngineUnderTest> {
   const logger = new MemoryLogger();
-  const folder = mkdtempSync(join(tmpdir(), "sas-extension-engine-"));
-  const hostJsonPath = join(folder, "host.json");
-  writeFileSync(
-    hostJsonPath,
-    JSON.stringify({
-      version: "2.0",
-      extensions: { durableTask: { hubName, storageProvider: { maxQueuePollingInterval: "00:00:01" } } },
-      logging: { logLevel: { default: "Warning" } },
-    }),
-  );
-  const azurite = await startAzuriteStorage({ location: join(folder, "azurite") });
-  let host: ExtensionHost | undefined;
-  const close = async () => {
-    await host?.close();
-    await azurite.stop();
-    rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
-  };
-  try {
-    const build = await buildExtensionHost();
-    host = await startExtensionHost({
-      dll: build.dll,
-      registry,
-      hostJsonPath,
-      webhookUrl: "http://127.0.0.1:9/runtime/webhooks/durabletask?code=unused",
-      settings: { AzureWebJobsStorage: azurite.connectionString },
-      logger,
-      log: new PassThrough().resume(),
-    });
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  const { clientData } = host.ready;
-  const client = sdkClient(clientData);
+  const extension = await startExtensionOnAzurite({ registry, hubName, logger });
+  const { client } = extension;
+  const { clientData } = extension.host.ready;
   return {
     name: "extension",
     client,
@@ -151,7 +102,7 @@ export async function startExtensionEngine(
     status: (instanceId) => statusOf(client, instanceId),
     history: async (instanceId) => {
       // The backend's History table as it is: the extension's API leaves an activity's TaskScheduled out.
-      const rows = await tableRows(azurite.tableEndpoint, `${hubName}History`, {
+      const rows = await tableRows(extension.tableEndpoint, `${hubName}History`, {
         filter: `PartitionKey eq '${instanceId}'`,
       });
       const events = rows
@@ -160,6 +111,6 @@ export async function startExtensionEngine(
         .map((row) => ({ kind: String(row.EventType), name: row.Name }));
       return decisionsOf(events);
     },
-    close,
+    close: extension.close,
   };
 }

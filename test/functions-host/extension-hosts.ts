@@ -5,19 +5,18 @@
  * ports and settings, and the reads of the orders, the partner's ledger and the host's log lines.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect } from "vitest";
 import { findDotnetSdk } from "../../laptop/extension-host/dotnet-sdk.js";
 import { buildExtensionHost } from "../../laptop/extension-host/extension-build.js";
 import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
 import { AZURITE_ACCOUNT_KEY } from "../../laptop/stand-ins/azurite.js";
 import {
   type BuiltApp,
-  buildApp,
+  type HostFixture,
   type HostPorts,
   type RunningHost,
+  useBuiltApp,
   writeLocalSettings,
 } from "./host-process.js";
 
@@ -33,31 +32,14 @@ export const describeWithDotnet = sdk.found ? describe : describe.skip;
 export const PARTNER_KEY = "partner-key-from-local-settings";
 export const HUB = "ExtensionTestHub";
 
-let app: BuiltApp | undefined;
-/** The hosts a test started, stopped after it, last started first. */
-export const hosts: RunningHost[] = [];
-const folders: string[] = [];
-
 /**
  * Called at the top of a test file: builds the extension host (cached) and the app once for the file,
- * and stops the hosts and removes the folders each test leaves. Returns the built app's getter.
+ * and stops the hosts and removes the folders each test leaves.
  */
-export function useExtensionApp(): () => BuiltApp {
-  beforeAll(async () => {
-    if (!sdk.found) return;
-    await buildExtensionHost();
-    app = buildApp();
-  }, 600_000);
-  afterEach(async () => {
-    // Last started first: a second host uses the first one's stand-ins.
-    for (const host of hosts.splice(0).reverse()) await host.stop();
-    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
-  }, 120_000);
-  afterAll(() => app?.remove());
-  return () => {
-    if (!app) throw new Error("no app was built");
-    return app;
-  };
+export function useExtensionApp(): HostFixture {
+  return useBuiltApp(async () => {
+    if (sdk.found) await buildExtensionHost();
+  });
 }
 
 /** Azurite's table endpoint on these ports. */
@@ -111,12 +93,6 @@ export function writeExtensionSettings(
     AzureFunctionsJobHost__extensions__durableTask__storageProvider__maxQueuePollingInterval: "00:00:01",
     ...overrides,
   });
-}
-
-export function dataFolder(): string {
-  const data = mkdtempSync(join(tmpdir(), "sas-host-extension-"));
-  folders.push(data);
-  return data;
 }
 
 /** Each order's four effects at the partner, as its ledger counts them: applied once, never undone. */

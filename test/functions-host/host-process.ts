@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_pr
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
 import { AZURITE_ACCOUNT_KEY } from "../../laptop/stand-ins/azurite.js";
 
@@ -20,6 +21,45 @@ export interface BuiltApp {
   /** Node's arguments that run the CLI (`sas`) from source. */
   readonly cli: readonly string[];
   remove(): void;
+}
+
+/** What a test file of `sas host` shares: the app, built once; the hosts and data folders each test leaves. */
+export interface HostFixture {
+  /** The built app, once the file's `beforeAll` ran. */
+  built(): BuiltApp;
+  /** The hosts a test started, stopped after it, last started first (a second host uses the first's stand-ins). */
+  readonly hosts: RunningHost[];
+  /** A data folder for a host, removed after the test. */
+  dataFolder(): string;
+}
+
+/** Called at the top of a test file; `before` runs first (e.g. building the extension host). */
+export function useBuiltApp(before?: () => Promise<void>): HostFixture {
+  let app: BuiltApp | undefined;
+  const hosts: RunningHost[] = [];
+  const folders: string[] = [];
+  beforeAll(async () => {
+    await before?.();
+    app = buildApp();
+  }, 600_000);
+  afterEach(async () => {
+    for (const host of hosts.splice(0).reverse()) await host.stop();
+    // Azurite, started by the host, may still be writing as it exits.
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
+  }, 120_000);
+  afterAll(() => app?.remove());
+  return {
+    built: () => {
+      if (!app) throw new Error("no app was built");
+      return app;
+    },
+    hosts,
+    dataFolder: () => {
+      const folder = mkdtempSync(join(tmpdir(), "sas-host-data-"));
+      folders.push(folder);
+      return folder;
+    },
+  };
 }
 
 export function buildApp(): BuiltApp {

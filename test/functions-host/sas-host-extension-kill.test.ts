@@ -4,11 +4,9 @@
  */
 import { expect, it } from "vitest";
 import {
-  dataFolder,
   describeWithDotnet,
   expectEachEffectOnce,
   extensionPids,
-  hosts,
   isRunning,
   storagePorts,
   untilProcessed,
@@ -18,7 +16,7 @@ import {
 } from "./extension-hosts.js";
 import { orderIds, sendOrders, startHost } from "./host-process.js";
 
-const builtApp = useExtensionApp();
+const { built: builtApp, hosts, dataFolder } = useExtensionApp();
 
 describeWithDotnet("sas host on the Durable Task extension, its Node process killed", () => {
   it("F23-5: kill -9 of the sas host's Node process mid-run: its extension host ends with it, the restart finishes every order, each effect once", async () => {

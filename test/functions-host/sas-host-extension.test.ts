@@ -10,13 +10,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tableRows } from "../../laptop/stand-ins/azurite-tables.js";
 import {
-  dataFolder,
   describeWithDotnet,
   eventLines,
   expectEachEffectOnce,
   extensionPids,
   HUB,
-  hosts,
   isRunning,
   storagePorts,
   untilProcessed,
@@ -27,7 +25,7 @@ import {
 } from "./extension-hosts.js";
 import { orderIds, sendOrders, startHost } from "./host-process.js";
 
-const builtApp = useExtensionApp();
+const { built: builtApp, hosts, dataFolder } = useExtensionApp();
 
 describeWithDotnet("sas host on the Durable Task extension", () => {
   it("runs the app's orchestrations there: orders reach Processed, each effect once, histories in the task hub's tables", async () => {

@@ -8,11 +8,9 @@ import { expect, it } from "vitest";
 import { freePorts as distinctFreePorts } from "../../laptop/http/free-ports.js";
 import { tableRows } from "../../laptop/stand-ins/azurite-tables.js";
 import {
-  dataFolder,
   describeWithDotnet,
   expectEachEffectOnce,
   HUB,
-  hosts,
   storagePorts,
   tables,
   untilProcessed,
@@ -21,7 +19,7 @@ import {
 } from "./extension-hosts.js";
 import { orderIds, type RunningHost, sendOrders, startHost } from "./host-process.js";
 
-const builtApp = useExtensionApp();
+const { built: builtApp, hosts, dataFolder } = useExtensionApp();
 
 describeWithDotnet("two sas hosts on one task hub", () => {
   it("share the orchestrations' work, as scaled-out Function App instances do: every order Processed, effects once", async () => {

@@ -1,15 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   type BuiltApp,
-  buildApp,
   freePorts,
   type RunningHost,
   sendOrders,
   startHost,
+  useBuiltApp,
   writeLocalSettings,
 } from "./host-process.js";
 
@@ -17,24 +16,11 @@ import {
  * What `sas host` prints to a terminal (here a pipe, as when its output goes to a file): what it
  * started and its addresses, then a summary per change, with its JSON log in a file it names.
  */
+const { built, hosts, dataFolder } = useBuiltApp();
 let app: BuiltApp;
-const hosts: RunningHost[] = [];
-const folders: string[] = [];
-
 beforeAll(() => {
-  app = buildApp();
-}, 120_000);
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.stop();
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
+  app = built();
 });
-afterAll(() => app?.remove());
-
-function dataFolder(): string {
-  const folder = mkdtempSync(join(tmpdir(), "sas-host-data-"));
-  folders.push(folder);
-  return folder;
-}
 
 const FINAL = ["Processed", "Compensated", "Error", "CompensationFailed"];
 

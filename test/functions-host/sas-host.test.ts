@@ -1,19 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { answers } from "../../laptop/http/port-probe.js";
 import { runSmoke } from "../../tools/smoke/run-smoke.js";
 import {
   type BuiltApp,
-  buildApp,
   freePorts,
   orderIds,
   type RunningHost,
   sasOrders,
   sendOrders,
   startHost,
+  useBuiltApp,
   writeLocalSettings,
 } from "./host-process.js";
 
@@ -24,25 +23,11 @@ import {
  * Service Bus triggers fed by the broker, Cosmos DB, blob leases on Azurite, the SDK's durable client
  * talking to the local durable runtime.
  */
+const { built, hosts, dataFolder } = useBuiltApp();
 let app: BuiltApp;
-const hosts: RunningHost[] = [];
-const folders: string[] = [];
-
 beforeAll(() => {
-  app = buildApp();
-}, 120_000);
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.stop();
-  // Azurite, started by the host, may still be writing as it exits.
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true, maxRetries: 10 });
+  app = built();
 });
-afterAll(() => app?.remove());
-
-function dataFolder(): string {
-  const folder = mkdtempSync(join(tmpdir(), "sas-host-data-"));
-  folders.push(folder);
-  return folder;
-}
 
 async function get(host: RunningHost, path: string, key?: string) {
   const response = await fetch(`${host.url}${path}`, key ? { headers: { "x-functions-key": key } } : {});
