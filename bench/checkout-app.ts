@@ -20,7 +20,8 @@ export interface CheckoutLayout {
   readonly cli: string;
   /**
    * Flags `sas host` needs besides the ports and the data folder: no storefront, where it has one; the
-   * local durable engine, where it has a choice, so that every commit is measured on the same engine.
+   * local durable engine, where it has a choice, so that every commit is measured on the same engine;
+   * no live summary, where it shows one, since its reads of the statistics are not the app's work.
    */
   readonly hostFlags: readonly string[];
 }
@@ -34,6 +35,7 @@ export function layoutOf(checkout: string): CheckoutLayout {
   const hostFlags = [
     ...(hostSource.includes('"no-store"') ? ["--no-store"] : []),
     ...(hostSource.includes("durable: {") ? ["--durable", "local"] : []),
+    ...(hostSource.includes('"no-summary"') ? ["--no-summary"] : []),
   ];
   return { cli: layout.cli, hostFlags };
 }

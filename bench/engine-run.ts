@@ -104,7 +104,10 @@ export async function runEngine(options: EngineRunOptions): Promise<EngineRun> {
       SUPERVISOR_SCHEDULE: DEPLOYED_SCHEDULE,
       AGENT_MODE: "activity",
     });
-    const layout = { ...layoutOf(options.checkout), hostFlags: ["--no-store", "--durable", options.engine] };
+    const layout = {
+      ...layoutOf(options.checkout),
+      hostFlags: ["--no-store", "--durable", options.engine, "--no-summary"],
+    };
     const { port } = await freePorts(["port"]);
     const host = await startHost({ ...options, layout, port, data, timeoutMs: 300_000 });
     stops.unshift(() => host.stop());

@@ -30,6 +30,8 @@ local.settings.json is.
                               runtime, the default without one)
   --log-level <level>         show the log's lines of this level and above here too: debug, info,
                               warn or error (default none: the log goes to <data>/sas-host.log only)
+  --no-summary                show no orders per state (it reads GET /api/stats every 1 to 5 s,
+                              which a measurement of the app's own requests leaves out)
 
 It prints what it started and its addresses (the dashboard's with the function key, to open as it
 is), then the orders in each state: one line kept up to date on a terminal, a line per change
@@ -60,6 +62,7 @@ async function host(args: readonly string[]): Promise<number> {
       "no-store": { type: "boolean" },
       durable: { type: "string" },
       "log-level": { type: "string" },
+      "no-summary": { type: "boolean" },
       ...HELP,
     },
   });
@@ -98,13 +101,15 @@ async function host(args: readonly string[]): Promise<number> {
   }).catch(endOnceReported);
   process.stdout.write(`${banner(functionsHost, log.path, echo).join("\n")}\n`);
   const { startHostSummary } = await import("../functions-host/host-summary.js");
-  const summary = startHostSummary({
-    url: functionsHost.url,
-    functionKey: functionsHost.keys.functionKey,
-    out: process.stdout,
-  });
+  const summary = values["no-summary"]
+    ? undefined
+    : startHostSummary({
+        url: functionsHost.url,
+        functionKey: functionsHost.keys.functionKey,
+        out: process.stdout,
+      });
   await untilStopped();
-  await summary.stop();
+  await summary?.stop();
   process.stdout.write("sas host: stopping\n");
   await functionsHost.close();
   globalThis.console = appConsole;

@@ -27,11 +27,12 @@ function checkout(files: Record<string, string>): string {
 }
 
 describe("a checkout's layout", () => {
-  it("is this one's: the CLI under laptop/, a host with a storefront to leave out and a durable engine to choose", () => {
-    // The local engine: the Azure path's work is compared between builds on one engine.
+  it("is this one's: the CLI under laptop/, a host with a storefront to leave out, a durable engine to choose and a summary to stop", () => {
+    // The local engine: the Azure path's work is compared between builds on one engine. No summary:
+    // its reads of the statistics would be counted as the app's requests.
     expect(layoutOf(ROOT)).toEqual({
       cli: "laptop/cli/main.ts",
-      hostFlags: ["--no-store", "--durable", "local"],
+      hostFlags: ["--no-store", "--durable", "local", "--no-summary"],
     });
   });
 

@@ -137,7 +137,8 @@ export interface RunningHost {
  * Starts `sas host` from the built app's root and resolves once it says where its functions are; with
  * the storefront on `ports.store` unless `store` is false (`--no-store`), and the orchestrations on the
  * local durable runtime unless `durable` names the extension (the default where .NET is installed).
- * Its log's lines of `logLevel` and above come to its standard error (`--log-level`; null: none).
+ * Its log's lines of `logLevel` and above come to its standard error (`--log-level`; null: none);
+ * `summary` false passes `--no-summary`.
  */
 export function startHost(
   app: BuiltApp,
@@ -148,16 +149,22 @@ export function startHost(
     store = true,
     durable = "local",
     logLevel = "info",
+    summary = true,
   }: {
     readonly timeoutMs?: number;
     readonly store?: boolean;
     readonly durable?: "local" | "extension";
     readonly logLevel?: "debug" | "info" | "warn" | "error" | null;
+    readonly summary?: boolean;
   } = {},
 ): Promise<RunningHost> {
   const storeFlags = store ? ["--store-port", String(ports.store)] : ["--no-store"];
   const args = [...app.cli, "host", "--port", String(ports.http), "--data", data, "--durable", durable];
-  args.push(...storeFlags, ...(logLevel ? ["--log-level", logLevel] : []));
+  args.push(
+    ...storeFlags,
+    ...(logLevel ? ["--log-level", logLevel] : []),
+    ...(summary ? [] : ["--no-summary"]),
+  );
   const child = spawn(process.execPath, args, { cwd: app.root, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { SUMMARY_INTERVAL_MS } from "../../laptop/functions-host/host-summary.js";
 import {
   type BuiltApp,
   freePorts,
@@ -63,6 +64,19 @@ describe("sas host's terminal", () => {
       200,
     );
   }, 300_000);
+
+  it("F27-12: with --no-summary reads no statistics of its own: the app's requests alone, as the bench counts them", async () => {
+    const ports = await freePorts();
+    writeLocalSettings(app, ports);
+    const host = await startHost(app, ports, dataFolder(), { logLevel: null, summary: false });
+    hosts.push(host);
+    expect(sendOrders(app, 5, 28).sent).toBe(5);
+    await expect.poll(() => finishedOrders(host), { timeout: 60_000, interval: 1_000 }).toBe(5);
+    // Past a piped summary's interval: it would have read the counts and printed them by now.
+    await new Promise((resolve) => setTimeout(resolve, SUMMARY_INTERVAL_MS.piped + 1_000));
+    expect(await host.stop()).toBe(0);
+    expect(nonEmpty(host.stdout()).filter((line) => line.startsWith("orders:"))).toEqual([]);
+  }, 120_000);
 
   it("F27-2: refuses a --log-level it does not know as a usage error, naming the levels", () => {
     const result = spawnSync(process.execPath, [...app.cli, "host", "--log-level", "loud"], {
