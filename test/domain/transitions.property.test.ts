@@ -343,10 +343,15 @@ describe("transition table under arbitrary interleavings", () => {
 
   it("with every actor doing its own job, runs reach every process state and hold the same invariants", () => {
     const stats: RunStats = { reached: new Set(), committed: 0 };
-    fc.assert(
-      fc.property(fc.array(operation, { minLength: 30, maxLength: 80 }), (ops) => play(ops, stats, true)),
-      { numRuns: NUM_RUNS },
-    );
+    // Processed needs every step completed with no fault or recovery between, which random runs seldom
+    // draw (a round of them missed it once in CI): more rounds until every state was reached, up to a
+    // bound, so that an unlucky draw is not read as a weak generator.
+    for (let round = 0; round < 5 && stats.reached.size < PROCESS_STATES.length; round++) {
+      fc.assert(
+        fc.property(fc.array(operation, { minLength: 30, maxLength: 80 }), (ops) => play(ops, stats, true)),
+        { numRuns: NUM_RUNS },
+      );
+    }
     // A generator too weak to reach a state would let the invariants pass vacuously.
     expect([...stats.reached].sort()).toEqual([...PROCESS_STATES].sort());
     expect(TERMINAL_STATES.every((s) => stats.reached.has(s))).toBe(true);
